@@ -1,0 +1,129 @@
+"""Everything BQA's labels *are*: the 26 BoLD emotions, their 4 groups, difficulty and demographics.
+
+The grouping figure of the paper is not available as text. What the text states (Confidence and
+Affection are Happiness, Surprise is Pleasure, Anger is Anger, Embarrassment is Sadness) is kept;
+the rest is our reconstruction by valence/arousal quadrant. It is one table that a maintainer can
+replace from a JSON or YAML file (:func:`load_group_mapping`); a release's card names the mapping used.
+
+BoLD's CSVs store Gender/Age/Ethnicity as integer codes whose meaning is not published as text.
+The tables below are our documented reading; they can be overridden the same way
+(:func:`load_demographic_codes`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+# BoLD column order and spelling (columns 5-30 of train.csv / val.csv).
+EMOTIONS: tuple[str, ...] = (
+    "Peace", "Affection", "Esteem", "Anticipation", "Engagement", "Confidence", "Happiness",
+    "Pleasure", "Excitement", "Surprise", "Sympathy", "Doubt/Confusion", "Disconnection",
+    "Fatigue", "Embarrassment", "Yearning", "Disapproval", "Aversion", "Annoyance", "Anger",
+    "Sensitivity", "Sadness", "Disquietment", "Fear", "Pain", "Suffering",
+)  # fmt: skip
+
+GROUP_NAMES: tuple[str, ...] = ("Happiness", "Pleasure", "Anger", "Sadness")
+
+# Default 4-group mapping (see module docstring for what is stated vs reconstructed).
+EMOTION_GROUPS: dict[str, tuple[str, ...]] = {
+    "Happiness": ("Happiness", "Affection", "Confidence", "Esteem", "Peace", "Sympathy"),
+    "Pleasure": ("Pleasure", "Excitement", "Surprise", "Anticipation", "Engagement"),
+    "Anger": ("Anger", "Annoyance", "Aversion", "Disapproval", "Disquietment", "Fear"),
+    "Sadness": (
+        "Sadness", "Embarrassment", "Fatigue", "Pain", "Suffering", "Sensitivity",
+        "Disconnection", "Doubt/Confusion", "Yearning",
+    ),
+}  # fmt: skip
+DEFAULT_MAPPING_NAME = "bqa-quadrant-v1"
+
+DIFFICULTIES: tuple[str, ...] = ("Easy", "Hard")
+# Bucket for wrong answers that are not an emotion of the choices (the paper's error analysis).
+OTHERS = "Others"
+
+VAD: tuple[str, ...] = ("valence", "arousal", "dominance")
+
+GENDERS: tuple[str, ...] = ("Male", "Female")
+AGES: tuple[str, ...] = ("Kid", "Teenager", "Adult")
+ETHNICITIES: tuple[str, ...] = (
+    "White", "Black or African American", "American Indian or Alaska Native", "Asian",
+    "Native Hawaiian or Other Pacific Islander", "Hispanic or Latino", "Other",
+)  # fmt: skip
+
+# BoLD integer codes -> labels. Our documented reading (1-based, in the order of the vocabularies).
+DEFAULT_DEMOGRAPHIC_CODES: dict[str, dict[int, str]] = {
+    "gender": {i + 1: v for i, v in enumerate(GENDERS)},
+    "age": {i + 1: v for i, v in enumerate(AGES)},
+    "ethnicity": {i + 1: v for i, v in enumerate(ETHNICITIES)},
+}
+
+
+@dataclass(frozen=True)
+class GroupMapping:
+    """Emotion -> group table with a name, validated to cover the 26 emotions exactly once."""
+
+    name: str
+    groups: Mapping[str, tuple[str, ...]]
+    group_of: dict[str, str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        group_of: dict[str, str] = {}
+        for group, labels in self.groups.items():
+            for label in labels:
+                if label not in EMOTIONS:
+                    raise ValueError(f"mapping {self.name!r}: unknown emotion {label!r} in group {group!r}")
+                if label in group_of:
+                    raise ValueError(
+                        f"mapping {self.name!r}: emotion {label!r} is in both {group_of[label]!r} and {group!r}"
+                    )
+                group_of[label] = group
+        missing = [e for e in EMOTIONS if e not in group_of]
+        if missing:
+            raise ValueError(f"mapping {self.name!r}: emotions without a group: {missing}")
+        if len(self.groups) < 4:
+            raise ValueError(f"mapping {self.name!r}: needs at least 4 groups (1 answer + 3 distractors)")
+        object.__setattr__(self, "group_of", group_of)
+
+    @property
+    def group_names(self) -> tuple[str, ...]:
+        return tuple(self.groups)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "groups": {g: list(v) for g, v in self.groups.items()}}
+
+
+DEFAULT_GROUP_MAPPING = GroupMapping(DEFAULT_MAPPING_NAME, EMOTION_GROUPS)
+
+
+def _read_table(path: str | Path) -> dict:
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping at the top level")
+    return data
+
+
+def load_group_mapping(path: str | Path) -> GroupMapping:
+    """Read ``{"name": ..., "groups": {group: [emotion, ...]}}`` from JSON or YAML."""
+    data = _read_table(path)
+    if "groups" not in data:
+        raise ValueError(f"{path}: missing key 'groups'")
+    groups = {str(g): tuple(v) for g, v in data["groups"].items()}
+    return GroupMapping(str(data.get("name", Path(path).stem)), groups)
+
+
+def load_demographic_codes(path: str | Path) -> dict[str, dict[int, str]]:
+    """Read ``{"gender": {code: label}, "age": {...}, "ethnicity": {...}}``; missing keys keep defaults."""
+    data = _read_table(path)
+    unknown = set(data) - set(DEFAULT_DEMOGRAPHIC_CODES)
+    if unknown:
+        raise ValueError(f"{path}: unknown demographic fields {sorted(unknown)}")
+    codes = {k: dict(v) for k, v in DEFAULT_DEMOGRAPHIC_CODES.items()}
+    for key, table in data.items():
+        codes[key] = {int(c): str(label) for c, label in table.items()}
+    return codes

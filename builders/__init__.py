@@ -1,0 +1,1 @@
+"""Maintainer-side engine: video frames, LLM access, pipelines, Hub export and publishing."""

@@ -1,0 +1,1 @@
+"""Subcommands of the ``vqabench`` CLI: one module each, exposing ``register(subparsers)``."""

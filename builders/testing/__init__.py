@@ -1,0 +1,1 @@
+"""Real test doubles shared by tests and benchmarks (MP4 writers, a local chat-completions server)."""

@@ -1,0 +1,86 @@
+"""Everything MarineLife-16K's labels *are*: attributes, question types, dimensions, camera kinds."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# The 13 expert attributes of a video, in the paper's order.
+ATTRIBUTES: tuple[str, ...] = (
+    "central_object", "object_2", "object_3", "object_4", "texture", "color", "size_shape",
+    "environment", "lighting", "video_clarity", "movement_behavior", "camera_position", "camera_angle",
+)  # fmt: skip
+SECONDARY_OBJECTS: tuple[str, ...] = ("object_2", "object_3", "object_4")
+
+COLLECTIONS: tuple[str, ...] = ("MVK", "MSC")
+SPLIT_SIZES: dict[str, int] = {"train": 1300, "validation": 200, "test": 500}
+
+MULTIPLE_CHOICE = "multiple_choice"
+OPEN_ENDED = "open_ended"
+QUESTION_FORMATS: tuple[str, ...] = (MULTIPLE_CHOICE, OPEN_ENDED)
+OPTION_LABELS: tuple[str, ...] = ("A", "B", "C", "D")
+MCQ_SUFFIX = "Answer with the option letter only."
+
+
+@dataclass(frozen=True)
+class QuestionType:
+    """One QA type of the paper's appendix: its format, evaluation dimension and condition."""
+
+    name: str
+    question_format: str
+    dimension: str
+    mandatory: bool
+    # For conditional types: the attribute that must be non-empty for the question to exist.
+    condition_attribute: str | None = None
+
+
+QUESTION_TYPES: dict[str, QuestionType] = {
+    t.name: t
+    for t in (
+        QuestionType("central_object", MULTIPLE_CHOICE, "MBC-so", True),
+        QuestionType("central_object_appearance", MULTIPLE_CHOICE, "PMT", True),
+        QuestionType("object_detect", MULTIPLE_CHOICE, "MBC-mo", True),
+        QuestionType("camera_motion", MULTIPLE_CHOICE, "PDO", True),
+        QuestionType("camera_object_open_ended", OPEN_ENDED, "OEMU", True),
+        QuestionType("caption", OPEN_ENDED, "caption", True),
+        QuestionType("central_object_motion", MULTIPLE_CHOICE, "OBK", False, "movement_behavior"),
+        QuestionType("environment", MULTIPLE_CHOICE, "SM-e", False, "environment"),
+        QuestionType("lighting", MULTIPLE_CHOICE, "SM-l", False, "lighting"),
+    )
+}
+MANDATORY_TYPES: tuple[str, ...] = tuple(n for n, t in QUESTION_TYPES.items() if t.mandatory)
+CONDITIONAL_TYPES: tuple[str, ...] = tuple(n for n, t in QUESTION_TYPES.items() if not t.mandatory)
+
+# Dimensions in the paper's Table 3 order; the multiple-choice ones are scored by accuracy.
+DIMENSIONS: tuple[str, ...] = ("MBC-so", "MBC-mo", "PMT", "PDO", "OBK", "SM-e", "SM-l", "OEMU")
+MCQ_DIMENSIONS: tuple[str, ...] = tuple(
+    t.dimension for t in QUESTION_TYPES.values() if t.question_format == MULTIPLE_CHOICE
+)
+DIMENSION_OF_TYPE: dict[str, str] = {n: t.dimension for n, t in QUESTION_TYPES.items()}
+# Caption judge criteria (paper's captioning table).
+CAPTION_CRITERIA: tuple[str, ...] = ("BEH", "AH", "ECF")
+
+STATIC, MOVING = "static", "moving"
+CAMERA_KINDS: tuple[str, ...] = (STATIC, MOVING)
+
+# The paper names pan (left/right), tilt (up/down) and dolly/translation as camera movements.
+_MOVING_WORDS = re.compile(
+    r"\b(pan\w*|tilt\w*|doll(y|ies|ying)|track\w*|follow\w*|zoom\w*|translat\w*|orbit\w*|mov(e|es|ing)"
+    r"|handheld|drift\w*|sweep\w*|truck\w*|pedestal\w*|glid\w*)\b",
+    re.IGNORECASE,
+)
+_STATIC_WORDS = re.compile(r"\b(static|stationary|fixed|still|locked[- ]off|steady|no movement|not moving)\b", re.I)
+
+
+def camera_kind(camera_position: str | None, camera_angle: str | None) -> str:
+    """Static or moving camera, from the two camera attributes.
+
+    Rule: the camera is *moving* when either attribute names a camera movement (pan, tilt, dolly,
+    tracking/following, zoom, translation, orbit, handheld drift, ...) and that attribute does not
+    also declare it static ("static", "fixed", "stationary", "no movement"); otherwise *static*.
+    The paper reports caption scores for both kinds but does not publish its rule; this one is ours.
+    """
+    for text in (camera_angle or "", camera_position or ""):
+        if _MOVING_WORDS.search(text) and not _STATIC_WORDS.search(text):
+            return MOVING
+    return STATIC
