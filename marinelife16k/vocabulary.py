@@ -69,7 +69,9 @@ _MOVING_WORDS = re.compile(
     r"|handheld|drift\w*|sweep\w*|truck\w*|pedestal\w*|glid\w*)\b",
     re.IGNORECASE,
 )
-_STATIC_WORDS = re.compile(r"\b(static|stationary|fixed|still|locked[- ]off|steady|no movement|not moving)\b", re.I)
+_STATIC_WORDS = re.compile(
+    r"\b(static|stationary|fixed|still|locked[- ]off|steady|no movement|not moving)\b", re.I
+)
 
 
 def camera_kind(camera_position: str | None, camera_angle: str | None) -> str:
