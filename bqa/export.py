@@ -1,0 +1,66 @@
+"""Export a work folder's release to a folder in Hugging Face Hub layout, checked by loading it back.
+
+``export_release(work, out)`` = read and check the release -> build the DatasetDict
+(:func:`bqa.builder.build_dataset`) -> statistics (:mod:`bqa.stats`) -> card (:mod:`bqa.card`)
+-> ``builders.hub.write_hub_folder`` (Parquet shards with the clips embedded + README.md, written
+atomically) -> ``builders.hub.check_hub_folder`` (``load_dataset`` on the folder, split sizes).
+The statistics are also written as ``<work>/release/stats.json`` for the maintainer.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import datasets
+
+from bqa.builder import build_dataset
+from bqa.card import DEFAULT_REPO_ID, card_body, card_data
+from bqa.stats import ReleaseStats, release_stats
+from bqa.workdir import RELEASE_DIR, read_release
+from builders.hub import DEFAULT_MAX_SHARD_BYTES, check_hub_folder, write_hub_folder
+from builders.steps import write_json_atomic
+
+log = logging.getLogger(__name__)
+
+CONFIG_NAME = "default"
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    folder: Path
+    dataset: datasets.DatasetDict  # as built from the work folder
+    stats: ReleaseStats
+
+
+def export_release(
+    work_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    repo_id: str = DEFAULT_REPO_ID,
+    self_bleu: bool = True,
+    cache_dir: str | Path | None = None,
+    max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
+    check: bool = True,
+) -> ExportResult:
+    """Write the release of ``work_dir`` to ``out_dir`` in Hub layout; ``repo_id`` is used in the card's examples."""
+    work_dir = Path(work_dir)
+    release = read_release(work_dir)
+    dataset = build_dataset(work_dir, cache_dir=cache_dir)
+    stats = release_stats(release.splits, release.meta, self_bleu=self_bleu)
+    write_json_atomic(work_dir / RELEASE_DIR / "stats.json", stats.to_json())
+    folder = write_hub_folder(
+        out_dir,
+        {CONFIG_NAME: dataset},
+        default_config=CONFIG_NAME,
+        card_body=card_body(stats, release.meta, release.splits, repo_id=repo_id),
+        card_data=card_data(stats),
+        max_shard_bytes=max_shard_bytes,
+    )
+    log.info("wrote %s", folder)
+    if check:
+        with tempfile.TemporaryDirectory(prefix="bqa-check-") as check_cache:
+            check_hub_folder(folder, cache_dir=check_cache)
+    return ExportResult(folder=folder, dataset=dataset, stats=stats)
