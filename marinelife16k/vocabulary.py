@@ -64,25 +64,42 @@ STATIC, MOVING = "static", "moving"
 CAMERA_KINDS: tuple[str, ...] = (STATIC, MOVING)
 
 # The paper names pan (left/right), tilt (up/down) and dolly/translation as camera movements.
+# Words that name a movement *of the camera*. A bare "moving"/"moves" is not among them: camera
+# attributes often describe the subject ("full scene of a moving school of fish"); only "camera
+# moves ..." or "moves/moving <direction>" count.
+_DIRECTIONS = r"(left|right|forward|forwards|backward|backwards|up|down|closer|away|along|around|in|out|toward|towards|with)"
 _MOVING_WORDS = re.compile(
-    r"\b(pan\w*|tilt\w*|doll(y|ies|ying)|track\w*|follow\w*|zoom\w*|translat\w*|orbit\w*|mov(e|es|ing)"
-    r"|handheld|drift\w*|sweep\w*|truck\w*|pedestal\w*|glid\w*)\b",
+    r"\b(pan(s|ned|ning)?|tilt(s|ed|ing)?|doll(y|ies|ied|ying)|track(s|ed|ing)?|follow(s|ed|ing)?"
+    r"|zoom(s|ed|ing)?|translat\w*|orbit\w*|handheld|hand-held|drift\w*|sweep\w*|truck(s|ed|ing)?"
+    r"|pedestal\w*|camera\s+(is\s+)?(mov|glid)\w*|mov(e|es|ed|ing)\s+" + _DIRECTIONS + r")\b",
     re.IGNORECASE,
 )
-_STATIC_WORDS = re.compile(
-    r"\b(static|stationary|fixed|still|locked[- ]off|steady|no movement|not moving)\b", re.I
-)
+# A movement word right after a negation ("no panning", "not tracking", "without any zoom") does not count.
+_NEGATION_BEFORE = re.compile(r"\b(no|not|without|never|nor|non)\W+(\w+\W+)?$", re.IGNORECASE)
 
 
 def camera_kind(camera_position: str | None, camera_angle: str | None) -> str:
     """Static or moving camera, from the two camera attributes.
 
     Rule: the camera is *moving* when either attribute names a camera movement (pan, tilt, dolly,
-    tracking/following, zoom, translation, orbit, handheld drift, ...) and that attribute does not
-    also declare it static ("static", "fixed", "stationary", "no movement"); otherwise *static*.
+    tracking/following, zoom, translation, orbit, handheld, drift, sweep, truck, pedestal, "camera
+    moves/glides", "moves left/closer/...") that is not negated within the two words before it ("no
+    panning", "without any zoom"); otherwise *static*. "Static", "fixed", "steady" and the like need
+    no word of their own: "steady pan to the right" is moving, "static, no tilt" is static.
     The paper reports caption scores for both kinds but does not publish its rule; this one is ours.
     """
     for text in (camera_angle or "", camera_position or ""):
-        if _MOVING_WORDS.search(text) and not _STATIC_WORDS.search(text):
-            return MOVING
+        for match in _MOVING_WORDS.finditer(text):
+            if not _NEGATION_BEFORE.search(text[: match.start()]):
+                return MOVING
     return STATIC
+
+
+# Attributes every video must have: the six mandatory question types are built from them.
+REQUIRED_ATTRIBUTES: tuple[str, ...] = (
+    "central_object",
+    "color",
+    "size_shape",
+    "camera_position",
+    "camera_angle",
+)

@@ -1,0 +1,150 @@
+"""Read the experts' attribute annotations: one row per video, CSV (with a header) or JSONL.
+
+Columns (JSONL keys): ``video_id, collection, video_file``, the 13 attributes of
+:data:`~marinelife16k.vocabulary.ATTRIBUTES`, and optionally ``caption`` (the final caption, once the
+caption engine has produced it). Other columns are ignored. Every row becomes a *video row*, the one
+dict shape used throughout the package (the ``videos`` config minus the video bytes and the split)::
+
+    {video_id, id, collection, video_file, video_path, <13 attributes>, caption, camera_kind}
+
+where ``id`` is ``{collection}--{video file without extension}`` (what QA records point at),
+``video_path`` is ``{collection}/{video_file}`` (relative to a video root) and ``camera_kind`` is
+:func:`~marinelife16k.vocabulary.camera_kind` of the camera attributes. Empty cells and JSON nulls
+become ``""``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from marinelife16k.questions import video_key
+from marinelife16k.vocabulary import ATTRIBUTES, COLLECTIONS, REQUIRED_ATTRIBUTES, camera_kind
+
+ID_COLUMNS: tuple[str, ...] = ("video_id", "collection", "video_file")
+CAPTION_COLUMN = "caption"
+REQUIRED_COLUMNS: tuple[str, ...] = (*ID_COLUMNS, *ATTRIBUTES)
+# Keys of a video row, in order.
+VIDEO_ROW_KEYS: tuple[str, ...] = (
+    "video_id", "id", "collection", "video_file", "video_path", *ATTRIBUTES, CAPTION_COLUMN, "camera_kind",
+)  # fmt: skip
+
+_MAX_REPORTED = 20
+
+
+def video_row(raw: dict[str, Any]) -> dict[str, str]:
+    """A video row from a mapping holding the id columns, the attributes and maybe the caption."""
+    values = {
+        k: "" if raw.get(k) is None else str(raw.get(k)).strip() for k in (*REQUIRED_COLUMNS, CAPTION_COLUMN)
+    }
+    row = {
+        "video_id": values["video_id"],
+        "id": video_key(values["collection"], values["video_file"]),
+        "collection": values["collection"],
+        "video_file": values["video_file"],
+        "video_path": f"{values['collection']}/{values['video_file']}",
+        **{name: values[name] for name in ATTRIBUTES},
+        CAPTION_COLUMN: values[CAPTION_COLUMN],
+        "camera_kind": camera_kind(values["camera_position"], values["camera_angle"]),
+    }
+    return row
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    with path.open(newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f)
+        header = [h.strip() for h in reader.fieldnames or []]
+        missing = [c for c in REQUIRED_COLUMNS if c not in header]
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {missing}; the header has {header}")
+        reader.fieldnames = header
+        for number, raw in enumerate(reader, start=2):  # spreadsheet numbering: the header is row 1
+            yield f"row {number}", raw
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}: line {number}: not valid JSON ({err.msg})") from None
+            if not isinstance(raw, dict):
+                raise ValueError(f"{path}: line {number}: expected a JSON object, got {type(raw).__name__}")
+            missing = [c for c in REQUIRED_COLUMNS if c not in raw]
+            if missing:
+                raise ValueError(f"{path}: line {number}: missing column(s) {missing}")
+            yield f"line {number}", raw
+
+
+def read_annotations(
+    path: str | os.PathLike[str], *, video_root: str | os.PathLike[str] | None = None
+) -> list[dict]:
+    """Video rows from an attribute file (``.csv`` or ``.jsonl``), in file order.
+
+    Raises ValueError naming the file, the row and the column for: missing columns, an empty
+    ``video_id``/``video_file``, an unknown collection, an empty attribute that the mandatory
+    questions need (:data:`~marinelife16k.vocabulary.REQUIRED_ATTRIBUTES`) and a video listed twice.
+    With ``video_root``, every ``<video_root>/<collection>/<video_file>`` must exist, else
+    FileNotFoundError lists the missing ones.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"attribute file not found: {path}")
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".jsonl"):
+        raise ValueError(f"{path}: unsupported attribute file type {suffix!r}; use .csv or .jsonl")
+    rows: list[dict] = []
+    errors: list[str] = []
+    first_seen: dict[str, str] = {}
+    for where, raw in _csv_rows(path) if suffix == ".csv" else _jsonl_rows(path):
+        row = video_row(raw)
+        label = where + (f" ({row['video_id']})" if row["video_id"] else "")
+        for column in ("video_id", "video_file"):
+            if not row[column]:
+                errors.append(f"{label}: column {column!r} is empty")
+        if row["collection"] not in COLLECTIONS:
+            errors.append(
+                f"{label}: column 'collection': unknown collection {row['collection']!r}; expected one of {list(COLLECTIONS)}"
+            )
+        if "/" in row["video_file"] or "\\" in row["video_file"]:
+            errors.append(
+                f"{label}: column 'video_file': {row['video_file']!r} must be a file name, not a path"
+            )
+        for name in REQUIRED_ATTRIBUTES:
+            if not row[name]:
+                errors.append(f"{label}: column {name!r} is empty; the mandatory questions need it")
+        # One video, one row: neither its id nor its (collection, video_id) may repeat.
+        for key in (row["id"], f"{row['collection']}:{row['video_id']}"):
+            if key in first_seen:
+                errors.append(f"{label}: video {key!r} is already listed at {first_seen[key]}")
+                break
+        for key in (row["id"], f"{row['collection']}:{row['video_id']}"):
+            first_seen.setdefault(key, where)
+        rows.append(row)
+    if errors:
+        raise ValueError(_listing(f"{path}: {len(errors)} problem(s)", errors))
+    if video_root is not None:
+        root = Path(video_root)
+        missing = [
+            f"{r['video_path']} (video {r['video_id']})"
+            for r in rows
+            if not (root / r["video_path"]).is_file()
+        ]
+        if missing:
+            raise FileNotFoundError(
+                _listing(f"{path}: {len(missing)} video file(s) missing under {root}", missing)
+            )
+    return rows
+
+
+def _listing(headline: str, items: list[str]) -> str:
+    shown = "\n  ".join(items[:_MAX_REPORTED])
+    more = f"\n  ... and {len(items) - _MAX_REPORTED} more" if len(items) > _MAX_REPORTED else ""
+    return f"{headline}:\n  {shown}{more}"

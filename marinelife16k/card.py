@@ -1,0 +1,244 @@
+"""The dataset card of a MarineLife-16K release: YAML metadata (``card_data``) and Markdown (``card_body``).
+
+``builders.hub.write_hub_folder`` adds ``configs`` and ``dataset_info``; this module supplies the rest:
+the research-only terms, the attribute and dimension tables, how to join ``qa`` to ``videos``, how to
+get frames, and the release's own numbers (counted from its files, not from what a run intended).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from marinelife16k.features import FEATURES
+from marinelife16k.questions import QUESTION_TEXTS
+from marinelife16k.vocabulary import (
+    ATTRIBUTES,
+    CAMERA_KINDS,
+    CAPTION_CRITERIA,
+    COLLECTIONS,
+    DIMENSIONS,
+    MULTIPLE_CHOICE,
+    QUESTION_TYPES,
+)
+from marinelife16k.workfolder import Release
+
+DEFAULT_REPO_ID = "<namespace>/MarineLife-16K"
+CITATION = """@misc{marinelife16k,
+  title = {MarineLife-16K: An Attribute-Rich Video-Text Dataset for Motion-Aware Marine Video Understanding}
+}"""
+
+TERMS = (
+    "This dataset is released for **research purposes only**. It uses or is derived from data licensed "
+    "from the MVK and MSC datasets; the authors obtained the permission of their data owners to use them "
+    "for research. Any other use needs the permission of those owners."
+)
+
+#: One line per attribute (a test checks that none is missing).
+ATTRIBUTE_DESCRIPTIONS: dict[str, str] = {
+    "central_object": "the main subject the video is about (species, diver, coral, plant...)",
+    "object_2": "first additional object seen in the video (empty if none)",
+    "object_3": "second additional object (empty if none)",
+    "object_4": "third additional object (empty if none); at most four objects per video",
+    "texture": "texture or pattern of the central object",
+    "color": "color(s) of the central object",
+    "size_shape": "size and shape of the central object",
+    "environment": "the underwater setting (reef, seagrass meadow, open water...); may be empty",
+    "lighting": "lighting conditions; may be empty",
+    "video_clarity": "video sharpness: clear or blurry",
+    "movement_behavior": "movement, behaviour or state of the central object; may be empty",
+    "camera_position": "what the camera frames: the full scene, one viewing angle, or part of the central object",
+    "camera_angle": "camera angle and movement: pan (left/right), tilt (up/down), dolly/translation, static...",
+}
+
+#: One line per evaluation dimension (a test checks that none is missing).
+DIMENSION_DESCRIPTIONS: dict[str, str] = {
+    "MBC-so": "Marine Biotic Communities, single object: identify the central object",
+    "MBC-mo": "Marine Biotic Communities, multiple objects: pick the list of objects that are all present",
+    "PMT": "Phenotypic/Morphological Traits: color, size and shape of the central object",
+    "PDO": "Perspective-Dependent Observations: camera position/view and angle/movement",
+    "OBK": "Organism Behavioral Kinematics: movement or state of the central object",
+    "SM-e": "Spatiotemporal Monitoring, environment",
+    "SM-l": "Spatiotemporal Monitoring, lighting",
+    "OEMU": "Open-Ended with Motion Understanding: how the camera captures the object and its activity "
+    "(LLM judge, 0-5: camera 35 %, activity 30 %, camera-object relation 35 %)",
+    "caption": "video captioning, judged 0-5 on "
+    + ", ".join(CAPTION_CRITERIA)
+    + " (entity / action hallucination, environmental fabrication), reported for static and moving cameras",
+}
+
+_SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
+
+
+def _size_category(n: int) -> str:
+    for limit, name in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+    ):
+        if n < limit:
+            return name
+    return "n>1M"
+
+
+def card_data(release: Release) -> dict[str, Any]:
+    """The card's YAML keys other than ``configs`` and ``dataset_info``."""
+    return {
+        "pretty_name": "MarineLife-16K",
+        "language": ["en"],
+        "license": "other",
+        "license_name": "marinelife16k-research-only",
+        "task_categories": ["video-text-to-text", "visual-question-answering"],
+        "size_categories": [_size_category(len(release.records))],
+        "tags": ["marine", "underwater", "video-question-answering", "video-captioning", "camera-motion"],
+    }
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _public(value: Any) -> Any:
+    """Provenance without anything that looks like a credential (keys are named, never shown)."""
+    if isinstance(value, Mapping):
+        return {
+            k: _public(v) for k, v in value.items() if not any(w in str(k).lower() for w in _SECRET_WORDS)
+        }
+    if isinstance(value, list):
+        return [_public(v) for v in value]
+    return value
+
+
+def _statistics(release: Release) -> str:
+    split_of = release.splits()
+    splits = release.split_names()
+    videos = Counter(row["split"] for row in release.videos)
+    questions = Counter(split_of[r["id"]] for r in release.records)
+    mcq = Counter(split_of[r["id"]] for r in release.records if r["question_format"] == MULTIPLE_CHOICE)
+    rows = [[s, videos[s], questions[s], mcq[s], questions[s] - mcq[s]] for s in splits]
+    rows.append(
+        [
+            "**total**",
+            len(release.videos),
+            len(release.records),
+            sum(mcq.values()),
+            len(release.records) - sum(mcq.values()),
+        ]
+    )
+    by_type = Counter((split_of[r["id"]], r["type"]) for r in release.records)
+    type_rows = [[t, QUESTION_TYPES[t].dimension, *(by_type[(s, t)] for s in splits)] for t in QUESTION_TYPES]
+    kinds = Counter((row["split"], row["camera_kind"]) for row in release.videos)
+    sources = Counter((row["split"], row["collection"]) for row in release.videos)
+    other_rows = [[f"camera: {k}", *(kinds[(s, k)] for s in splits)] for k in CAMERA_KINDS]
+    other_rows += [[f"collection: {c}", *(sources[(s, c)] for s in splits)] for c in COLLECTIONS]
+    return "\n\n".join(
+        [
+            _table(["split", "videos", "questions", "multiple choice", "open-ended"], rows),
+            _table(["type", "dimension", *splits], type_rows),
+            _table(["videos", *splits], other_rows),
+        ]
+    )
+
+
+def card_body(release: Release, *, repo_id: str = DEFAULT_REPO_ID) -> str:
+    """The card's Markdown, with this release's numbers and provenance."""
+    attribute_rows = [[f"`{name}`", ATTRIBUTE_DESCRIPTIONS[name]] for name in ATTRIBUTES]
+    type_rows = []
+    for name, qtype in QUESTION_TYPES.items():
+        when = "always" if qtype.mandatory else f"only if `{qtype.condition_attribute}` is non-empty"
+        type_rows.append([f"`{name}`", qtype.question_format, qtype.dimension, when, QUESTION_TEXTS[name]])
+    dimension_rows = [[d, DIMENSION_DESCRIPTIONS[d]] for d in (*DIMENSIONS, "caption")]
+    qa_fields = ", ".join(f"`{name}`" for name in FEATURES["qa"])
+    meta = {k: v for k, v in release.meta.items() if k != "video_root"}
+    return f"""
+# MarineLife-16K
+
+Motion-aware question answering and captioning over marine videos. Each video carries 13 attributes
+annotated by domain experts, a final caption produced by a human-in-the-loop caption engine, and
+six to nine questions: multiple-choice questions whose right answer is an attribute value, and
+open-ended questions judged by an LLM. The full release has 2,000 videos from the MVK and MSC
+collections (1,300 / 200 / 500 for train / validation / test, split by video) and 16,080 questions.
+
+## Terms of use
+
+{TERMS}
+
+## Configs
+
+- **`qa`** (default): one row per question. Fields: {qa_fields}. `dimension` is the evaluation
+  dimension of the question type; `evidence_attributes` holds the attribute values the answer is built
+  from (null for attributes it does not use).
+- **`videos`**: one row per video: `video` (MP4 bytes), the ids, the 13 attributes, the final
+  `caption` and `camera_kind` (static or moving). The videos are stored here only, once.
+
+Every question's split is the split of its video: no video appears in two splits.
+
+## Loading and joining
+
+```python
+from datasets import Video, load_dataset
+
+qa = load_dataset("{repo_id}", "qa", split="test")
+videos = load_dataset("{repo_id}", "videos", split="test")
+# Without torch/torchcodec, read videos as bytes instead of decoding them:
+videos = videos.cast_column("video", Video(decode=False))
+row_of = {{video_id: i for i, video_id in enumerate(videos["id"])}}
+
+question = qa[0]
+video = videos[row_of[question["id"]]]  # qa.id == videos.id == "{{collection}}--{{video file stem}}"
+print(question["prompt"], question["answer"])
+```
+
+Frames: the paper feeds 8 uniformly sampled frames. With this project's tools,
+`builders.video.sample_frames(video["video"], num_frames=8)` decodes them with PyAV from the
+`{{"path", "bytes"}}` value.
+
+## Attributes
+
+{_table(["attribute", "meaning"], attribute_rows)}
+
+Rows may leave `object_2`-`object_4`, `environment`, `lighting` and `movement_behavior` empty.
+
+## Question types
+
+Multiple-choice prompts are the question, then `(A) ... (B) ... (C) ... (D) ...` and
+`Answer with the option letter only.`; the answer is the letter. The right option is built from the
+attributes (`color: ...; size/shape: ...` for appearance, `camera position/view: ...; camera
+angle/movement: ...` for camera motion, the comma-separated central and additional objects for
+object detection); the three wrong options
+were written by an LLM (see the build metadata below for this release's source). Open-ended prompts are the question
+alone; `answer_text` is the reference answer (for `caption`, the video's final caption).
+Ids: `question_id` = `{{collection}}--{{video file stem}}--q{{index}}`, indices 1, 2, ... per video.
+
+{_table(["type", "format", "dimension", "asked", "question"], type_rows)}
+
+## Evaluation dimensions
+
+{_table(["dimension", "what it measures"], dimension_rows)}
+
+Multiple-choice dimensions are scored by accuracy. **Static vs moving camera** (`camera_kind`):
+moving when `camera_angle` or `camera_position` names a camera movement (pan, tilt, dolly, tracking or
+following, zoom, translation, orbit, handheld, drift, sweep, truck, pedestal, "camera moves") that is
+not negated ("no panning"); static otherwise. The paper does not publish its rule; this one is ours.
+
+## This release
+
+{_statistics(release)}
+
+Build metadata:
+
+```json
+{json.dumps(_public(meta), indent=2, ensure_ascii=False)}
+```
+
+## Citation
+
+```bibtex
+{CITATION}
+```
+"""

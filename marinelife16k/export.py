@@ -1,0 +1,63 @@
+"""Export a work folder to a folder in Hugging Face Hub layout, checked by loading it back.
+
+``export_release(work, out)`` = read and validate the release (:mod:`marinelife16k.workfolder`) ->
+build both configs (:func:`marinelife16k.builder.build_configs`) -> card (:mod:`marinelife16k.card`)
+-> ``builders.hub.write_hub_folder`` (Parquet with the videos embedded + README.md, atomic) ->
+``builders.hub.check_hub_folder`` (``load_dataset`` of every config, split sizes).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import datasets
+
+from builders.hub import DEFAULT_MAX_SHARD_BYTES, check_hub_folder, write_hub_folder
+from marinelife16k.builder import build_configs
+from marinelife16k.card import DEFAULT_REPO_ID, card_body, card_data
+from marinelife16k.features import DEFAULT_CONFIG
+from marinelife16k.workfolder import Release, read_release
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    folder: Path
+    configs: dict[str, datasets.DatasetDict]  # as built from the work folder
+    release: Release
+
+
+def export_release(
+    work_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    repo_id: str = DEFAULT_REPO_ID,
+    cache_dir: str | os.PathLike[str] | None = None,
+    max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
+    check: bool = True,
+) -> ExportResult:
+    """Write the release of ``work_dir`` to ``out_dir`` in Hub layout (``qa`` is the default config).
+
+    ``repo_id`` only appears in the card's loading example. With ``check`` the written folder is
+    loaded back with ``load_dataset`` (into a temporary cache) before returning.
+    """
+    release = read_release(work_dir)
+    configs = build_configs(work_dir, cache_dir=cache_dir)
+    folder = write_hub_folder(
+        out_dir,
+        configs,
+        default_config=DEFAULT_CONFIG,
+        card_body=card_body(release, repo_id=repo_id),
+        card_data=card_data(release),
+        max_shard_bytes=max_shard_bytes,
+    )
+    log.info("wrote %s", folder)
+    if check:
+        with tempfile.TemporaryDirectory(prefix="marinelife16k-check-") as check_cache:
+            check_hub_folder(folder, cache_dir=check_cache)
+    return ExportResult(folder=folder, configs=configs, release=release)

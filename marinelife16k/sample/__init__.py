@@ -1,0 +1,60 @@
+"""The bundled MarineLife-16K sample: 24 short real MP4 clips, their attribute rows and QA records.
+
+Regenerate with ``python -m marinelife16k.sample.make_sample`` (deterministic). The clips are
+synthetic pictures standing in for the real footage; the attributes, captions and questions are
+realistic values written for the sample. The QA records are the sample's ground truth: the demo loads
+them and baseline predictions are scored against them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from marinelife16k.annotations import read_annotations
+from marinelife16k.workfolder import read_release, write_release
+
+ATTRIBUTES_FILE = "attributes.csv"
+QA_FILE = "qa.jsonl"
+VIDEO_DIR = "videos"
+#: Seed of the sample's split (the paper's proportions, 65 / 10 / 25 %, of 24 videos: 16 / 2 / 6).
+SPLIT_SEED = 0
+
+
+def sample_root() -> Path:
+    """The folder holding ``attributes.csv``, ``qa.jsonl`` and ``videos/<collection>/<file>.mp4``."""
+    return Path(__file__).resolve().parent
+
+
+def sample_attributes_path() -> Path:
+    return sample_root() / ATTRIBUTES_FILE
+
+
+def sample_qa_path() -> Path:
+    return sample_root() / QA_FILE
+
+
+def sample_video_root() -> Path:
+    return sample_root() / VIDEO_DIR
+
+
+def write_sample_work_folder(work_dir: str | os.PathLike[str], *, seed: int = SPLIT_SEED) -> Path:
+    """A work folder (see :mod:`marinelife16k.workfolder`) for the sample's ground-truth release.
+
+    The videos are not copied: ``meta.json`` points at the installed sample's video folder.
+    """
+    import json
+
+    rows = read_annotations(sample_attributes_path(), video_root=sample_video_root())
+    with sample_qa_path().open(encoding="utf-8") as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    write_release(
+        work_dir,
+        rows,
+        records,
+        seed=seed,
+        video_root=sample_video_root(),
+        provenance={"source": "bundled sample (marinelife16k/sample)", "distractors": "hand-written pools"},
+    )
+    read_release(work_dir)
+    return Path(work_dir)

@@ -1,0 +1,216 @@
+"""The work folder: what a MarineLife-16K pipeline hands to the builder.
+
+Layout (the contract between ``builders`` pipelines and :mod:`marinelife16k.builder`)::
+
+    <work>/release/videos.jsonl   one video row per line (see marinelife16k.annotations) + "split"
+    <work>/release/qa.jsonl       QA records, exactly the appendix's JSONL schema (no extra keys)
+    <work>/release/meta.json      {"seed", "split_sizes", "video_root"?, "provenance"?: {...}}
+    <work>/videos/<collection>/<video_file>   the videos, unless meta.json's "video_root" points
+                                              elsewhere (absolute, or relative to <work>)
+
+A question's split is its video's split (``qa.id`` = ``videos.id``), so it is stored once, in
+``videos.jsonl``. ``provenance`` is free-form (models, prompt versions, the caption threshold tau...)
+and is shown in the dataset card. :func:`write_release` validates before it writes and replaces the
+``release`` folder atomically; :func:`read_release` validates again, naming the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from marinelife16k.annotations import VIDEO_ROW_KEYS, video_row
+from marinelife16k.schema import check_records
+from marinelife16k.splits import SPLITS, assign_splits
+from marinelife16k.vocabulary import CAMERA_KINDS, COLLECTIONS
+
+RELEASE_DIR = "release"
+VIDEOS_FILE = "videos.jsonl"
+QA_FILE = "qa.jsonl"
+META_FILE = "meta.json"
+DEFAULT_VIDEO_DIR = "videos"
+VIDEO_RELEASE_KEYS: tuple[str, ...] = (*VIDEO_ROW_KEYS, "split")
+
+
+@dataclass
+class Release:
+    """A validated work folder: video rows (with ``split``), QA records and metadata."""
+
+    work_dir: Path
+    videos: list[dict[str, str]]
+    records: list[dict[str, Any]]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def video_root(self) -> Path:
+        return video_root(self.work_dir, self.meta)
+
+    def video_file(self, row: Mapping[str, str]) -> Path:
+        """Where the video of a video row (or a QA record) lies on disk."""
+        return self.video_root / row["video_path"]
+
+    def splits(self) -> dict[str, str]:
+        """Video ``id`` -> split."""
+        return {row["id"]: row["split"] for row in self.videos}
+
+    def split_names(self) -> list[str]:
+        """The splits that hold at least one video, in the order train, validation, test."""
+        present = {row["split"] for row in self.videos}
+        return [name for name in SPLITS if name in present]
+
+
+def video_root(work_dir: str | os.PathLike[str], meta: Mapping[str, Any]) -> Path:
+    root = Path(meta.get("video_root") or DEFAULT_VIDEO_DIR)
+    return root if root.is_absolute() else Path(work_dir) / root
+
+
+def _write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def write_release(
+    work_dir: str | os.PathLike[str],
+    videos: Iterable[Mapping[str, Any]],
+    records: Iterable[Mapping[str, Any]],
+    *,
+    splits: Mapping[str, str] | None = None,
+    seed: int = 0,
+    sizes: Mapping[str, int | float] | None = None,
+    video_root: str | os.PathLike[str] | None = None,
+    provenance: Mapping[str, Any] | None = None,
+) -> Path:
+    """Validate and write ``<work_dir>/release``; return its path.
+
+    ``videos`` are video rows (from :func:`~marinelife16k.annotations.read_annotations`); each gets
+    its split from ``splits`` (video ``id`` -> split) or, when that is None, from
+    :func:`~marinelife16k.splits.assign_splits` with ``sizes`` and ``seed``. ``records`` must pass
+    :func:`~marinelife16k.schema.check_records` against the videos. ``video_root`` is stored in
+    ``meta.json`` when the videos are not under ``<work_dir>/videos``.
+    """
+    work = Path(work_dir)
+    rows = [video_row(dict(v)) for v in videos]
+    records = [dict(r) for r in records]
+    check_records(records, rows, source="release QA records")
+    if splits is None:
+        splits = assign_splits([r["id"] for r in rows], sizes, seed=seed)
+    for row in rows:
+        split = splits.get(row["id"])
+        if split not in SPLITS:
+            raise ValueError(f"video {row['id']}: split {split!r} is not one of {list(SPLITS)}")
+        row["split"] = split
+    meta: dict[str, Any] = {
+        "seed": seed,
+        "split_sizes": {name: sum(r["split"] == name for r in rows) for name in SPLITS},
+    }
+    if video_root is not None:
+        meta["video_root"] = os.fspath(video_root)
+    if provenance:
+        meta["provenance"] = dict(provenance)
+    work.mkdir(parents=True, exist_ok=True)
+    target = work / RELEASE_DIR
+    tmp = Path(tempfile.mkdtemp(prefix=f".{RELEASE_DIR}.", dir=work))
+    try:
+        _write_jsonl(tmp / VIDEOS_FILE, rows)
+        _write_jsonl(tmp / QA_FILE, records)
+        (tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        old = None
+        if target.exists():
+            old = work / f".{RELEASE_DIR}.old-{os.getpid()}"
+            os.replace(target, old)
+        os.replace(tmp, target)
+        if old is not None:
+            shutil.rmtree(old)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
+    if not path.is_file():
+        raise FileNotFoundError(f"work folder file not found: {path}")
+    out = []
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if line.strip():
+                try:
+                    out.append((number, json.loads(line)))
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"{path}: line {number}: not valid JSON ({err.msg})") from None
+    return out
+
+
+def _check_video_row(path: Path, number: int, row: Any) -> None:
+    where = f"{path}: line {number}"
+    if not isinstance(row, dict):
+        raise ValueError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    missing = [k for k in VIDEO_RELEASE_KEYS if k not in row]
+    extra = [k for k in row if k not in VIDEO_RELEASE_KEYS]
+    if missing or extra:
+        raise ValueError(f"{where}: missing key(s) {missing}, unexpected key(s) {extra}")
+    bad = [k for k in VIDEO_RELEASE_KEYS if not isinstance(row[k], str)]
+    if bad:
+        raise ValueError(f"{where}: values of {bad} must be strings")
+    expected = video_row(row)
+    for key in ("id", "video_path"):
+        if row[key] != expected[key]:
+            raise ValueError(f"{where}: {key} must be {expected[key]!r}, got {row[key]!r}")
+    checks = (("collection", COLLECTIONS), ("split", SPLITS), ("camera_kind", CAMERA_KINDS))
+    for key, allowed in checks:
+        if row[key] not in allowed:
+            raise ValueError(f"{where}: {key} {row[key]!r} is not one of {list(allowed)}")
+
+
+def read_release(
+    work_dir: str | os.PathLike[str], *, check_videos: bool = True, check_qa: bool = True
+) -> Release:
+    """Read and validate ``<work_dir>/release``; with ``check_videos`` every video file must exist.
+
+    ``check_qa=False`` skips the QA schema validation (for a caller that has just validated the
+    same files, e.g. the builder generating each split).
+    """
+    work = Path(work_dir)
+    folder = work / RELEASE_DIR
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{work} is not a MarineLife-16K work folder: {folder} is missing")
+    meta_path = folder / META_FILE
+    if not meta_path.is_file():
+        raise FileNotFoundError(f"work folder file not found: {meta_path}")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{meta_path}: not valid JSON ({err.msg})") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{meta_path}: expected a JSON object")
+    videos_path = folder / VIDEOS_FILE
+    videos = []
+    seen: dict[str, int] = {}
+    for number, row in _read_jsonl(videos_path):
+        _check_video_row(videos_path, number, row)
+        if row["id"] in seen:
+            raise ValueError(
+                f"{videos_path}: line {number}: video {row['id']} is already at line {seen[row['id']]}"
+            )
+        seen[row["id"]] = number
+        videos.append(row)
+    if not videos:
+        raise ValueError(f"{videos_path}: no videos")
+    records = [record for _, record in _read_jsonl(folder / QA_FILE)]
+    if check_qa:
+        check_records(records, videos, source=str(folder / QA_FILE))
+    release = Release(work, videos, records, meta)
+    if check_videos:
+        missing = [row["video_path"] for row in videos if not release.video_file(row).is_file()]
+        if missing:
+            raise FileNotFoundError(
+                f"{len(missing)} video file(s) of {videos_path} missing under {release.video_root}: {missing[:10]}"
+            )
+    return release
