@@ -1,0 +1,92 @@
+"""MarineLife-16K multiple-choice scoring: accuracy per dimension on the paper's 0-100 scale (Table 3)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from builders.scoring.answer_parsing import parse_choice
+from builders.scoring.stats import proportion
+from builders.scoring.validation import check_reply, check_same_length
+from marinelife16k.vocabulary import (
+    DIMENSIONS,
+    MCQ_DIMENSIONS,
+    MULTIPLE_CHOICE,
+    OPTION_LABELS,
+    QUESTION_TYPES,
+)
+
+OVERALL = "overall"
+# Table 3 column order.
+ACCURACY_DIMENSIONS: tuple[str, ...] = tuple(d for d in DIMENSIONS if d in MCQ_DIMENSIONS)
+
+
+def _dimension(i: int, question_type: object) -> str:
+    spec = QUESTION_TYPES.get(question_type) if isinstance(question_type, str) else None
+    if spec is None:
+        raise ValueError(
+            f"question_types[{i}]: unknown question type {question_type!r} (known: {list(QUESTION_TYPES)})"
+        )
+    if spec.question_format != MULTIPLE_CHOICE:
+        raise ValueError(
+            f"question_types[{i}]: {question_type!r} is open-ended and has no accuracy; score it with the judge metric"
+        )
+    return spec.dimension
+
+
+def _option_texts(i: int, options: object) -> tuple[str, ...]:
+    """Option texts in A-D order, from plain texts or the dataset's ``[{label, text}]`` records."""
+    if not isinstance(options, Sequence) or isinstance(options, str) or len(options) != len(OPTION_LABELS):
+        raise ValueError(f"options[{i}]: expected {len(OPTION_LABELS)} options in A-D order, got {options!r}")
+    texts = []
+    for label, option in zip(OPTION_LABELS, options, strict=True):
+        if isinstance(option, Mapping):
+            if option.get("label") != label:
+                raise ValueError(f"options[{i}]: expected label {label!r} in this position, got {option!r}")
+            option = option.get("text")
+        if not isinstance(option, str) or not option.strip():
+            raise ValueError(f"options[{i}]: option {label} has no text: {option!r}")
+        texts.append(option)
+    return tuple(texts)
+
+
+def marinelife_accuracy(
+    predictions: Sequence[str | None],
+    references: Sequence[str],
+    question_types: Sequence[str],
+    options: Sequence[Sequence[str | Mapping[str, str]]] | None = None,
+    confidence: float = 0.95,
+) -> dict:
+    """Accuracy (0-100) per multiple-choice dimension and overall, with counts and unparsed replies.
+
+    ``predictions`` are raw replies; ``references`` the answer letters A-D; ``question_types`` the
+    dataset's ``type`` field. Without ``options`` only letters are read from the replies; with
+    them (texts in A-D order, or the dataset's ``options`` records) an option's text counts too.
+    """
+    n = check_same_length(
+        predictions=predictions, references=references, question_types=question_types, options=options
+    )
+    totals = {d: [0, 0, 0] for d in (*ACCURACY_DIMENSIONS, OVERALL)}  # items, correct, unparsed
+    for i in range(n):
+        dimension = _dimension(i, question_types[i])
+        if references[i] not in OPTION_LABELS:
+            raise ValueError(
+                f"references[{i}]: {references[i]!r} is not an option letter {list(OPTION_LABELS)}"
+            )
+        texts = None if options is None else _option_texts(i, options[i])
+        chosen = parse_choice(check_reply(i, predictions[i]), texts, OPTION_LABELS)
+        hit = chosen is not None and OPTION_LABELS[chosen] == references[i]
+        for key in (dimension, OVERALL):
+            totals[key][0] += 1
+            totals[key][1] += int(hit)
+            totals[key][2] += int(chosen is None)
+
+    result: dict = {}
+    intervals: dict = {}
+    for key, (items, hits, _) in totals.items():
+        value, ci = proportion(hits, items, confidence)
+        result[key] = None if value is None else 100.0 * value
+        intervals[key] = None if ci is None else [100.0 * c for c in ci]
+    result["ci95"] = intervals
+    result["n"] = {key: t[0] for key, t in totals.items()}
+    result["n_unparsed"] = {key: t[2] for key, t in totals.items()}
+    return result

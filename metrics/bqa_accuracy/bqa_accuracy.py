@@ -1,0 +1,78 @@
+"""BQA accuracy: Easy/Hard/Total with intervals, demographic error breakdowns, error confusion, leakage."""
+
+import datasets
+import evaluate
+
+from builders.scoring.bqa_accuracy import bqa_accuracy
+
+_CITATION = """\
+@misc{ozaki-bqa,
+    title = {BQA: Body Language Question Answering Dataset for Video Large Language Models},
+    author = {Ozaki, Shintaro and Hayashi, Kazuki and Oba, Miyu and Sakai, Yusuke and
+              Kamigaito, Hidetaka and Watanabe, Taro},
+    note = {Nara Institute of Science and Technology}
+}
+"""
+
+_DESCRIPTION = """\
+Accuracy of a VideoLLM on BQA, the body-language emotion QA benchmark built from BoLD. Raw model
+replies are parsed into one of the four choices (a letter A-D or the emotion's name; ambiguous
+replies are not guessed: they count as wrong and are reported). Reports the paper's Easy, Hard and
+Total accuracy with 95% Wilson intervals, error rates by gender, age and ethnicity with a
+chi-square disparity test, the emotion-group confusion of wrong answers ("Others" for replies that
+are no emotion) and, given chain-of-thought rationales, answer leakage. Chance level is 0.25.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): raw model replies.
+    references (list of str): correct emotion labels (BoLD spelling, e.g. "Doubt/Confusion").
+    choices (list of list of str): the four candidate labels per item, in the order shown (A-D).
+    difficulty (list of str): "Easy" or "Hard" per item.
+    gender, age, ethnicity (list of str or int, optional): labels (e.g. "Female", "Adult") or BoLD
+        integer codes; None marks a missing value.
+    rationales (list of str, optional): chain-of-thought rationales, checked for answer leakage.
+    group_mapping (optional): a bqa.vocabulary.GroupMapping or a JSON/YAML mapping file.
+    demographic_codes (optional): code -> label tables, as bqa.vocabulary.load_demographic_codes returns.
+Returns:
+    accuracy, accuracy_easy, accuracy_hard (float) and their *_ci95 ([low, high]);
+    n, n_easy, n_hard, n_unparsed (int), unparsed_indices (list of int);
+    by_gender, by_age, by_ethnicity (dict or None): per group n, errors, error_rate, error_rate_ci95,
+        plus n_missing and disparity (max_gap, highest, lowest, chi2, dof, p_value, small_groups, warning);
+    confusion (dict): true group -> {predicted group or "Others": count} over wrong answers;
+    group_mapping (str): name of the emotion grouping used;
+    leakage (dict or None): n_leaking, leak_rate, leaking_indices, n_non_leaking,
+        accuracy_non_leaking(_ci95), accuracy_leaking(_ci95).
+Examples:
+    >>> bqa = evaluate.load("./metrics/bqa_accuracy")
+    >>> result = bqa.compute(
+    ...     predictions=["Surprise", "The answer is B."],
+    ...     references=["Surprise", "Anger"],
+    ...     choices=[["Surprise", "Confidence", "Anger", "Embarrassment"], ["Peace", "Excitement", "Anger", "Fatigue"]],
+    ...     difficulty=["Easy", "Hard"],
+    ... )
+    >>> result["accuracy"], result["accuracy_easy"], result["accuracy_hard"]
+    (0.5, 1.0, 0.0)
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class BqaAccuracy(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {
+                    "predictions": datasets.Value("string"),
+                    "references": datasets.Value("string"),
+                    "choices": datasets.List(datasets.Value("string")),
+                    "difficulty": datasets.Value("string"),
+                }
+            ),
+            reference_urls=["https://huggingface.co/datasets/naist-nlp/BQA"],
+        )
+
+    def _compute(self, predictions, references, choices, difficulty, **kwargs):
+        return bqa_accuracy(predictions, references, choices, difficulty, **kwargs)

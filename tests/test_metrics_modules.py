@@ -1,0 +1,105 @@
+"""Each evaluate module loads with ``evaluate.load("./metrics/<name>")`` in a fresh, offline process,
+runs the examples of its metric card and docstring, and returns what the tested function returns."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from builders.scoring.bqa_accuracy import bqa_accuracy
+from builders.scoring.marinelife_accuracy import marinelife_accuracy
+from builders.scoring.self_bleu import self_bleu
+from builders.testing.questions import synthetic_questions
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Runs in the child: load the module, doctest the card's ```python blocks and the module's
+# inputs description, then compute on the given inputs and print everything as JSON.
+CHILD = r"""
+import doctest, json, re, sys
+from pathlib import Path
+import evaluate
+name, inputs = sys.argv[1], json.loads(sys.argv[2])
+metric = evaluate.load(f"./metrics/{name}")
+parser, globs = doctest.DocTestParser(), {"evaluate": evaluate}
+runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+card = Path(f"metrics/{name}/README.md").read_text(encoding="utf-8")
+examples = "\n".join(re.findall(r"```python\n(.*?)```", card, re.S))  # one session: later blocks reuse names
+runner.run(parser.get_doctest(examples, dict(globs), f"{name}-card", None, 0))
+runner.run(parser.get_doctest(metric.inputs_description, dict(globs), f"{name}-docstring", None, 0))
+print(json.dumps({
+    "failed": runner.failures, "attempted": runner.tries, "module_file": sys.modules[type(metric).__module__].__file__,
+    "result": metric.compute(**inputs),
+}))
+"""
+
+BQA_INPUTS = {
+    "predictions": ["Surprise", "The answer is B.", "c", "Pain or Annoyance"],
+    "references": ["Surprise", "Anger", "Fear", "Pain"],
+    "choices": [
+        ["Surprise", "Confidence", "Anger", "Embarrassment"],
+        ["Peace", "Excitement", "Anger", "Fatigue"],
+        ["Confidence", "Excitement", "Fear", "Sadness"],
+        ["Affection", "Pleasure", "Annoyance", "Pain"],
+    ],
+    "difficulty": ["Easy", "Hard", "Hard", "Easy"],
+    "gender": ["Male", "Female", None, "Female"],
+    "age": ["Adult", "Kid", "Adult", "Adult"],
+    "rationales": ["Surprise shows.", None, "Fear, not Sadness.", "Pain"],
+}
+MARINE_INPUTS = {
+    "predictions": ["A", "The answer is the sea turtle.", "B", "Answer: D"],
+    "references": ["A", "C", "D", "D"],
+    "question_types": ["camera_motion", "central_object", "central_object", "lighting"],
+    "options": [["Pan left", "Pan right", "Static", "Tilt up"], ["Crab", "Eel", "Sea turtle", "Ray"]]
+    + [[{"label": c, "text": f"option {c}"} for c in "ABCD"]] * 2,
+}
+SELF_BLEU_INPUTS = {"predictions": synthetic_questions(30, seed=2, duplicate_every=4), "return_scores": True}
+
+
+def expected_self_bleu(predictions, return_scores):
+    result = self_bleu(predictions)
+    return {"self_bleu": result.score, "signature": result.signature, "scores": result.scores}
+
+
+@pytest.mark.parametrize(
+    "name, inputs, direct",
+    [
+        ("bqa_accuracy", BQA_INPUTS, lambda kw: bqa_accuracy(**kw)),
+        ("marinelife_qa", MARINE_INPUTS, lambda kw: marinelife_accuracy(**kw)),
+        ("self_bleu", SELF_BLEU_INPUTS, lambda kw: expected_self_bleu(**kw)),
+    ],
+)
+def test_evaluate_load_in_a_fresh_offline_process(tmp_path, name, inputs, direct):
+    assert (ROOT / "metrics" / name / f"{name}.py").is_file() and (
+        ROOT / "metrics" / name / "README.md"
+    ).is_file()
+    env = {
+        **os.environ,
+        "HF_HOME": str(tmp_path / "hf"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_EVALUATE_OFFLINE": "1",
+        "HF_UPDATE_DOWNLOAD_COUNTS": "0",
+    }
+    for var in ("HF_MODULES_CACHE", "HF_EVALUATE_CACHE", "HF_METRICS_CACHE", "XDG_CACHE_HOME"):
+        env.pop(var, None)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, name, json.dumps(inputs)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["attempted"] >= 3 and out["failed"] == 0, proc.stdout[-3000:]
+    # evaluate copied the module into the temporary cache, not into the user's.
+    assert Path(out["module_file"]).resolve().is_relative_to((tmp_path / "hf").resolve())
+    assert out["result"] == json.loads(json.dumps(direct(inputs)))

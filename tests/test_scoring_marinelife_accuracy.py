@@ -1,0 +1,109 @@
+"""MarineLife-16K accuracy per dimension on a hand-worked set; options; malformed input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from scipy import stats
+
+from builders.scoring.marinelife_accuracy import marinelife_accuracy
+
+# (question type, reply, answer letter): dimension, right?, unparsed?
+ITEMS = [
+    ("central_object", "A", "A"),  # MBC-so right
+    ("central_object", "Answer: B", "B"),  # MBC-so right
+    ("central_object", "C or D", "C"),  # MBC-so unparsed
+    ("object_detect", "D", "A"),  # MBC-mo wrong
+    ("central_object_appearance", "b", "B"),  # PMT right
+    ("camera_motion", "The camera pans left, answer: A", "A"),  # PDO right
+    ("camera_motion", "I cannot tell.", "B"),  # PDO unparsed
+    ("central_object_motion", "(C)", "C"),  # OBK right
+    ("lighting", "**Answer:** D", "C"),  # SM-l wrong
+]
+TYPES, PREDICTIONS, REFERENCES = (list(c) for c in zip(*ITEMS, strict=True))
+DIMENSIONS = ["MBC-so", "MBC-mo", "PMT", "PDO", "OBK", "SM-e", "SM-l"]
+
+
+def wilson100(k, n):
+    ci = stats.binomtest(k, n).proportion_ci(method="wilson")
+    return pytest.approx([100 * ci.low, 100 * ci.high], abs=1e-9)
+
+
+def test_every_key_hand_worked():
+    r = marinelife_accuracy(PREDICTIONS, REFERENCES, TYPES)
+    assert list(r) == [*DIMENSIONS, "overall", "ci95", "n", "n_unparsed"]
+    expected = {
+        "MBC-so": 200 / 3,
+        "MBC-mo": 0.0,
+        "PMT": 100.0,
+        "PDO": 50.0,
+        "OBK": 100.0,
+        "SM-e": None,
+        "SM-l": 0.0,
+    }
+    for dim, value in expected.items():
+        assert r[dim] == (None if value is None else pytest.approx(value)), dim
+    assert r["overall"] == pytest.approx(500 / 9)
+    assert r["n"] == {
+        "MBC-so": 3,
+        "MBC-mo": 1,
+        "PMT": 1,
+        "PDO": 2,
+        "OBK": 1,
+        "SM-e": 0,
+        "SM-l": 1,
+        "overall": 9,
+    }
+    assert r["n_unparsed"] == {
+        "MBC-so": 1,
+        "MBC-mo": 0,
+        "PMT": 0,
+        "PDO": 1,
+        "OBK": 0,
+        "SM-e": 0,
+        "SM-l": 0,
+        "overall": 2,
+    }
+    assert r["ci95"]["MBC-so"] == wilson100(2, 3)
+    assert r["ci95"]["PDO"] == wilson100(1, 2)
+    assert r["ci95"]["overall"] == wilson100(5, 9)
+    assert r["ci95"]["SM-e"] is None
+    assert json.loads(json.dumps(r, allow_nan=False)) == r
+
+
+def test_option_texts_are_read_when_options_are_given():
+    texts = ["Clownfish", "Moray eel", "Sea turtle", "Manta ray"]
+    records = [{"label": label, "text": t} for label, t in zip("ABCD", texts, strict=True)]
+    replies = ["It is a **sea turtle**.", "Moray eel", "C"]
+    kwargs = dict(references=["C", "B", "C"], question_types=["central_object"] * 3)
+    with_texts = marinelife_accuracy(replies, options=[texts] * 3, **kwargs)
+    assert (with_texts["MBC-so"], with_texts["n_unparsed"]["MBC-so"]) == (100.0, 0)
+    assert marinelife_accuracy(replies, options=[records] * 3, **kwargs) == with_texts
+    letters_only = marinelife_accuracy(replies, **kwargs)
+    assert letters_only["MBC-so"] == pytest.approx(100 / 3) and letters_only["n_unparsed"]["MBC-so"] == 2
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"references": REFERENCES[:-1]}, "differ in length"),
+        (
+            {"question_types": ["octopus"] + TYPES[1:]},
+            r"question_types\[0\]: unknown question type 'octopus'",
+        ),
+        ({"question_types": ["caption"] + TYPES[1:]}, r"question_types\[0\]: 'caption' is open-ended"),
+        ({"references": ["E"] + REFERENCES[1:]}, r"references\[0\]: 'E' is not an option letter"),
+        ({"options": [["a", "b", "c"]] * 9}, r"options\[0\]: expected 4 options"),
+        (
+            {"options": [[{"label": "B", "text": "x"}, "b", "c", "d"]] * 9},
+            r"options\[0\]: expected label 'A'",
+        ),
+        ({"options": [["a", "", "c", "d"]] * 9}, r"options\[0\]: option B has no text"),
+        ({"options": [["a", "b", "c", "d"]] * 8}, "differ in length"),
+    ],
+)
+def test_malformed_input_is_a_clear_error(kwargs, message):
+    args = {"predictions": PREDICTIONS, "references": REFERENCES, "question_types": TYPES, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        marinelife_accuracy(**args)
