@@ -1,0 +1,75 @@
+"""LLM access for every generation step and judge: one OpenAI-compatible client, cached and validated.
+
+Public API (see each module for details):
+
+- :class:`LLMSettings` (endpoint, model, *name* of the key variable, concurrency, retries, sampling);
+  :func:`add_llm_arguments` / :func:`settings_from_args` / :func:`client_from_args` for CLIs.
+- Messages: :func:`system_message`, :func:`user_message` (text + image data URLs),
+  :func:`assistant_message` (frames -> data URLs: :func:`builders.video.frames_to_data_urls`).
+- :class:`LLMRequest` -> :class:`LLMClient` ``.run()`` / ``await .arun()`` -> :class:`LLMResult`;
+  :class:`UsageSummary` in ``client.usage``.
+- Structured replies: :func:`gemini_safe_schema`, :func:`parse_json_reply`, :class:`ReplyError`.
+- Recorded replies: :class:`ReplyCache`, :func:`export_replies`, :func:`import_replies`,
+  :func:`load_replies`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .cache import (
+    CachedReply,
+    ReplyCache,
+    cache_key,
+    export_replies,
+    import_replies,
+    load_replies,
+    read_replies,
+)
+from .client import MODES, LLMClient, LLMRequest, LLMResult, Mode, ReplayMissError
+from .messages import Message, assistant_message, system_message, user_message
+from .schema import ReplyError, ReplySchema, gemini_safe_schema, parse_json_reply, validate_json_schema
+from .settings import LLMSettings, add_llm_arguments, settings_from_args
+from .usage import TokenUsage, UsageSummary
+
+
+def client_from_args(args: argparse.Namespace, default_cache: str | Path | None = None) -> LLMClient:
+    """An :class:`LLMClient` from :func:`add_llm_arguments` options (``--llm-cache`` defaults to
+    ``default_cache``, e.g. ``<work dir>/llm-cache.sqlite``)."""
+    if args.llm_replies:
+        return LLMClient(settings_from_args(args), replies_path=args.llm_replies)
+    cache = args.llm_cache or default_cache
+    return LLMClient(settings_from_args(args), cache_path=cache, mode=args.llm_mode)
+
+
+__all__ = [
+    "MODES",
+    "CachedReply",
+    "LLMClient",
+    "LLMRequest",
+    "LLMResult",
+    "LLMSettings",
+    "Message",
+    "Mode",
+    "ReplayMissError",
+    "ReplyCache",
+    "ReplyError",
+    "ReplySchema",
+    "TokenUsage",
+    "UsageSummary",
+    "add_llm_arguments",
+    "assistant_message",
+    "cache_key",
+    "client_from_args",
+    "export_replies",
+    "gemini_safe_schema",
+    "import_replies",
+    "load_replies",
+    "parse_json_reply",
+    "read_replies",
+    "settings_from_args",
+    "system_message",
+    "user_message",
+    "validate_json_schema",
+]

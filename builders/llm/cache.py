@@ -1,0 +1,315 @@
+"""The on-disk reply cache: SQLite, content-addressed, safe for concurrent writers.
+
+A key is the sha256 of a canonical JSON of everything that can change a reply (base URL, model,
+messages with image bytes replaced by their sha256, the schema sent, sampling settings, the
+prompt's name and version). The API key is not part of it, and nothing secret is stored: a row
+holds the reply (raw text and parsed value), the model id the server reported, token usage and
+timings. Only validated replies are written (the client never caches a failure).
+
+Recorded replies travel as JSONL (:func:`export_replies` / :func:`import_replies`): one row per
+reply, sorted by key, so a release can ship the replies that built it and be rebuilt offline in
+replay mode (:func:`load_replies`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .messages import data_url_bytes
+
+KEY_VERSION = 1  # bump when the key recipe changes, so old rows stop matching instead of lying
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS replies (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    model_reported TEXT,
+    prompt_name TEXT,
+    prompt_version TEXT,
+    raw TEXT NOT NULL,
+    value TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    created TEXT NOT NULL,
+    elapsed REAL NOT NULL
+)
+"""
+_COLUMNS = (
+    "key, model, model_reported, prompt_name, prompt_version, raw, value, "
+    "prompt_tokens, completion_tokens, attempts, created, elapsed"
+)
+
+
+@dataclass(frozen=True)
+class CachedReply:
+    """One validated reply as stored (and as exported, one JSONL row each)."""
+
+    key: str
+    model: str  # the model id requested
+    model_reported: str | None  # the model id the server said it used
+    prompt_name: str | None
+    prompt_version: str | None
+    raw: str  # the reply text exactly as received
+    value: Any  # the parsed, validated value in JSON form (the text itself for text replies)
+    prompt_tokens: int
+    completion_tokens: int
+    attempts: int  # model calls it took (1 + re-asks)
+    created: str  # UTC, ISO 8601
+    elapsed: float  # seconds from first call to validated reply
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _hash_images(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """Messages with each data URL replaced by the sha256 of its bytes (the key must not depend on
+    base64 line wrapping, and must not carry megabytes of pixels)."""
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            parts = []
+            for part in content:
+                if part.get("type") == "image_url":
+                    url = part["image_url"]["url"]
+                    data = data_url_bytes(url)
+                    ref = f"sha256:{hashlib.sha256(data).hexdigest()}" if data is not None else url
+                    parts.append({**part, "image_url": {**part["image_url"], "url": ref}})
+                else:
+                    parts.append(part)
+            message = {**message, "content": parts}
+        out.append(message)
+    return out
+
+
+def cache_key(
+    *,
+    base_url: str,
+    model: str,
+    messages: Sequence[Mapping[str, Any]],
+    schema: Mapping[str, Any] | None,
+    temperature: float | None,
+    seed: int | None,
+    max_tokens: int | None = None,
+    extra_body: Mapping[str, Any] | None = None,
+    prompt: tuple[str, str] | None = None,
+) -> str:
+    """sha256 (hex) of everything that can change a reply. Never include credentials here."""
+    payload = {
+        "v": KEY_VERSION,
+        "base_url": base_url.rstrip("/"),
+        "model": model,
+        "messages": _hash_images(messages),
+        "schema": schema,
+        "temperature": temperature,
+        "seed": seed,
+        "max_tokens": max_tokens,
+        "extra_body": extra_body,
+        "prompt": list(prompt) if prompt else None,
+    }
+    return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class ReplyCache:
+    """A SQLite table of :class:`CachedReply` rows keyed by :func:`cache_key`.
+
+    WAL journaling and a busy timeout let several processes (parallel pipeline runs) read and
+    write one file at once; each :meth:`put` is its own short transaction, so a crash loses at most
+    the reply in flight. ``path=":memory:"`` gives a private in-memory cache.
+    """
+
+    def __init__(self, path: str | Path, busy_timeout: float = 60.0) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(
+            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        if self.path != ":memory:":
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.execute(_SCHEMA)
+
+    def __repr__(self) -> str:
+        return f"ReplyCache({self.path!r})"
+
+    def __enter__(self) -> ReplyCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+
+    def get(self, key: str) -> CachedReply | None:
+        return self.get_many([key]).get(key)
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, CachedReply]:
+        keys = list(dict.fromkeys(keys))
+        found: dict[str, CachedReply] = {}
+        with self._lock:
+            for start in range(0, len(keys), 500):  # stay under SQLite's bound-parameter limit
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(f"SELECT {_COLUMNS} FROM replies WHERE key IN ({marks})", chunk)
+                for row in rows:
+                    found[row[0]] = _from_row(row)
+        return found
+
+    def put(self, reply: CachedReply) -> None:
+        """Insert or replace one row (refresh mode overwrites)."""
+        self.put_many([reply])
+
+    def put_many(self, replies: Iterable[CachedReply]) -> None:
+        rows = [_to_row(r) for r in replies]
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    f"INSERT OR REPLACE INTO replies ({_COLUMNS}) VALUES ({','.join('?' * 12)})", rows
+                )
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def __iter__(self) -> Iterator[CachedReply]:
+        """All rows in key order (deterministic)."""
+        with self._lock:
+            rows = self._db.execute(f"SELECT {_COLUMNS} FROM replies ORDER BY key").fetchall()
+        return (_from_row(row) for row in rows)
+
+    def stats(self) -> dict[str, Any]:
+        """Row count, tokens, and counts per reported model and per prompt name@version."""
+        with self._lock:
+            db = self._db
+            rows, tokens_in, tokens_out = db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) "
+                "FROM replies"
+            ).fetchone()
+            models = dict(
+                db.execute(
+                    "SELECT COALESCE(model_reported, model), COUNT(*) FROM replies GROUP BY 1 ORDER BY 1"
+                ).fetchall()
+            )
+            prompts = dict(
+                db.execute(
+                    "SELECT COALESCE(prompt_name || '@' || prompt_version, '(none)'), COUNT(*) "
+                    "FROM replies GROUP BY 1 ORDER BY 1"
+                ).fetchall()
+            )
+        return {
+            "path": self.path,
+            "replies": rows,
+            "prompt_tokens": tokens_in,
+            "completion_tokens": tokens_out,
+            "models": models,
+            "prompts": prompts,
+        }
+
+
+def _to_row(r: CachedReply) -> tuple[Any, ...]:
+    return (
+        r.key,
+        r.model,
+        r.model_reported,
+        r.prompt_name,
+        r.prompt_version,
+        r.raw,
+        json.dumps(r.value, ensure_ascii=False, sort_keys=True),
+        int(r.prompt_tokens),
+        int(r.completion_tokens),
+        int(r.attempts),
+        r.created,
+        float(r.elapsed),
+    )
+
+
+def _from_row(row: Sequence[Any]) -> CachedReply:
+    values = list(row)
+    values[6] = json.loads(values[6])
+    return CachedReply(*values)
+
+
+def export_replies(cache_path: str | Path, jsonl_path: str | Path) -> int:
+    """Write every cached reply to JSONL, one row each, sorted by key; returns the row count.
+
+    Written atomically (temp file, then rename). Rows hold replies and metadata only: no
+    credentials, no request messages.
+    """
+    cache_path, jsonl_path = Path(cache_path), Path(jsonl_path)
+    if not cache_path.is_file():
+        raise FileNotFoundError(f"no reply cache at {cache_path}")
+    jsonl_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = jsonl_path.with_name(jsonl_path.name + ".tmp")
+    count = 0
+    with ReplyCache(cache_path) as cache, tmp.open("w", encoding="utf-8") as out:
+        for reply in cache:
+            out.write(reply.to_json() + "\n")
+            count += 1
+    tmp.replace(jsonl_path)
+    return count
+
+
+def read_replies(jsonl_path: str | Path) -> list[CachedReply]:
+    """Parse a recorded-replies JSONL file; a bad row is an error naming the file and line."""
+    jsonl_path = Path(jsonl_path)
+    if not jsonl_path.is_file():
+        raise FileNotFoundError(f"no recorded replies at {jsonl_path}")
+    fields = set(CachedReply.__dataclass_fields__)
+    replies = []
+    with jsonl_path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                if not isinstance(row, dict):
+                    raise ValueError("a row must be a JSON object")
+                missing, unknown = fields - row.keys(), row.keys() - fields
+                if missing or unknown:
+                    raise ValueError(f"missing fields {sorted(missing)}, unknown fields {sorted(unknown)}")
+                replies.append(CachedReply(**row))
+            except ValueError as err:  # JSONDecodeError is a ValueError
+                raise ValueError(f"{jsonl_path}, line {number}: not a recorded reply: {err}") from None
+    return replies
+
+
+def import_replies(jsonl_path: str | Path, cache_path: str | Path) -> int:
+    """Add (or replace) the replies of a JSONL file in a cache; returns the row count."""
+    replies = read_replies(jsonl_path)
+    with ReplyCache(cache_path) as cache:
+        cache.put_many(replies)
+    return len(replies)
+
+
+def load_replies(jsonl_path: str | Path) -> ReplyCache:
+    """An in-memory cache holding a JSONL file's replies (the source for replay mode)."""
+    cache = ReplyCache(":memory:")
+    cache.put_many(read_replies(jsonl_path))
+    return cache

@@ -1,0 +1,488 @@
+"""The one way this project talks to an LLM: batches of requests, cached, validated, bounded.
+
+    client = LLMClient(LLMSettings.from_env(), cache_path="work/llm-cache.sqlite")
+    results = client.run([LLMRequest([user_message("...", images)], schema=Answer, prompt=p)])
+    for r in results:
+        r.value if r.ok else r.error        # failures are reported, never guessed
+    print(client.usage)
+
+Retries of transport faults (429 with Retry-After, 5xx, timeouts, dropped connections) are the
+OpenAI SDK's own (``settings.max_retries``); there is no second loop on top. What the SDK cannot
+judge, the *content*, is checked here: a reply that is unparsable, schema-invalid, rejected by
+the request's validator or truncated is re-asked up to ``settings.max_validation_retries`` times,
+sending the bad reply and the problem back to the model. Only a validated reply is cached, under
+the key of the original request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import openai
+from pydantic import BaseModel
+from tqdm.auto import tqdm
+
+from ..prompts import Prompt
+from .cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
+from .messages import Message, assistant_message, system_message, user_message
+from .schema import ReplyError, ReplySchema, check_value, parse_reply
+from .settings import LLMSettings
+from .usage import TokenUsage, UsageSummary
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["normal", "refresh", "replay"]
+MODES: tuple[str, ...] = ("normal", "refresh", "replay")
+
+
+class ReplayMissError(RuntimeError):
+    """Replay mode met requests with no recorded reply (nothing was sent to any server)."""
+
+    def __init__(self, message: str, keys: Sequence[str]) -> None:
+        super().__init__(message)
+        self.keys = list(keys)
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """One chat request.
+
+    ``schema``: a pydantic model class (the value comes back as an instance) or a JSON-schema
+    dict (the value is the validated dict); None for a plain-text reply. ``prompt``: the
+    :class:`~builders.prompts.Prompt` (or ``(name, version)``) the messages were rendered from; it
+    is part of the cache key and recorded with the reply. ``validator(value)``: an optional domain
+    check that raises ValueError to have the model re-asked. ``metadata``: yours, copied to the
+    result untouched (not part of the key).
+    """
+
+    messages: Sequence[Message]
+    schema: type[BaseModel] | dict[str, Any] | None = None
+    prompt: Prompt | tuple[str, str] | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    validator: Callable[[Any], object] | None = None
+    schema_name: str | None = None  # json_schema.name sent; default: the model's class name
+
+    @classmethod
+    def from_prompt(
+        cls,
+        prompt: Prompt,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        images: Iterable[str] = (),
+        system: str | None = None,
+        schema: type[BaseModel] | dict[str, Any] | None = None,
+        validator: Callable[[Any], object] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> LLMRequest:
+        """A request whose user turn is ``prompt`` rendered with ``variables`` (strict), after the
+        images; ``system`` adds a system turn first."""
+        messages = [system_message(system)] if system is not None else []
+        messages.append(user_message(prompt.render(**dict(variables or {})), images))
+        return cls(messages, schema, prompt, metadata=dict(metadata or {}), validator=validator)
+
+    @property
+    def prompt_ref(self) -> tuple[str, str] | None:
+        if self.prompt is None:
+            return None
+        if isinstance(self.prompt, Prompt):
+            return self.prompt.ref
+        name, version = self.prompt
+        return (str(name), str(version))
+
+
+@dataclass(frozen=True)
+class LLMResult:
+    """The outcome of one request, in the position of its request.
+
+    ``ok``: a validated value is in ``value`` (model instance, dict or text). Otherwise ``error``
+    says why and ``raw`` holds the last reply text received, if any. ``attempts``: model calls
+    made for it in this run (0 for a cache hit). ``usage``: tokens of those calls, or the
+    recorded usage for a cache hit.
+    """
+
+    ok: bool
+    value: Any
+    raw: str | None
+    error: str | None
+    attempts: int
+    cached: bool
+    model_reported: str | None
+    usage: TokenUsage
+    key: str
+    metadata: Mapping[str, Any]
+    elapsed: float = 0.0
+
+    def unwrap(self) -> Any:
+        """The value, or a RuntimeError carrying the failure reason."""
+        if not self.ok:
+            raise RuntimeError(f"LLM request failed: {self.error}")
+        return self.value
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    request: LLMRequest
+    schema: ReplySchema | None
+    key: str
+
+
+class LLMClient:
+    """Runs :class:`LLMRequest` batches against one endpoint, with a reply cache.
+
+    ``mode``: ``"normal"`` (use the cache, call on a miss, store what validates), ``"refresh"``
+    (call everything again and overwrite) or ``"replay"`` (cache only; any miss raises
+    :class:`ReplayMissError` before anything is sent). ``replies_path``: a recorded-replies JSONL
+    file to replay from instead of a cache (implies replay mode).
+    """
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        cache_path: str | Path | None = None,
+        mode: Mode = "normal",
+        replies_path: str | Path | None = None,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        if replies_path is not None:
+            if cache_path is not None or mode == "refresh":
+                raise ValueError("replies_path is a replay source: give no cache_path and no refresh mode")
+            mode = "replay"
+            self.cache: ReplyCache | None = load_replies(replies_path)
+        elif cache_path is not None:
+            if mode == "replay" and not Path(cache_path).is_file():
+                raise FileNotFoundError(f"replay mode: no reply cache at {cache_path}")
+            self.cache = ReplyCache(cache_path)
+        elif mode == "replay":
+            raise ValueError("replay mode needs a cache_path or a replies_path to replay from")
+        else:
+            self.cache = None
+        self.settings = settings
+        self.mode: Mode = mode
+        self.usage = UsageSummary()
+        self.last_usage = UsageSummary()
+
+    def __repr__(self) -> str:
+        return (
+            f"LLMClient(model={self.settings.model!r}, base_url={self.settings.base_url!r}, "
+            f"mode={self.mode!r}, cache={self.cache.path if self.cache is not None else None!r})"
+        )
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+
+    # -- keys -------------------------------------------------------------------------------
+
+    def _prepare(self, request: LLMRequest) -> _Prepared:
+        if not isinstance(request, LLMRequest):
+            raise TypeError(f"expected an LLMRequest, got {type(request).__name__}")
+        if not request.messages:
+            raise ValueError("an LLMRequest needs at least one message")
+        schema = ReplySchema.of(request.schema, request.schema_name)
+        s = self.settings
+        key = cache_key(
+            base_url=s.base_url,
+            model=s.model,
+            messages=request.messages,
+            schema=schema.response_format() if schema else None,
+            temperature=s.temperature,
+            seed=s.seed,
+            max_tokens=s.max_tokens,
+            extra_body=s.extra_body,
+            prompt=request.prompt_ref,
+        )
+        return _Prepared(request, schema, key)
+
+    def key_of(self, request: LLMRequest) -> str:
+        """The cache key of a request under this client's settings."""
+        return self._prepare(request).key
+
+    # -- running ----------------------------------------------------------------------------
+
+    def run(self, requests: Iterable[LLMRequest], desc: str = "LLM") -> list[LLMResult]:
+        """Synchronous :meth:`arun` (not from inside a running event loop)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.arun(requests, desc=desc))
+        raise RuntimeError(
+            "LLMClient.run() was called inside a running event loop; use 'await client.arun()'"
+        )
+
+    def run_one(self, request: LLMRequest) -> LLMResult:
+        return self.run([request], desc="LLM")[0]
+
+    async def arun_one(self, request: LLMRequest) -> LLMResult:
+        return (await self.arun([request]))[0]
+
+    async def arun(self, requests: Iterable[LLMRequest], desc: str = "LLM") -> list[LLMResult]:
+        """Results in input order; a failed item is an ``ok=False`` result, never an exception.
+
+        At most ``settings.max_concurrency`` calls are in flight. Requests with the same key share
+        one call. Raises :class:`ReplayMissError` (replay mode) or RuntimeError (missing API key)
+        before sending anything.
+        """
+        started = time.perf_counter()
+        prepared = [self._prepare(r) for r in requests]
+        run = UsageSummary(items=len(prepared))
+        results: list[LLMResult | None] = [None] * len(prepared)
+
+        hits = (
+            self.cache.get_many(p.key for p in prepared)
+            if self.cache is not None and self.mode != "refresh"
+            else {}
+        )
+        todo: dict[str, list[int]] = {}
+        for i, p in enumerate(prepared):
+            row = hits.get(p.key)
+            if row is not None:
+                try:
+                    results[i] = self._hit(p, row)
+                    run.cache_hits += 1
+                    continue
+                except ReplyError as err:
+                    if self.mode == "replay":
+                        results[i] = self._failure(
+                            p, f"the recorded reply no longer validates: {err}", row.raw
+                        )
+                        continue
+                    log.info("cached reply %s no longer validates (%s); asking again", p.key[:12], err)
+            todo.setdefault(p.key, []).append(i)
+
+        if self.mode == "replay" and todo:
+            first = prepared[next(iter(todo.values()))[0]]
+            prompt = "@".join(first.request.prompt_ref or ("no prompt", "-"))
+            raise ReplayMissError(
+                f"replay: {sum(map(len, todo.values()))} of {len(prepared)} requests have no recorded reply "
+                f"(first: key {first.key[:16]}…, prompt {prompt}, model {self.settings.model}); "
+                f"the requests or settings differ from those recorded",
+                list(todo),
+            )
+
+        with tqdm(
+            total=len(prepared),
+            initial=len(prepared) - sum(map(len, todo.values())),
+            desc=desc,
+            unit="req",
+            disable=None if self.settings.progress else True,
+        ) as bar:
+            if todo:
+                async with self._sdk() as sdk:
+                    limit = asyncio.Semaphore(self.settings.max_concurrency)
+
+                    async def work(indices: list[int]) -> None:
+                        p = prepared[indices[0]]
+                        try:
+                            result = await self._complete(sdk, limit, p, run)
+                        except Exception as err:  # a bug must not sink the other items; it is logged
+                            log.exception("LLM request %s failed unexpectedly", p.key[:12])
+                            result = self._failure(p, self._describe(err), None)
+                        for i in indices:
+                            results[i] = replace(result, metadata=prepared[i].request.metadata)
+                        bar.update(len(indices))
+
+                    await asyncio.gather(*(work(indices) for indices in todo.values()))
+
+        final = [r for r in results if r is not None]
+        assert len(final) == len(prepared)
+        run.failures = sum(not r.ok for r in final)
+        run.seconds = time.perf_counter() - started
+        self.last_usage = run
+        self.usage.merge(run)
+        log.info("%s", run)
+        return final
+
+    @asynccontextmanager
+    async def _sdk(self):
+        # One SDK client per batch: it binds its connection pool to the running event loop, and the
+        # key is read from the environment now ("at call time"), never kept on this object.
+        sdk = openai.AsyncOpenAI(
+            api_key=self.settings.read_api_key(),
+            base_url=self.settings.base_url,
+            timeout=self.settings.timeout,
+            max_retries=self.settings.max_retries,
+        )
+        try:
+            yield sdk
+        finally:
+            await sdk.close()
+
+    def _hit(self, p: _Prepared, row: CachedReply) -> LLMResult:
+        value = check_value(row.value, p.schema, p.request.validator)
+        return LLMResult(
+            ok=True,
+            value=value,
+            raw=row.raw,
+            error=None,
+            attempts=0,
+            cached=True,
+            model_reported=row.model_reported,
+            usage=TokenUsage(row.prompt_tokens, row.completion_tokens),
+            key=p.key,
+            metadata=p.request.metadata,
+            elapsed=row.elapsed,
+        )
+
+    def _failure(
+        self, p: _Prepared, error: str, raw: str | None, attempts: int = 0, usage: TokenUsage | None = None,
+        model_reported: str | None = None, elapsed: float = 0.0,
+    ) -> LLMResult:  # fmt: skip
+        log.warning("LLM request %s failed: %s", p.key[:12], error)
+        return LLMResult(
+            ok=False,
+            value=None,
+            raw=raw,
+            error=error,
+            attempts=attempts,
+            cached=False,
+            model_reported=model_reported,
+            usage=usage or TokenUsage(),
+            key=p.key,
+            metadata=p.request.metadata,
+            elapsed=elapsed,
+        )
+
+    def _arguments(self, p: _Prepared, messages: list[Message]) -> dict[str, Any]:
+        s = self.settings
+        kwargs: dict[str, Any] = {"model": s.model, "messages": messages}
+        if s.temperature is not None:
+            kwargs["temperature"] = s.temperature
+        if s.seed is not None:
+            kwargs["seed"] = s.seed
+        if s.max_tokens is not None:
+            kwargs["max_tokens"] = s.max_tokens
+        if p.schema is not None:
+            kwargs["response_format"] = p.schema.response_format()
+        if s.extra_body:
+            kwargs["extra_body"] = dict(s.extra_body)
+        return kwargs
+
+    async def _complete(
+        self, sdk: openai.AsyncOpenAI, limit: asyncio.Semaphore, p: _Prepared, run: UsageSummary
+    ) -> LLMResult:
+        """Call, check, re-ask on a bad reply (bounded), cache the validated reply."""
+        started = time.perf_counter()
+        messages = list(p.request.messages)
+        usage = TokenUsage()
+        raw: str | None = None
+        model_reported: str | None = None
+        problem = ""
+        attempts = 0
+        for attempts in range(1, self.settings.max_validation_retries + 2):
+            if attempts > 1:
+                run.reasks += 1
+            try:
+                async with limit:
+                    run.api_calls += 1
+                    completion = await sdk.chat.completions.create(**self._arguments(p, messages))
+            except Exception as err:  # the SDK has already retried whatever is worth retrying
+                return self._failure(
+                    p,
+                    self._describe(err),
+                    raw,
+                    attempts,
+                    usage,
+                    model_reported,
+                    time.perf_counter() - started,
+                )
+            if not hasattr(completion, "choices"):  # a non-JSON body comes back as text
+                return self._failure(
+                    p, f"malformed response from the server: {str(completion)[:200]!r}", raw, attempts, usage,
+                    model_reported, time.perf_counter() - started,
+                )  # fmt: skip
+            if completion.usage is not None:
+                call_usage = TokenUsage(
+                    completion.usage.prompt_tokens or 0, completion.usage.completion_tokens or 0
+                )
+                usage += call_usage
+                run.prompt_tokens += call_usage.prompt_tokens
+                run.completion_tokens += call_usage.completion_tokens
+            model_reported = completion.model or model_reported
+            choice = completion.choices[0] if completion.choices else None
+            raw = choice.message.content if choice is not None else None
+            try:
+                if choice is None:
+                    raise ReplyError("the server returned no choices")
+                if choice.finish_reason == "length":
+                    raise ReplyError(
+                        "the reply was cut off at the length limit (finish_reason=length); reply again, "
+                        "more concisely, complete"
+                    )
+                value = parse_reply(raw, p.schema, p.request.validator)
+            except ReplyError as err:
+                problem = str(err)
+                log.info("reply %s attempt %d unusable: %s", p.key[:12], attempts, problem)
+                messages = [
+                    *p.request.messages,
+                    assistant_message(raw or ""),
+                    user_message(self._reask(p, problem)),
+                ]
+                continue
+            elapsed = time.perf_counter() - started
+            if self.cache is not None:
+                self.cache.put(
+                    CachedReply(
+                        key=p.key,
+                        model=self.settings.model,
+                        model_reported=model_reported,
+                        prompt_name=(p.request.prompt_ref or (None, None))[0],
+                        prompt_version=(p.request.prompt_ref or (None, None))[1],
+                        raw=raw or "",
+                        value=p.schema.to_json(value) if p.schema else value,
+                        prompt_tokens=usage.prompt_tokens,
+                        completion_tokens=usage.completion_tokens,
+                        attempts=attempts,
+                        created=utc_now(),
+                        elapsed=round(elapsed, 3),
+                    )
+                )
+            return LLMResult(True, value, raw, None, attempts, False, model_reported, usage, p.key,
+                             p.request.metadata, elapsed)  # fmt: skip
+        return self._failure(
+            p, f"no usable reply after {attempts} attempts: {problem}", raw, attempts, usage, model_reported,
+            time.perf_counter() - started,
+        )  # fmt: skip
+
+    @staticmethod
+    def _reask(p: _Prepared, problem: str) -> str:
+        wanted = (
+            "Reply with only a JSON value that matches the requested schema."
+            if p.schema is not None
+            else "Reply again to the original request."
+        )
+        return f"Your previous reply could not be used: {problem}\n{wanted}"
+
+    def _describe(self, err: BaseException) -> str:
+        """A one-line reason for a failed call, with the API key scrubbed out whatever the server echoed."""
+        if isinstance(err, openai.APITimeoutError):
+            text = (
+                f"timed out after {self.settings.timeout:g} s (and {self.settings.max_retries} SDK retries)"
+            )
+        elif isinstance(err, openai.APIStatusError):
+            text = f"HTTP {err.status_code} from the server ({type(err).__name__}): {err.message}"
+        elif isinstance(err, openai.APIConnectionError):
+            text = f"cannot reach {self.settings.base_url} ({type(err).__name__}: {err.__cause__ or err})"
+        elif isinstance(err, json.JSONDecodeError):
+            text = f"malformed response body from the server: {err}"
+        else:
+            text = f"{type(err).__name__}: {err}"
+        key = os.environ.get(self.settings.api_key_env or "") if self.settings.api_key_env else None
+        if key:
+            text = text.replace(key, "[redacted]")
+        return text[:2000]

@@ -1,0 +1,49 @@
+"""Chat messages in the chat-completions format, with images as JPEG data URLs.
+
+A message is a plain dict (what the OpenAI SDK sends), so requests stay JSON-serialisable and
+hashable into cache keys. Frames from :mod:`builders.video` become JPEG data URLs with
+:func:`builders.video.frames_to_data_urls`; pass those to :func:`user_message`.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable
+from typing import Any
+
+Message = dict[str, Any]
+
+
+def system_message(text: str) -> Message:
+    return {"role": "system", "content": text}
+
+
+def assistant_message(text: str) -> Message:
+    return {"role": "assistant", "content": text}
+
+
+def user_message(text: str, images: Iterable[str] = ()) -> Message:
+    """A user turn: the images (data URLs or http(s) URLs) first, in order, then the text.
+
+    Frames go before the instruction, as video-LLM prompts usually do. A message without images
+    keeps the plain-string form every server accepts.
+    """
+    urls = list(images)
+    for url in urls:
+        if not isinstance(url, str) or not url.startswith(("data:image/", "http://", "https://")):
+            raise ValueError(f"image must be a data:image/... or http(s) URL, got {str(url)[:40]!r}")
+    if not urls:
+        return {"role": "user", "content": text}
+    parts: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": url}} for url in urls]
+    parts.append({"type": "text", "text": text})
+    return {"role": "user", "content": parts}
+
+
+def data_url_bytes(url: str) -> bytes | None:
+    """The decoded payload of a base64 data URL, or None for any other URL."""
+    if not url.startswith("data:"):
+        return None
+    header, _, payload = url.partition(",")
+    if not header.endswith(";base64"):
+        return payload.encode()
+    return base64.b64decode(payload)

@@ -1,0 +1,145 @@
+"""How to reach one OpenAI-compatible endpoint: a small, secret-free settings object.
+
+The API key itself is never stored here: ``api_key_env`` holds the *name* of the environment
+variable, read at call time (:meth:`LLMSettings.read_api_key`). So a settings object can be
+printed, logged, hashed into a cache key or written to a dataset card without leaking anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+ENV_PREFIX = "VQABENCH_LLM_"
+
+
+class LLMSettings(BaseModel):
+    """Endpoint, model and sampling settings for :class:`~builders.llm.LLMClient`.
+
+    Works with OpenAI (``https://api.openai.com/v1``), Gemini's OpenAI-compatible endpoint
+    (``https://generativelanguage.googleapis.com/v1beta/openai/``), vLLM and Ollama
+    (``http://localhost:11434/v1``; local servers need no key: set ``api_key_env`` to ``None``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
+
+    model: str = Field(description="model id sent to the server, e.g. 'gemini-2.5-flash'")
+    base_url: str = Field("https://api.openai.com/v1", description="OpenAI-compatible base URL")
+    api_key_env: str | None = Field(
+        "OPENAI_API_KEY", description="NAME of the environment variable holding the key (None: no key)"
+    )
+    max_concurrency: int = Field(8, ge=1, description="requests in flight at once")
+    timeout: float = Field(120.0, gt=0, description="seconds per HTTP attempt (the SDK's timeout)")
+    max_retries: int = Field(4, ge=0, description="the SDK's retries on 408/409/429/5xx/timeouts")
+    max_validation_retries: int = Field(
+        2, ge=0, description="re-asks after a reply that fails parsing/validation or is truncated"
+    )
+    temperature: float | None = Field(0.0, description="None: the server's default")
+    seed: int | None = Field(0, description="None: not sent")
+    max_tokens: int | None = Field(None, ge=1, description="reply length limit (None: server default)")
+    extra_body: dict[str, Any] | None = Field(
+        None, description="provider-specific request fields, e.g. {'reasoning_effort': 'low'}"
+    )
+    progress: bool = Field(True, description="show a tqdm bar (it also hides itself when not a TTY)")
+
+    @field_validator("base_url")
+    @classmethod
+    def _strip_slash(cls, value: str) -> str:
+        # "…/v1" and "…/v1/" are the same endpoint; one spelling keeps cache keys stable.
+        return value.rstrip("/")
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _looks_like_a_name(cls, value: str | None) -> str | None:
+        # Catch the classic mistake of pasting the key itself where its variable name belongs,
+        # without echoing the value back in the error.
+        if value is not None and (not value or not all(c.isalnum() or c == "_" for c in value)):
+            raise ValueError("api_key_env must be the NAME of an environment variable (letters, digits, _)")
+        return value
+
+    def read_api_key(self) -> str:
+        """The key from the environment, now; a missing variable is a clear error (no value shown)."""
+        if self.api_key_env is None:
+            return "unused"  # local servers ignore it; the SDK insists on a non-empty string
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise RuntimeError(
+                f"environment variable {self.api_key_env} (named by api_key_env) is not set or empty; "
+                f"export the API key for {self.base_url} there"
+            )
+        return key
+
+    @classmethod
+    def from_env(
+        cls, prefix: str = ENV_PREFIX, environ: Mapping[str, str] | None = None, **overrides: Any
+    ) -> LLMSettings:
+        """Settings from ``<prefix><FIELD>`` variables, e.g. ``VQABENCH_LLM_MODEL``,
+        ``VQABENCH_LLM_BASE_URL``, ``VQABENCH_LLM_API_KEY_ENV`` (empty or ``none``: no key),
+        ``VQABENCH_LLM_MAX_CONCURRENCY``; ``..._EXTRA_BODY`` is JSON. Keyword overrides that are not
+        None win over the environment. ``none`` (or empty) for ``api_key_env``, ``temperature``,
+        ``seed`` or ``max_tokens`` switches that setting off.
+        """
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for name in cls.model_fields:
+            raw = environ.get(prefix + name.upper())
+            if raw is None:
+                continue
+            if name == "extra_body":
+                try:
+                    values[name] = json.loads(raw)
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"{prefix}EXTRA_BODY is not valid JSON: {err}") from None
+            else:
+                values[name] = raw
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        for name in ("api_key_env", "temperature", "seed", "max_tokens"):
+            # "none" (or empty) switches an optional setting off, from the environment or a CLI flag.
+            if isinstance(values.get(name), str) and values[name].strip().lower() in ("", "none"):
+                values[name] = None
+        if "model" not in values:
+            raise ValueError(f"no model configured: set {prefix}MODEL or pass --llm-model")
+        return cls(**values)
+
+
+def add_llm_arguments(parser: argparse.ArgumentParser, cache: bool = True) -> None:
+    """Add the shared ``--llm-*`` options to a pipeline's (or judge's) CLI parser.
+
+    Pair with :func:`settings_from_args` / :func:`builders.llm.client_from_args`. Options left
+    unset fall back to ``VQABENCH_LLM_*`` environment variables. ``cache=False`` leaves out the
+    cache options (``--llm-cache``, ``--llm-mode``, ``--llm-replies``).
+    """
+    group = parser.add_argument_group("LLM", "endpoint and cache (defaults from VQABENCH_LLM_* variables)")
+    group.add_argument("--llm-model", help="model id, e.g. gemini-2.5-flash (env VQABENCH_LLM_MODEL)")
+    group.add_argument("--llm-base-url", help="OpenAI-compatible base URL (env VQABENCH_LLM_BASE_URL)")
+    group.add_argument(
+        "--llm-api-key-env",
+        help="NAME of the variable holding the API key, not the key (env VQABENCH_LLM_API_KEY_ENV)",
+    )
+    group.add_argument("--llm-concurrency", type=int, help="requests in flight at once")
+    if not cache:
+        return
+    group.add_argument("--llm-cache", help="SQLite reply cache; reruns never repeat a call that succeeded")
+    group.add_argument(
+        "--llm-mode",
+        choices=("normal", "refresh", "replay"),
+        default="normal",
+        help="normal: use and fill the cache; refresh: call again and overwrite; "
+        "replay: cache or recorded replies only, a miss is an error",
+    )
+    group.add_argument("--llm-replies", help="recorded replies (JSONL) to replay from, instead of a cache")
+
+
+def settings_from_args(args: argparse.Namespace) -> LLMSettings:
+    """Settings from :func:`add_llm_arguments` options, falling back to the environment."""
+    return LLMSettings.from_env(
+        model=args.llm_model,
+        base_url=args.llm_base_url,
+        api_key_env=args.llm_api_key_env,
+        max_concurrency=args.llm_concurrency,
+    )

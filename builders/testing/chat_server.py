@@ -1,0 +1,606 @@
+"""A real chat-completions server on 127.0.0.1 for tests and benchmarks (no mocks).
+
+It speaks enough of the OpenAI protocol for the ``openai`` SDK to talk to it over real sockets:
+``POST /v1/chat/completions`` and ``GET /v1/models``. Every request runs in its own thread, so
+dozens of slow requests overlap as they would on a real endpoint. In tests, use the
+``chat_server`` fixture (``tests/conftest.py``) or ``with ChatServer(...) as server:``::
+
+    settings = LLMSettings(model="m", base_url=server.url, api_key_env=None, progress=False)
+    server.handler = lambda body: {"answer": "Happiness"}            # scripted reply
+    server.queue_faults(Fault.rate_limit(0.05), Fault.server_error(retry_after=0.01))  # next two
+    server.fault_rate, server.fault_choices = 0.1, [Fault.server_error(retry_after=0.01)]
+    server.chat_requests   # what the client sent: RecordedRequest(body, headers without the key, ...)
+    server.max_in_flight   # most chat requests it was serving at once
+    server.reset()         # forget the log, counters and queued faults between phases
+
+What a chat request gets, in order of precedence:
+
+1. the next queued fault (:meth:`ChatServer.queue_faults`), else a random one
+   (``fault_rate`` with a seeded RNG over ``fault_choices``);
+2. the reply of ``handler(body)`` (``body``: the request JSON as a dict; helpers below:
+   :func:`last_user_text`, :func:`response_schema`, :func:`image_count`): a ``str`` (the message
+   content), a ``dict``/``list`` (sent as JSON content), a :class:`Reply` (content, finish reason,
+   model, token counts), a :class:`Fault`, or ``None`` for the default;
+3. the default: a JSON object valid against the request's ``response_format`` schema
+   (:func:`example_for_schema`), or :data:`DEFAULT_TEXT` when no schema was asked for.
+
+Faults that change the content (``fenced``, ``broken_json``, ``invalid``, ``truncated``,
+``delay``) apply to the reply of steps 2-3. ``latency`` seconds are slept in every chat request
+before answering. Keep tests fast: give 429/500 faults a small ``retry_after`` (the SDK honours
+it; without one it backs off 0.5 s, doubling).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+DEFAULT_TEXT = "This is a reply from the test chat server."
+# What Gemini's OpenAI-compatible endpoint refuses inside a response schema.
+GEMINI_REJECTED_KEYS = frozenset(
+    {"$schema", "additionalProperties", "const", "propertyNames", "$ref", "$defs"}
+)
+FAULT_KINDS = (
+    "rate_limit",
+    "server_error",
+    "delay",
+    "malformed",
+    "disconnect",
+    "fenced",
+    "broken_json",
+    "invalid",
+    "truncated",
+)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected fault. Build them with the class methods.
+
+    ``rate_limit``: HTTP 429 with ``Retry-After`` (seconds, may be fractional: the SDK honours it).
+    ``server_error``: HTTP ``status`` (500) with an optional ``Retry-After``.
+    ``delay``: answer normally after ``seconds`` (past the client's timeout: a timeout).
+    ``malformed``: HTTP 200 whose body is not valid JSON.
+    ``disconnect``: close the connection without answering.
+    ``fenced``: the normal content wrapped in a ```json code fence.
+    ``broken_json``: the first half of the normal content, ``finish_reason="stop"`` (bad JSON).
+    ``invalid``: JSON that violates the request's schema (required fields missing / wrong type).
+    ``truncated``: the first half of the normal content with ``finish_reason="length"``.
+    """
+
+    kind: str
+    retry_after: float | None = None
+    seconds: float = 0.0
+    status: int = 500
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {self.kind!r}; one of {FAULT_KINDS}")
+
+    @classmethod
+    def rate_limit(cls, retry_after: float = 0.05) -> Fault:
+        return cls("rate_limit", retry_after=retry_after, status=429)
+
+    @classmethod
+    def server_error(cls, retry_after: float | None = None, status: int = 500) -> Fault:
+        return cls("server_error", retry_after=retry_after, status=status)
+
+    @classmethod
+    def delay(cls, seconds: float) -> Fault:
+        return cls("delay", seconds=seconds)
+
+    @classmethod
+    def malformed(cls) -> Fault:
+        return cls("malformed")
+
+    @classmethod
+    def disconnect(cls) -> Fault:
+        return cls("disconnect")
+
+    @classmethod
+    def fenced(cls) -> Fault:
+        return cls("fenced")
+
+    @classmethod
+    def broken_json(cls) -> Fault:
+        return cls("broken_json")
+
+    @classmethod
+    def invalid(cls) -> Fault:
+        return cls("invalid")
+
+    @classmethod
+    def truncated(cls) -> Fault:
+        return cls("truncated")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A fully specified reply (content, finish reason, reported model, token usage)."""
+
+    content: str | None
+    finish_reason: str = "stop"
+    model: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as the server saw it. The Authorization value is never kept, only whether it
+    was there (``authorized``) and whether it matched the server's ``api_key`` (``key_ok``)."""
+
+    method: str
+    path: str
+    body: Any
+    headers: dict[str, str]
+    authorized: bool
+    key_ok: bool
+    time: float
+    status: int = 0
+    fault: str | None = None
+
+
+@dataclass
+class _State:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    requests: list[RecordedRequest] = field(default_factory=list)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class ChatServer:
+    """A threaded chat-completions server on ``127.0.0.1`` (random port); see the module doc.
+
+    ``model``: the model id reported in replies (None: echo the requested one). ``api_key``: when
+    set, requests must carry ``Authorization: Bearer <api_key>`` or get a 401 (whose message
+    echoes the key sent, as some providers do, to test that clients scrub it). ``gemini=True``:
+    answer 400, as Gemini does, to a response schema containing any of
+    :data:`GEMINI_REJECTED_KEYS`.
+    """
+
+    def __init__(
+        self,
+        latency: float = 0.0,
+        model: str | None = "test-model-2026-01",
+        api_key: str | None = None,
+        seed: int = 0,
+        gemini: bool = False,
+    ) -> None:
+        self.latency = latency
+        self.gemini = gemini
+        self.model = model
+        self.api_key = api_key
+        self.handler: Callable[[dict[str, Any]], Any] | None = None
+        self.fault_rate = 0.0
+        self.fault_choices: list[Fault] = [Fault.rate_limit(), Fault.server_error(retry_after=0.05)]
+        self._rng = random.Random(seed)
+        self._queue: deque[Fault] = deque()
+        self._state = _State()
+        self._ids = itertools.count(1)
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> ChatServer:
+        if self._httpd is not None:
+            return self
+        server = self
+
+        class Handler(_Handler):
+            chat = server
+
+        httpd = _Server(("127.0.0.1", 0), Handler)
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="chat-server", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is None:
+            return
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._httpd = None
+
+    def __enter__(self) -> ChatServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the chat server is not running; call start() or use it as a context manager")
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        """The base URL to give a client (ends in ``/v1``)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- scripting and inspection -----------------------------------------------------------
+
+    def queue_faults(self, *faults: Fault | Iterable[Fault]) -> None:
+        """Faults for the next chat requests, one each, in arrival order."""
+        with self._state.lock:
+            for item in faults:
+                self._queue.extend([item] if isinstance(item, Fault) else item)
+
+    def reset(self) -> None:
+        """Forget logged requests, counters, errors and queued faults (the handler stays)."""
+        with self._state.lock:
+            self._state.requests.clear()
+            self._state.errors.clear()
+            self._state.max_in_flight = self._state.in_flight
+            self._queue.clear()
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request so far (a copy), in arrival order."""
+        with self._state.lock:
+            return list(self._state.requests)
+
+    @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
+    def max_in_flight(self) -> int:
+        return self._state.max_in_flight
+
+    @property
+    def errors(self) -> list[str]:
+        """Exceptions raised by ``handler`` (each answered with HTTP 500)."""
+        with self._state.lock:
+            return list(self._state.errors)
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _next_fault(self) -> Fault | None:
+        with self._state.lock:
+            if self._queue:
+                return self._queue.popleft()
+            if self.fault_rate and self._rng.random() < self.fault_rate:
+                return self._rng.choice(self.fault_choices)
+        return None
+
+    def _enter(self) -> None:
+        with self._state.lock:
+            self._state.in_flight += 1
+            self._state.max_in_flight = max(self._state.max_in_flight, self._state.in_flight)
+
+    def _leave(self) -> None:
+        with self._state.lock:
+            self._state.in_flight -= 1
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._state.lock:
+            self._state.requests.append(request)
+
+    def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        content = reply.content
+        return {
+            "id": f"chatcmpl-test-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": reply.model or self.model or body.get("model", "unknown"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": reply.finish_reason,
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": reply.prompt_tokens
+                if reply.prompt_tokens is not None
+                else _count_prompt(body),
+                "completion_tokens": (
+                    reply.completion_tokens
+                    if reply.completion_tokens is not None
+                    else len((content or "").split())
+                ),
+                "total_tokens": 0,
+            },
+        }
+
+    def _reply_for(self, body: dict[str, Any], fault: Fault | None) -> tuple[Fault | None, Reply]:
+        """The scripted/default reply, and a fault the handler itself may have asked for."""
+        scripted = self.handler(body) if self.handler is not None else None
+        if isinstance(scripted, Fault):
+            fault, scripted = fault or scripted, None
+        if scripted is None:
+            schema = response_schema(body)
+            scripted = example_for_schema(schema) if schema is not None else DEFAULT_TEXT
+        if isinstance(scripted, Reply):
+            return fault, scripted
+        if isinstance(scripted, str):
+            return fault, Reply(scripted)
+        return fault, Reply(json.dumps(scripted))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 256  # many clients connect at once; a small backlog drops SYNs (1 s stalls)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints
+    # Headers and body go out in two writes; with Nagle on, the body waits for the client's delayed
+    # ACK (~40 ms per reply on Linux), which would swamp the latency the tests script.
+    disable_nagle_algorithm = True
+    chat: ChatServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr access logs
+        pass
+
+    def _headers_and_auth(self) -> tuple[dict[str, str], bool, bool]:
+        headers = {k.lower(): v for k, v in self.headers.items() if k.lower() != "authorization"}
+        auth = self.headers.get("Authorization")
+        expected = self.chat.api_key
+        key_ok = expected is None or auth == f"Bearer {expected}"
+        return headers, auth is not None, key_ok
+
+    def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout); nothing to answer
+
+    def _error(self, status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> None:
+        payload = json.dumps({"error": {"message": message, "type": kind, "code": status}}).encode()
+        self._send(status, payload, headers)
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        headers, authorized, key_ok = self._headers_and_auth()
+        status = 200 if self.path.rstrip("/") == "/v1/models" else 404
+        self.chat._record(
+            RecordedRequest("GET", self.path, None, headers, authorized, key_ok, time.time(), status)
+        )
+        if status == 404:
+            self._error(404, f"no route {self.path}", "not_found")
+            return
+        model = self.chat.model or "test-model"
+        data = {
+            "object": "list",
+            "data": [{"id": model, "object": "model", "created": 0, "owned_by": "test"}],
+        }
+        self._send(200, json.dumps(data).encode())
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        headers, authorized, key_ok = self._headers_and_auth()
+        try:
+            body = json.loads(raw or b"null")
+        except json.JSONDecodeError:
+            body = None
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self.chat._record(
+                RecordedRequest("POST", self.path, body, headers, authorized, key_ok, time.time(), 404)
+            )
+            self._error(404, f"no route {self.path}", "not_found")
+            return
+        self.chat._enter()
+        try:
+            self._chat(body, headers, authorized, key_ok)
+        finally:
+            self.chat._leave()
+
+    def _chat(self, body: Any, headers: dict[str, str], authorized: bool, key_ok: bool) -> None:
+        chat = self.chat
+
+        def record(status: int, fault: str | None = None) -> None:
+            chat._record(
+                RecordedRequest(
+                    "POST", self.path, body, headers, authorized, key_ok, time.time(), status, fault
+                )
+            )
+
+        if not key_ok:
+            record(401)
+            sent = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            self._error(401, f"Incorrect API key provided: {sent}", "invalid_request_error")
+            return
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or "model" not in body:
+            record(400)
+            self._error(
+                400, "the body must be a JSON object with 'model' and 'messages'", "invalid_request_error"
+            )
+            return
+        rejected = _schema_keywords(response_schema(body)) & GEMINI_REJECTED_KEYS if chat.gemini else set()
+        if rejected:
+            record(400, "gemini-schema")
+            self._error(400, f"Invalid JSON payload received. Unknown name {sorted(rejected)[0]!r} in "
+                        "response_format.json_schema.schema", "invalid_request_error")  # fmt: skip
+            return
+        if chat.latency:
+            time.sleep(chat.latency)
+        fault = chat._next_fault()
+        try:
+            fault, reply = chat._reply_for(body, fault)
+        except Exception as err:  # a broken scripted handler: answer 500 and keep it for the test to see
+            with chat._state.lock:
+                chat._state.errors.append(f"{type(err).__name__}: {err}")
+            record(500, "handler-error")
+            self._error(500, f"test handler failed: {type(err).__name__}: {err}", "server_error")
+            return
+        kind = fault.kind if fault else None
+        if kind == "rate_limit":
+            record(429, kind)
+            self._error(429, "Rate limit reached (test fault)", "rate_limit_exceeded",
+                        {"Retry-After": f"{fault.retry_after:g}"})  # fmt: skip
+            return
+        if kind == "server_error":
+            record(fault.status, kind)
+            extra = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
+            self._error(fault.status, "Internal error (test fault)", "server_error", extra)
+            return
+        if kind == "disconnect":
+            record(0, kind)
+            self.close_connection = True
+            try:
+                self.connection.shutdown(2)
+            except OSError:
+                pass
+            return
+        if kind == "malformed":
+            record(200, kind)
+            self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"index": 0, "message": ')
+            return
+        if kind == "delay":
+            time.sleep(fault.seconds)
+        elif kind == "fenced":
+            reply = Reply(f"```json\n{reply.content}\n```", reply.finish_reason, reply.model)
+        elif kind == "invalid":
+            reply = Reply(json.dumps(invalid_for_schema(response_schema(body))), "stop", reply.model)
+        elif kind in ("truncated", "broken_json"):
+            text = reply.content or ""
+            finish = "length" if kind == "truncated" else "stop"
+            reply = Reply(text[: max(1, len(text) // 2)], finish, reply.model)
+        record(200, kind)
+        self._send(200, json.dumps(chat._completion(body, reply)).encode())
+
+
+# -- helpers for scripted handlers ----------------------------------------------------------
+
+
+def response_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a request asked for (``response_format.json_schema.schema``), or None."""
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return (fmt.get("json_schema") or {}).get("schema") or {}
+    return None
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of one message (its text parts joined when it also carries images)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content if p.get("type") == "text")
+    return content or ""
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The text of the last user message of a request: what most scripted handlers key on."""
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    return message_text(users[-1]) if users else ""
+
+
+def image_count(body: dict[str, Any]) -> int:
+    """How many images the request's messages carry."""
+    return sum(
+        1
+        for m in body.get("messages", [])
+        if isinstance(m.get("content"), list)
+        for p in m["content"]
+        if p.get("type") == "image_url"
+    )
+
+
+def _schema_keywords(schema: Any) -> set[str]:
+    """Every keyword used anywhere in a schema (property names excluded)."""
+    found: set[str] = set()
+    if isinstance(schema, list):
+        for item in schema:
+            found |= _schema_keywords(item)
+    elif isinstance(schema, dict):
+        for key, value in schema.items():
+            found.add(key)
+            if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+                for sub in value.values():
+                    found |= _schema_keywords(sub)
+            else:
+                found |= _schema_keywords(value)
+    return found
+
+
+def _count_prompt(body: dict[str, Any]) -> int:
+    # A stand-in tokenizer: words, plus 85 per image (OpenAI's low-detail cost).
+    return sum(len(message_text(m).split()) for m in body.get("messages", [])) + 85 * image_count(body)
+
+
+def example_for_schema(
+    schema: dict[str, Any], _root: dict[str, Any] | None = None, _name: str = "value"
+) -> Any:
+    """A value valid against ``schema``: enums take their first member, strings and numbers sit
+    within their bounds, arrays have ``max(minItems, 1)`` items (within ``maxItems``), objects
+    carry every property. Local ``$ref``s are followed. Independent of the client's own code."""
+    root = schema if _root is None else _root
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        defs = {**root.get("definitions", {}), **root.get("$defs", {})}
+        return example_for_schema(defs[name], root, _name)
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            options = [s for s in schema[key] if s.get("type") != "null"] or schema[key]
+            return example_for_schema(options[0], root, _name)
+    if "allOf" in schema:
+        merged: dict[str, Any] = {}
+        for sub in schema["allOf"]:
+            merged.update(sub)
+        return example_for_schema(merged, root, _name)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind is None:
+        kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {name: example_for_schema(sub, root, name) for name, sub in props.items()}
+    if kind == "array":
+        count = max(schema.get("minItems", 1), 1)
+        count = min(count, schema.get("maxItems", count))
+        items = schema.get("items", {"type": "string"})
+        return [example_for_schema(items, root, f"{_name} {i + 1}") for i in range(count)]
+    if kind == "string":
+        text = f"example {_name}"
+        text = text.ljust(schema.get("minLength", 0), "x")
+        return text[: schema["maxLength"]] if "maxLength" in schema else text
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        if "exclusiveMinimum" in schema and "minimum" not in schema:
+            low = low + 1 if kind == "integer" else low + 0.5
+        high = schema.get("maximum", schema.get("exclusiveMaximum"))
+        value = max(low, 0) if high is None or max(low, 0) <= high else low
+        if high is not None and "exclusiveMaximum" in schema and value >= high:
+            value = high - 1 if kind == "integer" else (low + high) / 2
+        return int(value) if kind == "integer" else float(value)
+    if kind == "boolean":
+        return True
+    return None
+
+
+def invalid_for_schema(schema: dict[str, Any] | None) -> Any:
+    """JSON that violates ``schema``: an object missing its required fields, else a wrong type."""
+    if schema and schema.get("type") == "object" and schema.get("required"):
+        return {"unexpected_field": "this reply ignores the schema"}
+    if schema and schema.get("type") == "array":
+        return {"not": "an array"}
+    return ["not", "what", "was", "asked"]
