@@ -144,10 +144,23 @@ class ReplyCache:
             self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
         )
         self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.execute(_SCHEMA)
+        self._setup(busy_timeout)
+
+    def _setup(self, busy_timeout: float) -> None:
+        # Switching to WAL and creating the table take locks that SQLite may refuse at once (no busy
+        # handler) while another process opens the same new file: retry until the timeout.
+        deadline = time.monotonic() + busy_timeout
+        while True:
+            try:
+                if self.path != ":memory:":
+                    self._db.execute("PRAGMA journal_mode = WAL")
+                    self._db.execute("PRAGMA synchronous = NORMAL")
+                self._db.execute(_SCHEMA)
+                return
+            except sqlite3.OperationalError as err:
+                if "locked" not in str(err) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     def __repr__(self) -> str:
         return f"ReplyCache({self.path!r})"
