@@ -1,0 +1,107 @@
+"""Where a video comes from: a path, raw bytes, or a ``datasets`` video value; opened with PyAV.
+
+One place turns every accepted source into an open PyAV container and every PyAV failure into a
+:class:`VideoError` that names the source, so callers never see a bare FFmpeg error code.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import av
+import av.container
+
+#: What :class:`VideoSource.of` accepts: a path, the file's bytes, or ``datasets.Video(decode=False)``'s
+#: ``{"path": ..., "bytes": ...}`` value.
+SourceLike = str | os.PathLike | bytes | bytearray | memoryview | Mapping[str, Any]
+
+
+class VideoError(ValueError):
+    """A video that cannot be read as asked (unreadable, truncated, no frames, bad request)."""
+
+
+@dataclass(frozen=True)
+class VideoSource:
+    """A video's bytes or path plus a human-readable name for error messages."""
+
+    name: str
+    path: Path | None = None
+    data: bytes | None = None
+
+    @classmethod
+    def of(cls, source: SourceLike | VideoSource) -> VideoSource:
+        """Normalise a path, bytes or ``{"path", "bytes"}`` mapping; fail early on missing/empty input."""
+        if isinstance(source, VideoSource):
+            return source
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            return cls._from_bytes(bytes(source), name=f"<video bytes, {len(source)} bytes>")
+        if isinstance(source, Mapping):
+            data, path = source.get("bytes"), source.get("path")
+            if data is not None:
+                # datasets keeps the original file name next to embedded bytes: use it in messages.
+                label = f"{path} (embedded bytes)" if path else f"<video bytes, {len(data)} bytes>"
+                return cls._from_bytes(bytes(data), name=label)
+            if path is not None:
+                return cls._from_path(path)
+            raise VideoError(f"video value has neither 'bytes' nor 'path': keys {sorted(source)}")
+        if isinstance(source, (str, os.PathLike)):
+            return cls._from_path(source)
+        raise TypeError(
+            f"unsupported video source type {type(source).__name__}; expected a path, bytes or dict"
+        )
+
+    @classmethod
+    def _from_path(cls, path: str | os.PathLike) -> VideoSource:
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"video file not found: {p}")
+        if p.stat().st_size == 0:
+            raise VideoError(f"video file is empty: {p}")
+        return cls(name=str(p), path=p)
+
+    @classmethod
+    def _from_bytes(cls, data: bytes, name: str) -> VideoSource:
+        if not data:
+            raise VideoError(f"video is empty (0 bytes): {name}")
+        return cls(name=name, data=data)
+
+    def open_container(self) -> av.container.InputContainer:
+        """Open for reading; the caller closes it (prefer :meth:`open`)."""
+        try:
+            return av.open(io.BytesIO(self.data) if self.data is not None else str(self.path))
+        except av.FFmpegError as err:
+            raise VideoError(f"cannot open video {self.name}: {describe_error(err)}") from err
+
+    @contextmanager
+    def open(self) -> Iterator[av.container.InputContainer]:
+        """Open for reading; the container is closed on exit whatever happens."""
+        container = self.open_container()
+        try:
+            yield container
+        finally:
+            container.close()
+
+
+def video_stream(container: av.container.InputContainer, name: str) -> av.VideoStream:
+    """The first real video stream (cover-art pictures are not video); a clear error if there is none."""
+    for stream in container.streams.video:
+        if not stream.disposition & av.stream.Disposition.attached_pic:
+            if stream.codec_context is None:
+                raise VideoError(f"no decoder for the video codec of {name} ({stream.codec.name})")
+            return stream
+    kinds = ", ".join(s.type for s in container.streams) or "none"
+    raise VideoError(f"no video stream in {name} (streams: {kinds})")
+
+
+def describe_error(err: av.FFmpegError) -> str:
+    """Short text of a PyAV error for messages that already name the source.
+
+    ``str(err)`` repeats the errno and a placeholder file name ('<none>' for bytes input).
+    """
+    return getattr(err, "strerror", None) or str(err)
