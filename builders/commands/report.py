@@ -1,0 +1,144 @@
+"""``vqabench report``: Markdown + PNG + JSON reports over model predictions on a dataset split."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+_PREDICTIONS_HELP = (
+    "a model's predictions, NAME=FILE (JSONL; repeat the option to compare models side by side; a bare "
+    "FILE is named after its stem)"
+)
+_DATA_HELP = "an exported Hub-layout folder (README.md + data/) or the pipeline's work folder"
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", type=Path, required=True, help=_DATA_HELP)
+    parser.add_argument("--split", default="test", help="split to score (default: test)")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="report folder (report.md, metrics.json, *.png)"
+    )
+    parser.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="score items without a prediction as unparsed (wrong) instead of failing; they are listed",
+    )
+    parser.add_argument(
+        "--cache-dir", type=Path, help="datasets cache for reading a Hub folder (default: a temporary one)"
+    )
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="write a Markdown report (tables, PNG plots, metrics.json) over model predictions",
+        description=(
+            "Score one or more models' predictions on a dataset split with the project's metrics and write "
+            "OUT/report.md with tables (one column per model), PNG plots (grouped bars with 95%% Wilson "
+            "intervals and the n behind each bar, heatmaps) and OUT/metrics.json with every number. Raw "
+            "replies are parsed again with the shared answer parser."
+        ),
+    )
+    kinds = parser.add_subparsers(title="benchmarks", metavar="BENCHMARK", required=True)
+
+    bqa = kinds.add_parser(
+        "bqa",
+        help="BQA: accuracy by difficulty, error rates by gender/age/ethnicity, emotion-group confusion",
+        description=(
+            'BQA report. Predictions: JSONL lines {"id", "raw_output" (or "prediction"), "rationale"?}; '
+            "the reference answers, choices, difficulty and demographics come from the dataset split. "
+            "Sections: Easy/Hard/Total accuracy (Table 1), error rate by gender, age and ethnicity with a "
+            "chi-square test (Figure 4), emotion groups of wrong answers with Others (Figure 6), and rationale "
+            "leakage when rationales are given."
+        ),
+        epilog="Example: vqabench report bqa --data hub/BQA --split test --predictions gpt4o=gpt4o.jsonl "
+        "--predictions gemini=gemini.jsonl --out reports/bqa-test",
+    )
+    _common(bqa)
+    bqa.add_argument(
+        "--predictions", action="append", required=True, metavar="NAME=FILE", help=_PREDICTIONS_HELP
+    )
+    bqa.add_argument(
+        "--group-mapping",
+        help="emotion-group mapping (JSON/YAML file) if the release used another than its own / the default",
+    )
+    bqa.set_defaults(func=_bqa)
+
+    marine = kinds.add_parser(
+        "marinelife",
+        help="MarineLife-16K: per-dimension accuracy (0-100) and judge scores by static/moving camera",
+        description=(
+            'MarineLife-16K report. Predictions: JSONL lines {"question_id", "raw_output"} joined to the qa '
+            "config's rows; replies to open-ended questions may be present and are left to the judge. "
+            "Judge results (already computed by the judge metric; this command calls no LLM): a JSON file "
+            '{"<model>": {"oemu": <result>, "caption": <result>}} where a result has score, criteria, n, '
+            "n_failed and by_camera {static|moving: {score, criteria, n}}. Sections: accuracy per dimension "
+            "(Table 3), the Table 3 summary with OEMU, caption scores BEH/AH/ECF by camera (Table 4)."
+        ),
+        epilog="Example: vqabench report marinelife --data hub/MarineLife-16K --predictions qwen=qwen.jsonl "
+        "--judge-results judge.json --out reports/marine-test",
+    )
+    _common(marine)
+    marine.add_argument(
+        "--predictions", action="append", default=[], metavar="NAME=FILE", help=_PREDICTIONS_HELP
+    )
+    marine.add_argument(
+        "--judge-results",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="judge results JSON (repeatable)",
+    )
+    marine.set_defaults(func=_marinelife)
+
+
+def _print_done(report) -> None:
+    print(
+        f"wrote {report.markdown}, {report.metrics_file.name} and {len(report.figures)} figure(s) in {report.folder}"
+    )
+
+
+def _bqa(args: argparse.Namespace) -> int:
+    from builders.report import named_paths, write_bqa_report
+
+    report = write_bqa_report(
+        args.data,
+        args.split,
+        named_paths(args.predictions, "--predictions"),
+        args.out,
+        allow_missing=args.allow_missing,
+        group_mapping=args.group_mapping,
+        cache_dir=args.cache_dir,
+    )
+    for name, m in report.metrics["models"].items():
+        r = m["metrics"]
+        print(
+            f"{name}: accuracy {r['accuracy']:.3f} (Easy {r['accuracy_easy']:.3f}, Hard {r['accuracy_hard']:.3f}) "
+            f"on {r['n']} items; {r['n_unparsed']} unparsed"
+            if r["n_easy"] and r["n_hard"]
+            else f"{name}: accuracy {r['accuracy']:.3f} on {r['n']} items; {r['n_unparsed']} unparsed"
+        )
+    _print_done(report)
+    return 0
+
+
+def _marinelife(args: argparse.Namespace) -> int:
+    from builders.report import named_paths, write_marinelife_report
+
+    report = write_marinelife_report(
+        args.data,
+        args.split,
+        named_paths(args.predictions, "--predictions"),
+        args.out,
+        judge_results=args.judge_results,
+        allow_missing=args.allow_missing,
+        cache_dir=args.cache_dir,
+    )
+    for name, m in report.metrics["models"].items():
+        if "accuracy" in m:
+            print(
+                f"{name}: overall multiple-choice accuracy {m['accuracy']['overall']:.1f} on {m['accuracy']['n']['overall']} questions"
+            )
+    _print_done(report)
+    return 0

@@ -1,0 +1,35 @@
+"""Reports over model predictions: Markdown tables, PNG plots and a machine-readable ``metrics.json``.
+
+* :func:`write_bqa_report` - BQA: accuracy by difficulty, error rates by gender/age/ethnicity,
+  emotion-group confusion of wrong answers, CoT rationale leakage.
+* :func:`write_marinelife_report` - MarineLife-16K: accuracy per dimension (0-100), the paper's
+  Table 3 summary, and judge scores (OEMU, captions) by static/moving camera from judge results.
+
+Both take several models at once (``{name: predictions file}``) and lay them side by side. They
+score with the functions in :mod:`builders.scoring` (the same ones behind ``metrics/``) and never
+call an LLM. Modules: :mod:`.inputs` (prediction files, dataset splits), :mod:`.tables`
+(Markdown), :mod:`.plots` (PNG), :mod:`.document` (the report folder), one module per benchmark.
+"""
+
+from builders.report.bqa_report import load_bqa_split, score_bqa, write_bqa_report
+from builders.report.document import Report
+from builders.report.inputs import named_paths, read_predictions
+from builders.report.marinelife_report import (
+    load_marinelife_split,
+    read_judge_results,
+    score_marinelife,
+    write_marinelife_report,
+)
+
+__all__ = [
+    "Report",
+    "load_bqa_split",
+    "load_marinelife_split",
+    "named_paths",
+    "read_judge_results",
+    "read_predictions",
+    "score_bqa",
+    "score_marinelife",
+    "write_bqa_report",
+    "write_marinelife_report",
+]

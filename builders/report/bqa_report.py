@@ -1,0 +1,334 @@
+"""The BQA report: one or more models' predictions on one split, as Markdown tables, PNGs and JSON.
+
+Every number comes from :func:`builders.scoring.bqa_accuracy.bqa_accuracy` (the function behind the
+``metrics/bqa`` module), called once per model on the raw replies: Easy/Hard/Total accuracy (the
+paper's Table 1), error rates by gender, age and ethnicity with a chi-square test (Figure 4), the
+emotion groups of wrong answers with "Others" for replies that are no emotion (Figure 6), and, for
+chain-of-thought runs, how often the rationale gives the answer away. Rates carry 95% Wilson
+intervals. The report lays those results side by side, one column (or panel) per model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bqa.vocabulary import DEFAULT_GROUP_MAPPING, DIFFICULTIES, OTHERS, GroupMapping
+from builders.report.document import Report, Section, write_report
+from builders.report.inputs import (
+    align,
+    default_config,
+    is_hub_folder,
+    load_hub_rows,
+    preview,
+    read_predictions,
+)
+from builders.report.plots import Bar, grouped_bars, heatmaps
+from builders.report.tables import fmt_number, fmt_p_value, fmt_rate, markdown_table
+from builders.scoring.bqa_accuracy import DEMOGRAPHIC_FIELDS, bqa_accuracy, resolve_group_mapping
+
+COLUMNS: tuple[str, ...] = (
+    "id",
+    "answer",
+    "choices",
+    "answer_group",
+    "choice_groups",
+    "difficulty",
+    *DEMOGRAPHIC_FIELDS,
+)
+TOTAL = "Total"
+
+
+@dataclass(frozen=True)
+class BQASplit:
+    """The reference side of a report: one split's rows (``COLUMNS`` only) and its label tables."""
+
+    source: str
+    split: str
+    rows: list[dict[str, Any]]
+    group_mapping: GroupMapping
+    demographic_codes: Mapping[str, Mapping[int, str]] | None = None
+
+
+def load_bqa_split(
+    data: str | os.PathLike[str],
+    split: str,
+    *,
+    group_mapping: GroupMapping | str | Path | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> BQASplit:
+    """Rows of ``split`` from an exported Hub folder or a BQA work folder (``release/`` inside).
+
+    The group mapping is ``group_mapping``, else the work folder's own, else the default; it must
+    agree with the rows' ``answer_group``/``choice_groups``, or the confusion table would be wrong.
+    """
+    from bqa.workdir import meta_path, read_release
+
+    data = Path(data)
+    codes = None
+    if meta_path(data).is_file():
+        release = read_release(data, check_clips=False)
+        if split not in release.splits:
+            raise ValueError(f"{data}: no split {split!r} (splits: {list(release.splits)})")
+        rows = [{c: getattr(r, c) for c in COLUMNS} for r in release.splits[split]]
+        mapping = (
+            release.meta.group_mapping if group_mapping is None else resolve_group_mapping(group_mapping)
+        )
+        codes = release.meta.demographic_codes
+        source = f"work folder {data}"
+    elif is_hub_folder(data):
+        config = default_config(data)
+        rows = load_hub_rows(data, config, split, COLUMNS, cache_dir)
+        mapping = resolve_group_mapping(group_mapping) if group_mapping is not None else DEFAULT_GROUP_MAPPING
+        source = f"Hub folder {data} (config {config})"
+    else:
+        raise FileNotFoundError(
+            f"{data}: neither a BQA work folder (release/meta.json) nor a Hub-layout folder (README.md)"
+        )
+    if not rows:
+        raise ValueError(f"{source}: the {split} split is empty")
+    _check_mapping(rows, mapping, source)
+    return BQASplit(source, split, rows, mapping, codes)
+
+
+def _check_mapping(rows: Sequence[Mapping[str, Any]], mapping: GroupMapping, source: str) -> None:
+    for row in rows:
+        for label, group in zip(
+            [row["answer"], *row["choices"]], [row["answer_group"], *row["choice_groups"]], strict=True
+        ):
+            if mapping.group_of.get(label) != group:
+                raise ValueError(
+                    f"{source}, item {row['id']}: the data puts {label!r} in group {group!r}, the mapping "
+                    f"{mapping.name!r} in {mapping.group_of.get(label)!r}; pass the release's mapping "
+                    "(--group-mapping FILE)"
+                )
+
+
+def score_bqa(
+    split: BQASplit, predictions: Mapping[str, str | os.PathLike[str]], *, allow_missing: bool
+) -> dict:
+    """Per model: the ``bqa_accuracy`` result, plus the ids behind its missing and unparsed counts."""
+    if not predictions:
+        raise ValueError("no predictions to report on")
+    ids = [r["id"] for r in split.rows]
+    column = {c: [r[c] for r in split.rows] for c in COLUMNS}
+    models: dict[str, Any] = {}
+    for name, path in predictions.items():
+        aligned = align(
+            read_predictions(path, "id"),
+            ids,
+            source=str(path),
+            split=split.split,
+            allow_missing=allow_missing,
+        )
+        result = bqa_accuracy(
+            predictions=aligned.texts,
+            references=column["answer"],
+            choices=column["choices"],
+            difficulty=column["difficulty"],
+            gender=column["gender"],
+            age=column["age"],
+            ethnicity=column["ethnicity"],
+            rationales=aligned.rationales,
+            group_mapping=split.group_mapping,
+            demographic_codes=split.demographic_codes,
+        )
+        models[name] = {
+            "predictions": str(path),
+            "missing_ids": aligned.missing,
+            "unparsed_ids": [ids[i] for i in result["unparsed_indices"]],
+            "metrics": result,
+        }
+    return {
+        "benchmark": "BQA",
+        "data": split.source,
+        "split": split.split,
+        "n_items": len(ids),
+        "group_mapping": split.group_mapping.name,
+        "interval": "95% Wilson score interval",
+        "models": models,
+    }
+
+
+# --- rendering ---------------------------------------------------------------------------------------
+def _difficulty_section(models: Mapping[str, dict], out_dir: Path) -> Section:
+    first = next(iter(models.values()))["metrics"]
+    keys = (("Easy", "_easy", "n_easy"), ("Hard", "_hard", "n_hard"), (TOTAL, "", "n"))
+    rows = [
+        [label, first[n_key], *(fmt_rate(m["metrics"][f"accuracy{k}"], m["metrics"][f"accuracy{k}_ci95"]) for m in models.values())]
+        for label, k, n_key in keys
+    ]  # fmt: skip
+    series = {
+        name: [
+            Bar(m["metrics"][f"accuracy{k}"], m["metrics"][f"accuracy{k}_ci95"], m["metrics"][n_key])
+            for _, k, n_key in keys
+        ]
+        for name, m in models.items()
+    }
+    figure = grouped_bars(
+        out_dir / "accuracy_by_difficulty.png",
+        title="BQA accuracy by difficulty (95% Wilson intervals)",
+        categories=[label for label, _, _ in keys],
+        series=series,
+        xlabel="difficulty (STEP4: Easy = the generating LLM answered right)",
+        ylabel="accuracy",
+        ylim=(0.0, 1.0),
+    )
+    table = markdown_table(["Difficulty", "n", *models], rows)
+    return Section("Accuracy by difficulty", [table], [(figure, "Accuracy by difficulty")])
+
+
+def _demographic_section(field: str, models: Mapping[str, dict], out_dir: Path) -> Section:
+    title = f"Error rate by {field}"
+    breakdowns = {name: m["metrics"][f"by_{field}"] for name, m in models.items()}
+    groups: list[str] = []
+    for b in breakdowns.values():
+        groups += [g for g in b["groups"] if g not in groups]
+    first = next(iter(breakdowns.values()))["groups"]
+    rows: list[list[object]] = []
+    for g in groups:
+        cells = [breakdowns[name]["groups"].get(g) for name in models]
+        rows.append(
+            [g, first[g]["n"] if g in first else None]
+            + [fmt_rate(c["error_rate"], c["error_rate_ci95"]) if c else None for c in cells]
+        )
+    disparity = {name: b["disparity"] for name, b in breakdowns.items()}
+    rows.append(["largest gap", None, *(fmt_number(d["max_gap"]) for d in disparity.values())])
+    rows.append(
+        [
+            "chi-square p-value (dof)",
+            None,
+            *(f"{fmt_p_value(d['p_value'])} ({d['dof']})" if d["p_value"] is not None else None for d in disparity.values()),
+        ]
+    )  # fmt: skip
+    warned: dict[str, list[str]] = {}  # one line per distinct warning, naming the models it concerns
+    for name, d in disparity.items():
+        if d["warning"]:
+            warned.setdefault(d["warning"], []).append(name)
+    notes = [f"- {', '.join(names)}: {warning}" for warning, names in warned.items()]
+    unlabelled = next(iter(breakdowns.values()))["n_missing"]
+    if unlabelled:
+        notes.append(f"- {unlabelled} item(s) have no {field} label and are left out of this table.")
+    series = {
+        name: [
+            Bar(c["error_rate"], c["error_rate_ci95"], c["n"]) if c else Bar(None)
+            for c in (breakdowns[name]["groups"].get(g) for g in groups)
+        ]
+        for name in models
+    }
+    figure = grouped_bars(
+        out_dir / f"error_rate_by_{field}.png",
+        title=f"BQA error rate by {field} (95% Wilson intervals; higher = more mistakes)",
+        categories=groups,
+        series=series,
+        xlabel=field,
+        ylabel="error rate (wrong or unparsed answers)",
+        ylim=(0.0, 1.0),
+    )
+    body = [markdown_table([field.capitalize(), "n", *models], rows)]
+    if notes:
+        body.append("\n".join(notes))
+    return Section(title, body, [(figure, title)])
+
+
+def _confusion_section(models: Mapping[str, dict], mapping: GroupMapping, out_dir: Path) -> Section:
+    true_groups = list(mapping.group_names)
+    answered = [*true_groups, OTHERS]
+    body = [
+        "Wrong answers only: the row is the emotion group of the correct answer, the column the group "
+        f"of the emotion the model answered; {OTHERS} = a reply that names no emotion."
+    ]
+    panels = {}
+    for name, m in models.items():
+        table = m["metrics"]["confusion"]
+        rows = [[t, *(table[t][a] for a in answered), sum(table[t].values())] for t in true_groups]
+        body.append(f"**{name}**\n\n" + markdown_table(["Correct \\ answered", *answered, "wrong"], rows))
+        # Paper's Figure 6 orientation: x = correct group, y = what the model answered.
+        panels[name] = [[table[t][a] for t in true_groups] for a in answered]
+    figure = heatmaps(
+        out_dir / "confusion_emotion_groups.png",
+        title=f"BQA wrong answers by emotion group (mapping {mapping.name})",
+        panels=panels,
+        row_labels=answered,
+        col_labels=true_groups,
+        xlabel="correct answer's group",
+        ylabel="answered group",
+        total_label="wrong answers",
+    )
+    return Section(
+        "Wrong answers by emotion group", body, [(figure, "Emotion-group confusion of wrong answers")]
+    )
+
+
+def _leakage_section(models: Mapping[str, dict]) -> Section | None:
+    leaks = {name: m["metrics"]["leakage"] for name, m in models.items() if m["metrics"]["leakage"]}
+    if not leaks:
+        return None
+    rows = [
+        ["rationales that name only the correct choice", *(f"{v['n_leaking']} ({v['leak_rate']:.1%})" for v in leaks.values())],
+        ["accuracy without those items", *(fmt_rate(v["accuracy_non_leaking"], v["accuracy_non_leaking_ci95"]) for v in leaks.values())],
+        ["accuracy on those items", *(fmt_rate(v["accuracy_leaking"], v["accuracy_leaking_ci95"]) for v in leaks.values())],
+    ]  # fmt: skip
+    note = (
+        "A chain-of-thought rationale that names the correct label and no other choice gives the answer "
+        "away; accuracy without those items is the fairer comparison (the paper's CoT caveat)."
+    )
+    return Section("Chain-of-thought rationale leakage", [note, markdown_table(["", *leaks], rows)], [])
+
+
+def _inputs_table(metrics: Mapping[str, Any]) -> str:
+    rows = []
+    for name, m in metrics["models"].items():
+        unparsed = m["unparsed_ids"]
+        rows.append(
+            [
+                name,
+                f"`{m['predictions']}`",
+                len(m["missing_ids"]),
+                f"{len(unparsed)} {preview(unparsed, 5)}" if unparsed else 0,
+            ]
+        )
+    return markdown_table(["Model", "Predictions", "Missing", "Unparsed (scored wrong)"], rows, "llrl")
+
+
+def write_bqa_report(
+    data: str | os.PathLike[str],
+    split: str,
+    predictions: Mapping[str, str | os.PathLike[str]],
+    out_dir: str | os.PathLike[str],
+    *,
+    allow_missing: bool = False,
+    group_mapping: GroupMapping | str | Path | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Report:
+    """Score each model's predictions on ``split`` of ``data`` and write the report to ``out_dir``.
+
+    ``predictions``: model name -> JSONL file (``{"id", "raw_output", "rationale"?}`` per line).
+    Writes ``report.md``, ``metrics.json`` and the PNGs it links.
+    """
+    reference = load_bqa_split(data, split, group_mapping=group_mapping, cache_dir=cache_dir)
+    metrics = score_bqa(reference, predictions, allow_missing=allow_missing)
+    out = Path(out_dir)
+    models = metrics["models"]
+    counts = {d: sum(r["difficulty"] == d for r in reference.rows) for d in DIFFICULTIES}
+    intro = [
+        f"Data: {reference.source}, split `{split}`: {len(reference.rows)} items "
+        f"({', '.join(f'{n} {d}' for d, n in counts.items())}). Emotion groups: mapping "
+        f"`{reference.group_mapping.name}`.",
+        "Replies are parsed with the shared answer parser (a letter A-D or the emotion's name); a reply "
+        "that names no choice, or no reply (--allow-missing), is unparsed and counts as wrong. Intervals "
+        "are 95% Wilson score intervals.",
+        _inputs_table(metrics),
+    ]
+    sections = [
+        _difficulty_section(models, out),
+        *(_demographic_section(f, models, out) for f in DEMOGRAPHIC_FIELDS),
+        _confusion_section(models, reference.group_mapping, out),
+    ]
+    leakage = _leakage_section(models)
+    if leakage:
+        sections.append(leakage)
+    return write_report(out, f"BQA report: {split} split", intro, sections, metrics)

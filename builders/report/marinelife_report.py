@@ -1,0 +1,387 @@
+"""The MarineLife-16K report: per-dimension accuracy and judge scores, one column per model.
+
+Multiple-choice accuracy comes from :func:`builders.scoring.marinelife_accuracy.marinelife_accuracy`
+(0-100 per dimension, 95% Wilson intervals; the paper's Table 3), called once per model on the raw
+replies. Open-ended answers are scored by the LLM judge, which this report does not call: it reads
+the judge's results, already computed, from a JSON file (``--judge-results``)::
+
+    {"<model>": {"oemu": <judge result>, "caption": <judge result>}, ...}
+
+``oemu`` is the judge on the ``camera_object_open_ended`` questions (the OEMU column of Table 3),
+``caption`` the judge on captions (BEH, AH, ECF for static and moving camera: Table 4); either may
+be left out. A judge result is the judge metric's output: ``score``, ``criteria``, ``n``,
+``n_failed`` and ``by_camera`` = ``{"static"|"moving": {"score", "criteria", "n"}}`` (without
+``by_camera`` the camera rows show –). Other keys (``judge``, ``failed``) are kept in metrics.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from numbers import Real
+from pathlib import Path
+from typing import Any
+
+from builders.report.document import Report, Section, write_report
+from builders.report.inputs import align, is_hub_folder, load_hub_rows, read_predictions
+from builders.report.plots import Bar, grouped_bars
+from builders.report.tables import fmt_number, fmt_rate, markdown_table
+from builders.scoring.marinelife_accuracy import ACCURACY_DIMENSIONS, OVERALL, marinelife_accuracy
+from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA, DIMENSION_OF_TYPE, MULTIPLE_CHOICE
+
+COLUMNS: tuple[str, ...] = ("question_id", "type", "question_format", "options", "answer")
+QA_CONFIG = "qa"
+OEMU, CAPTION = "oemu", "caption"
+JUDGE_TASKS: dict[str, str] = {
+    OEMU: "open-ended questions on camera and object motion (OEMU)",
+    CAPTION: "captions (BEH, AH, ECF)",
+}
+JUDGE_SCALE = (0.0, 5.0)
+
+
+@dataclass(frozen=True)
+class MarineLifeSplit:
+    """The reference side: the split's multiple-choice rows and the ids of its open-ended questions."""
+
+    source: str
+    split: str
+    rows: list[dict[str, Any]]  # multiple-choice only, ``COLUMNS``
+    open_ended_ids: list[str]
+
+
+def load_marinelife_split(
+    data: str | os.PathLike[str], split: str, *, cache_dir: str | os.PathLike[str] | None = None
+) -> MarineLifeSplit:
+    """``split`` of the ``qa`` config of an exported Hub folder, or of a MarineLife-16K work folder."""
+    from marinelife16k.workfolder import QA_FILE, RELEASE_DIR, VIDEOS_FILE, read_release
+
+    data = Path(data)
+    if (data / RELEASE_DIR / VIDEOS_FILE).is_file() and (data / RELEASE_DIR / QA_FILE).is_file():
+        release = read_release(data, check_videos=False)
+        if split not in release.split_names():
+            raise ValueError(f"{data}: no split {split!r} (splits: {release.split_names()})")
+        split_of = release.splits()
+        rows = [{c: r[c] for c in COLUMNS} for r in release.records if split_of[r["id"]] == split]
+        source = f"work folder {data}"
+    elif is_hub_folder(data):
+        rows = load_hub_rows(data, QA_CONFIG, split, COLUMNS, cache_dir)
+        source = f"Hub folder {data} (config {QA_CONFIG})"
+    else:
+        raise FileNotFoundError(
+            f"{data}: neither a MarineLife-16K work folder (release/videos.jsonl, release/qa.jsonl) "
+            "nor a Hub-layout folder (README.md)"
+        )
+    mcq = [r for r in rows if r["question_format"] == MULTIPLE_CHOICE]
+    open_ids = [r["question_id"] for r in rows if r["question_format"] != MULTIPLE_CHOICE]
+    if not rows:
+        raise ValueError(f"{source}: the {split} split has no questions")
+    return MarineLifeSplit(source, split, mcq, open_ids)
+
+
+def score_marinelife(
+    split: MarineLifeSplit, predictions: Mapping[str, str | os.PathLike[str]], *, allow_missing: bool
+) -> dict[str, Any]:
+    """Per model: the ``marinelife_accuracy`` result on the split's multiple-choice questions."""
+    ids = [r["question_id"] for r in split.rows]
+    models: dict[str, Any] = {}
+    for name, path in predictions.items():
+        if not ids:
+            raise ValueError(f"{split.source}: the {split.split} split has no multiple-choice questions")
+        aligned = align(
+            read_predictions(path, "question_id"),
+            ids,
+            source=str(path),
+            split=split.split,
+            allow_missing=allow_missing,
+            ignored_ids=split.open_ended_ids,  # judged separately
+        )
+        result = marinelife_accuracy(
+            predictions=aligned.texts,
+            references=[r["answer"] for r in split.rows],
+            question_types=[r["type"] for r in split.rows],
+            options=[r["options"] for r in split.rows],
+        )
+        models[name] = {"predictions": str(path), "missing_ids": aligned.missing, "accuracy": result}
+    return models
+
+
+# --- judge results ----------------------------------------------------------------------------------
+def _number(value: object, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ValueError(f"{where}: expected a number or null, got {value!r}")
+    return float(value)
+
+
+def _check_judge_result(result: object, where: str) -> dict[str, Any]:
+    if not isinstance(result, dict):
+        raise ValueError(f"{where}: expected the judge metric's result (a JSON object)")
+    _number(result.get("score"), f"{where}.score")
+    for key in ("n", "n_failed"):
+        value = result.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ValueError(f"{where}.{key}: expected a whole number, got {value!r}")
+    by_camera = result.get("by_camera", {})  # absent when the judge ran without camera kinds
+    if not isinstance(by_camera, dict):
+        raise ValueError(f"{where}: 'by_camera' must be an object of static/moving scores")
+    for camera, cell in by_camera.items():
+        at = f"{where}.by_camera.{camera}"
+        if camera not in CAMERA_KINDS:
+            raise ValueError(f"{at}: unknown camera kind (expected one of {list(CAMERA_KINDS)})")
+        if not isinstance(cell, dict) or not isinstance(cell.get("n"), int):
+            raise ValueError(f"{at}: expected {{'score', 'criteria', 'n'}} with an integer n")
+        _number(cell.get("score"), f"{at}.score")
+        criteria = cell.get("criteria") or {}
+        if not isinstance(criteria, dict):
+            raise ValueError(f"{at}.criteria: expected an object of criterion scores")
+        for key, value in criteria.items():
+            _number(value, f"{at}.criteria.{key}")
+    return result
+
+
+def read_judge_results(paths: Iterable[str | os.PathLike[str]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """model -> task (``oemu``/``caption``) -> judge result, merged over files (no overlaps)."""
+    merged: dict[str, dict[str, dict[str, Any]]] = {}
+    for path in paths:
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"judge results file not found: {path}")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from None
+        if not isinstance(data, dict) or not data:
+            raise ValueError(f'{path}: expected {{"<model>": {{"oemu": ..., "caption": ...}}}}')
+        for model, tasks in data.items():
+            if not isinstance(tasks, dict) or not tasks:
+                raise ValueError(f"{path}: {model}: expected an object with 'oemu' and/or 'caption'")
+            for task, result in tasks.items():
+                if task not in JUDGE_TASKS:
+                    raise ValueError(
+                        f"{path}: {model}: unknown judge task {task!r} (expected {list(JUDGE_TASKS)})"
+                    )
+                if task in merged.get(model, {}):
+                    raise ValueError(f"{path}: {model}: {task} judge results are given twice")
+                merged.setdefault(model, {})[task] = _check_judge_result(result, f"{path}: {model}.{task}")
+    return merged
+
+
+# --- rendering ---------------------------------------------------------------------------------------
+def _accuracy_section(models: Mapping[str, dict], out_dir: Path) -> Section:
+    first = next(iter(models.values()))["accuracy"]
+    keys = [*ACCURACY_DIMENSIONS, OVERALL]
+    rows = [
+        [
+            k,
+            first["n"][k],
+            *(fmt_rate(m["accuracy"][k], m["accuracy"]["ci95"][k], 1) for m in models.values()),
+        ]
+        for k in keys
+    ]
+    unparsed = [
+        [
+            "unparsed replies (scored wrong)",
+            None,
+            *(m["accuracy"]["n_unparsed"][OVERALL] for m in models.values()),
+        ]
+    ]
+    series = {
+        name: [Bar(m["accuracy"][k], m["accuracy"]["ci95"][k], m["accuracy"]["n"][k]) for k in keys]
+        for name, m in models.items()
+    }
+    figure = grouped_bars(
+        out_dir / "accuracy_by_dimension.png",
+        title="MarineLife-16K multiple-choice accuracy by dimension (95% Wilson intervals)",
+        categories=keys,
+        series=series,
+        xlabel="dimension",
+        ylabel="accuracy (0-100)",
+        ylim=(0.0, 100.0),
+    )
+    legend = ", ".join(f"{d} = {t}" for t, d in DIMENSION_OF_TYPE.items() if d in ACCURACY_DIMENSIONS)
+    body = [
+        markdown_table(["Dimension", "n", *models], rows + unparsed),
+        f"Question types: {legend}. A dimension without questions in this split shows –.",
+    ]
+    return Section("Multiple-choice accuracy by dimension (0-100)", body, [(figure, "Accuracy by dimension")])
+
+
+def _table3_section(accuracy: Mapping[str, dict], judge: Mapping[str, dict]) -> Section:
+    names = list(dict.fromkeys([*accuracy, *judge]))
+    rows = []
+    for name in names:
+        acc = accuracy.get(name, {}).get("accuracy")
+        oemu = judge.get(name, {}).get(OEMU)
+        rows.append(
+            [name, *(fmt_number(acc[d], 1) if acc else None for d in ACCURACY_DIMENSIONS)]
+            + [fmt_number(oemu["score"], 2) if oemu else None]
+        )
+    table = markdown_table(["Model", *ACCURACY_DIMENSIONS, "OEMU (0-5)"], rows)
+    return Section("Summary in the paper's Table 3 layout", [table], [])
+
+
+def _camera(result: Mapping[str, Any], camera: str | None) -> dict[str, Any]:
+    """``{score, criteria, n}`` of one camera kind (``None`` = all items); {} when not reported."""
+    if camera is None:
+        return {"score": result.get("score"), "criteria": result.get("criteria") or {}, "n": result.get("n")}
+    cell = (result.get("by_camera") or {}).get(camera)
+    return {**cell, "criteria": cell.get("criteria") or {}} if cell else {}
+
+
+def _criterion(result: Mapping[str, Any], camera: str | None, name: str) -> float | None:
+    return _camera(result, camera).get("criteria", {}).get(name)
+
+
+def _judge_rows(results: Mapping[str, dict]) -> list[list[object]]:
+    """Rows ``camera: measure`` x one column per model, for one judge task."""
+    cameras = (None, *CAMERA_KINDS)
+    measures = list(
+        dict.fromkeys(c for r in results.values() for k in cameras for c in _camera(r, k).get("criteria", {}))
+    )
+    rows: list[list[object]] = [
+        ["all: failed judge calls", *(r.get("n_failed", 0) for r in results.values())]
+    ]
+    for camera in cameras:
+        label = camera or "all"
+        cells = [_camera(r, camera) for r in results.values()]
+        rows.append([f"{label}: n judged", *(c.get("n") for c in cells)])
+        rows.append([f"{label}: score", *(fmt_number(c.get("score"), 2) for c in cells)])
+        rows += [
+            [f"{label}: {m}", *(fmt_number(c.get("criteria", {}).get(m), 2) for c in cells)] for m in measures
+        ]
+    return rows
+
+
+def _judge_figure(
+    out_dir: Path, name: str, title: str, categories: list[str], series: dict[str, list[Bar]], xlabel: str
+) -> tuple[Path, str]:
+    path = grouped_bars(
+        out_dir / name,
+        title=title,
+        categories=categories,
+        series=series,
+        xlabel=xlabel,
+        ylabel="judge score (0-5)",
+        ylim=JUDGE_SCALE,
+    )
+    return path, title
+
+
+def _judge_section(judge: Mapping[str, dict], out_dir: Path) -> Section | None:
+    oemu = {name: tasks[OEMU] for name, tasks in judge.items() if OEMU in tasks}
+    captions = {name: tasks[CAPTION] for name, tasks in judge.items() if CAPTION in tasks}
+    if not oemu and not captions:
+        return None
+    body = [
+        "Mean judge scores on the paper's 0-5 scale, computed by the judge metric (not by this report); "
+        "failed judge calls are counted, not scored. Camera kinds come from the camera attributes."
+    ]
+    figures = []
+    if oemu:
+        body += [f"**{JUDGE_TASKS[OEMU]}**", markdown_table(["", *oemu], _judge_rows(oemu))]
+        cameras = (None, *CAMERA_KINDS)
+        series = {
+            name: [Bar(_camera(r, k).get("score"), None, _camera(r, k).get("n")) for k in cameras]
+            for name, r in oemu.items()
+        }
+        figures.append(
+            _judge_figure(
+                out_dir,
+                "judge_oemu_by_camera.png",
+                "MarineLife-16K OEMU judge score by camera",
+                ["all", *CAMERA_KINDS],
+                series,
+                "camera (static / moving)",
+            )
+        )
+    if captions:
+        columns = [(cam, c) for cam in CAMERA_KINDS for c in CAPTION_CRITERIA]
+        rows = [
+            [name, *(fmt_number(_criterion(r, cam, c), 2) for cam, c in columns)]
+            + [" / ".join(str(_camera(r, cam).get("n", 0)) for cam in CAMERA_KINDS)]
+            for name, r in captions.items()
+        ]
+        header = ["Model", *(f"{cam} {c}" for cam, c in columns), "n static / moving"]
+        body += [
+            f"**{JUDGE_TASKS[CAPTION]}**, in the paper's Table 4 layout",
+            markdown_table(header, rows),
+            markdown_table(["", *captions], _judge_rows(captions)),
+        ]
+        series = {
+            name: [Bar(_criterion(r, cam, c), None, _camera(r, cam).get("n")) for cam, c in columns]
+            for name, r in captions.items()
+        }
+        figures.append(
+            _judge_figure(
+                out_dir,
+                "judge_captions_by_camera.png",
+                "MarineLife-16K caption judge scores by camera (BEH, AH, ECF)",
+                [f"{cam} {c}" for cam, c in columns],
+                series,
+                "camera and criterion",
+            )
+        )
+    return Section("Judge scores by camera (0-5)", body, figures)
+
+
+def write_marinelife_report(
+    data: str | os.PathLike[str],
+    split: str,
+    predictions: Mapping[str, str | os.PathLike[str]],
+    out_dir: str | os.PathLike[str],
+    *,
+    judge_results: Sequence[str | os.PathLike[str]] = (),
+    allow_missing: bool = False,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Report:
+    """Score each model's multiple-choice replies on ``split`` of ``data``, add the judge results,
+    and write ``report.md``, ``metrics.json`` and the PNGs to ``out_dir``.
+
+    ``predictions``: model name -> JSONL (``{"question_id", "raw_output"}`` per line; replies to
+    open-ended questions may be present and are left to the judge).
+    """
+    judge = read_judge_results(judge_results)
+    if not predictions and not judge:
+        raise ValueError("nothing to report: give --predictions and/or --judge-results")
+    reference = load_marinelife_split(data, split, cache_dir=cache_dir)
+    accuracy = score_marinelife(reference, predictions, allow_missing=allow_missing)
+    out = Path(out_dir)
+    names = list(dict.fromkeys([*accuracy, *judge]))
+    metrics = {
+        "benchmark": "MarineLife-16K",
+        "data": reference.source,
+        "split": split,
+        "n_multiple_choice": len(reference.rows),
+        "n_open_ended": len(reference.open_ended_ids),
+        "interval": "95% Wilson score interval (accuracy)",
+        "models": {name: {**accuracy.get(name, {}), "judge": judge.get(name, {})} for name in names},
+    }
+    rows = [
+        [
+            name,
+            f"`{accuracy[name]['predictions']}`" if name in accuracy else None,
+            len(accuracy[name]["missing_ids"]) if name in accuracy else None,
+            accuracy[name]["accuracy"]["n_unparsed"][OVERALL] if name in accuracy else None,
+            ", ".join(judge.get(name, {})) or None,
+        ]
+        for name in names
+    ]
+    intro = [
+        f"Data: {reference.source}, split `{split}`: {len(reference.rows)} multiple-choice and "
+        f"{len(reference.open_ended_ids)} open-ended questions.",
+        "Multiple-choice replies are parsed with the shared answer parser (an option letter or the "
+        "option's text); a reply that names no option, or no reply (--allow-missing), counts as wrong. "
+        "Intervals are 95% Wilson score intervals.",
+        markdown_table(["Model", "Predictions", "Missing", "Unparsed", "Judge results"], rows, "llrrl"),
+    ]
+    sections = []
+    if accuracy:
+        sections.append(_accuracy_section(accuracy, out))
+    sections.append(_table3_section(accuracy, judge))
+    judged = _judge_section(judge, out)
+    if judged:
+        sections.append(judged)
+    return write_report(out, f"MarineLife-16K report: {split} split", intro, sections, metrics)

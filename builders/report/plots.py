@@ -1,0 +1,159 @@
+"""PNG figures for the reports: grouped bars with interval error bars, and count heatmaps.
+
+Drawn on matplotlib's Agg canvas directly (no pyplot, no global backend state), so reports can be
+written from any thread and on machines without a display. Every figure has a title, axis labels, a
+legend naming the models and, on bars, the number of items behind each bar. Files are written
+through a temporary file and renamed, so a report folder never holds half a PNG.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+DPI = 120
+_LABEL_WIDTH = 16  # characters per line of a category label
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar: its height, its interval (drawn as an error bar) and the items behind it."""
+
+    value: float | None
+    ci: Sequence[float] | None = None
+    n: int | None = None
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    FigureCanvasAgg(fig)  # attach the Agg canvas explicitly: no dependence on the default backend
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            fig.savefig(handle, format="png", dpi=DPI)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _wrap(label: str) -> str:
+    return "\n".join(textwrap.wrap(label, _LABEL_WIDTH)) or label
+
+
+def grouped_bars(
+    path: str | os.PathLike[str],
+    *,
+    title: str,
+    categories: Sequence[str],
+    series: Mapping[str, Sequence[Bar]],
+    xlabel: str,
+    ylabel: str,
+    ylim: tuple[float, float] | None = None,
+) -> Path:
+    """One group of bars per category, one bar per series (model), error bars from ``Bar.ci``.
+
+    ``n=<items>`` is written above each bar; a bar without a value is marked "no data".
+    """
+    if not series:
+        raise ValueError(f"{title}: nothing to plot")
+    for name, bars in series.items():
+        if len(bars) != len(categories):
+            raise ValueError(
+                f"{title}: series {name!r} has {len(bars)} bars for {len(categories)} categories"
+            )
+    n_series = len(series)
+    width = 0.8 / n_series
+    fig_width = min(18.0, max(6.4, 1.2 + len(categories) * (0.45 * n_series + 0.5)))
+    fig = Figure(figsize=(fig_width, 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    top = ylim[1] if ylim else max((b.ci[1] if b.ci else b.value or 0.0) for s in series.values() for b in s)
+    top = top or 1.0
+    many = len(categories) * n_series > 10
+    for k, (name, bars) in enumerate(series.items()):
+        xs = [i - 0.4 + width * (k + 0.5) for i in range(len(categories))]
+        heights = [b.value if b.value is not None else 0.0 for b in bars]
+        errors = [
+            [max(0.0, b.value - b.ci[0]) if b.value is not None and b.ci else 0.0 for b in bars],
+            [max(0.0, b.ci[1] - b.value) if b.value is not None and b.ci else 0.0 for b in bars],
+        ]
+        has_ci = any(b.value is not None and b.ci for b in bars)
+        ax.bar(
+            xs, heights, width * 0.92, label=name, yerr=errors if has_ci else None, capsize=3,
+            error_kw={"linewidth": 1},
+        )  # fmt: skip
+        for x, b in zip(xs, bars, strict=True):
+            if b.value is None:
+                ax.text(x, 0.01 * top, "no data", ha="center", va="bottom", rotation=90, fontsize=7)
+                continue
+            if b.n is None:
+                continue
+            y = (b.ci[1] if b.ci else b.value) + 0.015 * top
+            ax.text(x, y, f"n={b.n}", ha="center", va="bottom", fontsize=7, rotation=90 if many else 0)
+    ax.set_xticks(range(len(categories)), [_wrap(c) for c in categories], fontsize=8)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    low, high = ylim if ylim else (0.0, top)
+    ax.set_ylim(low, high * 1.15)  # room above the highest bar for its n label
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(title="model", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return _save(fig, Path(path))
+
+
+def heatmaps(
+    path: str | os.PathLike[str],
+    *,
+    title: str,
+    panels: Mapping[str, Sequence[Sequence[int]]],
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    xlabel: str,
+    ylabel: str,
+    total_label: str = "total",
+) -> Path:
+    """One annotated count heatmap per panel (model), side by side on one colour scale.
+
+    Each panel's title is its name and its total count (``total_label``).
+    """
+    if not panels:
+        raise ValueError(f"{title}: nothing to plot")
+    for name, matrix in panels.items():
+        if len(matrix) != len(row_labels) or any(len(r) != len(col_labels) for r in matrix):
+            raise ValueError(f"{title}: panel {name!r} is not {len(row_labels)} x {len(col_labels)}")
+    vmax = max(1, max(max(r) for m in panels.values() for r in m))
+    cell = 0.75
+    fig = Figure(
+        figsize=(min(20.0, 1.6 + len(panels) * (len(col_labels) * cell + 1.0)), 1.8 + len(row_labels) * cell),
+        layout="constrained",
+    )
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    image = None
+    for ax, (name, matrix) in zip(axes, panels.items(), strict=True):
+        image = ax.imshow(matrix, cmap="Blues", vmin=0, vmax=vmax, aspect="auto")
+        for i, row in enumerate(matrix):
+            for j, count in enumerate(row):
+                ax.text(
+                    j, i, str(count), ha="center", va="center", fontsize=8,
+                    color="white" if count > 0.6 * vmax else "black",
+                )  # fmt: skip
+        ax.set_xticks(range(len(col_labels)), col_labels, rotation=30, ha="right", fontsize=8)
+        ax.set_yticks(range(len(row_labels)), row_labels, fontsize=8)
+        ax.set_title(f"{name} ({total_label}: {sum(map(sum, matrix))})", fontsize=9)
+        ax.set_xlabel(xlabel)
+    axes[0].set_ylabel(ylabel)
+    bar = fig.colorbar(image, ax=list(axes), label="count", shrink=0.8)
+    bar.locator = MaxNLocator(integer=True)
+    bar.update_ticks()
+    fig.suptitle(title)
+    return _save(fig, Path(path))

@@ -1,0 +1,376 @@
+"""A small real Hugging Face Hub on 127.0.0.1 for push tests (no mocks, no network).
+
+It answers, over real sockets, the endpoints ``huggingface_hub.HfApi`` (2.x) calls to publish a
+dataset, with the Hub's status codes and error headers, so the library's own error handling runs:
+
+* ``GET  /api/datasets/{repo}`` (and ``/revision/{rev}``) - repo info; 404 ``RepoNotFound``
+* ``GET  /api/datasets/{repo}/refs`` - branches, tags (and pull requests with ``include_prs``)
+* ``POST /api/repos/create`` - a new repo (409 if it exists)
+* ``POST /api/validate-yaml`` - the card's YAML must parse to a mapping
+* ``POST /api/datasets/{repo}/preupload/{rev}`` - every file is ``regular`` (base64 in the commit
+  body), so no LFS/Xet storage is needed
+* ``POST /api/datasets/{repo}/commit/{rev}`` - an NDJSON commit onto a branch, or a new pull
+  request (``?create_pr=1``, ref ``refs/pr/N``); files are stored by content
+* ``POST /api/datasets/{repo}/tag/{rev}`` - a tag at a branch, PR ref or commit (409 if it exists)
+
+Auth: ``Authorization: Bearer <token>``. ``tokens`` maps each valid token to ``"write"`` or
+``"read"``; an unknown token gets 401 "Invalid credentials in Authorization header" on every call;
+a read token gets 403 on writes; no token may read public repos only. Repos are public unless
+created private. ``fail`` makes an endpoint kind (``"commit"``, ``"tag"``, ``"preupload"``) answer
+with a status; ``lose_reply = {"commit"}`` stores the commit and then closes the connection without
+answering (a reply lost on the way): both test what a push reports after a partial failure.
+``requests`` records (method, path, query, status; 0 = no reply) of every call, never a header:
+the token is not kept.
+
+    with HubServer(tokens={"hf_write": "write"}, repos=["org/data"]) as hub:
+        os.environ["HF_ENDPOINT"] = hub.url
+        ...
+        hub.files("org/data")            # {path: bytes} at main
+        hub.files("org/data", "v1.1")    # at a tag, a PR ref or a commit oid
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import yaml
+
+MAIN = "main"
+INVALID_CREDENTIALS = "Invalid credentials in Authorization header"
+
+
+@dataclass
+class Commit:
+    oid: str
+    parent: str | None
+    message: str
+    files: dict[str, bytes]
+
+
+@dataclass
+class Repo:
+    repo_id: str
+    private: bool = False
+    commits: dict[str, Commit] = field(default_factory=dict)
+    branches: dict[str, str] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+    pull_requests: dict[int, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.branches:  # the Hub makes an initial commit with a .gitattributes
+            initial = _make_commit(None, "initial commit", {".gitattributes": b"*.parquet filter=lfs\n"})
+            self.commits[initial.oid] = initial
+            self.branches[MAIN] = initial.oid
+
+    def resolve(self, revision: str) -> str | None:
+        """Commit oid of a branch, tag, ``refs/pr/N`` or oid."""
+        if revision in self.branches:
+            return self.branches[revision]
+        if revision in self.tags:
+            return self.tags[revision]
+        if revision.startswith("refs/pr/") and revision[8:].isdigit():
+            return self.pull_requests.get(int(revision[8:]))
+        return revision if revision in self.commits else None
+
+
+def _make_commit(parent: Commit | None, message: str, changes: dict[str, bytes | None]) -> Commit:
+    files = dict(parent.files) if parent else {}
+    for path, content in changes.items():
+        if content is None:
+            files.pop(path, None)
+        else:
+            files[path] = content
+    digest = hashlib.sha1()
+    digest.update((parent.oid if parent else "").encode() + message.encode())
+    for path in sorted(files):
+        digest.update(path.encode() + b"\0" + hashlib.sha1(files[path]).digest())
+    return Commit(digest.hexdigest(), parent.oid if parent else None, message, files)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    status: int
+
+
+class _LoseReply(Exception):
+    """The request was carried out; close the connection instead of answering."""
+
+
+class _HubError(Exception):
+    def __init__(self, status: int, message: str, code: str | None = None):
+        super().__init__(message)
+        self.status, self.message, self.code = status, message, code
+
+
+class HubServer:
+    """See the module docstring. Start with ``with HubServer(...) as hub`` (random free port)."""
+
+    def __init__(
+        self,
+        *,
+        tokens: dict[str, str] | None = None,
+        repos: list[str] | tuple[str, ...] = (),
+        private_repos: list[str] | tuple[str, ...] = (),
+    ):
+        self.tokens = dict(tokens or {})
+        self.repos: dict[str, Repo] = {r: Repo(r) for r in repos}
+        self.repos.update({r: Repo(r, private=True) for r in private_repos})
+        self.fail: dict[str, int] = {}
+        self.lose_reply: set[str] = set()
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+    def __enter__(self) -> HubServer:
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                hub._handle(self, "GET")
+
+            def do_POST(self) -> None:  # noqa: N802
+                hub._handle(self, "POST")
+
+            def do_HEAD(self) -> None:  # noqa: N802
+                hub._handle(self, "HEAD")
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start the server with `with HubServer() as hub`"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    # --- inspection ----------------------------------------------------------------------------------
+    def files(self, repo_id: str, revision: str = MAIN) -> dict[str, bytes]:
+        with self._lock:
+            repo = self.repos[repo_id]
+            oid = repo.resolve(revision)
+            if oid is None:
+                raise KeyError(f"{repo_id}: no revision {revision!r}")
+            return dict(repo.commits[oid].files)
+
+    def writes(self) -> list[RecordedRequest]:
+        """Requests that changed (or tried to change) state."""
+        kinds = ("/commit/", "/tag/", "/repos/create", "/preupload/")
+        return [r for r in self.requests if r.method == "POST" and any(k in r.path for k in kinds)]
+
+    # --- request handling ----------------------------------------------------------------------------
+    def _handle(self, handler: BaseHTTPRequestHandler, method: str) -> None:
+        parts = urlsplit(handler.path)
+        path, query = unquote(parts.path), parse_qs(parts.query)
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = handler.rfile.read(length) if length else b""
+        status, payload, headers = 200, {}, {}
+        try:
+            payload = self._route(method, path, query, body, self._auth(handler))
+        except _LoseReply:
+            with self._lock:
+                self.requests.append(RecordedRequest(method, path, query, 0))
+            handler.close_connection = True
+            return
+        except _HubError as err:
+            status, payload = err.status, {"error": err.message}
+            headers["X-Error-Message"] = err.message
+            if err.code:
+                headers["X-Error-Code"] = err.code
+        with self._lock:
+            self.requests.append(RecordedRequest(method, path, query, status))
+        data = json.dumps(payload).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        for key, value in headers.items():
+            handler.send_header(key, value)
+        handler.end_headers()
+        if method != "HEAD":
+            handler.wfile.write(data)
+
+    def _auth(self, handler: BaseHTTPRequestHandler) -> str | None:
+        """The token's role (``write``/``read``), None without a token; 401 for an unknown token."""
+        header = handler.headers.get("Authorization") or ""
+        if not header:
+            return None
+        token = header.removeprefix("Bearer ").strip()
+        if token not in self.tokens:
+            raise _HubError(401, INVALID_CREDENTIALS)
+        return self.tokens[token]
+
+    def _repo(self, repo_id: str, role: str | None) -> Repo:
+        repo = self.repos.get(repo_id)
+        if repo is None or (repo.private and role is None):
+            raise _HubError(404, "Repository not found", "RepoNotFound")
+        return repo
+
+    def _writable(self, repo_id: str, role: str | None, action: str) -> Repo:
+        if role is None:
+            raise _HubError(401, "You must be authenticated to do this")
+        repo = self._repo(repo_id, role)
+        if role != "write":
+            raise _HubError(403, f"You don't have the rights to {action} in dataset {repo_id}")
+        return repo
+
+    def _check_fail(self, kind: str) -> None:
+        status = self.fail.get(kind)
+        if status:
+            raise _HubError(status, f"injected {kind} failure")
+
+    def _route(self, method: str, path: str, query: dict, body: bytes, role: str | None) -> Any:
+        if method == "POST" and path == "/api/validate-yaml":
+            return self._validate_yaml(body)
+        if method == "POST" and path == "/api/repos/create":
+            return self._create_repo(json.loads(body or b"{}"), role)
+        if not path.startswith("/api/datasets/"):
+            raise _HubError(404, f"no such endpoint: {method} {path}")
+        rest = path[len("/api/datasets/") :].split("/")
+        if len(rest) < 2:
+            raise _HubError(404, "Repository not found", "RepoNotFound")
+        repo_id, tail = "/".join(rest[:2]), rest[2:]
+        with self._lock:
+            if method in ("GET", "HEAD") and (not tail or tail[0] == "revision"):
+                return self._repo_info(repo_id, role, "/".join(tail[1:]) or MAIN)
+            if method == "GET" and tail == ["refs"]:
+                return self._refs(self._repo(repo_id, role), bool(query.get("include_prs")))
+            if method == "POST" and len(tail) >= 2 and tail[0] == "preupload":
+                self._check_fail("preupload")
+                self._writable(repo_id, role, "upload files")
+                files = json.loads(body)["files"]
+                return {
+                    "files": [
+                        {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files
+                    ]
+                }
+            if method == "POST" and len(tail) >= 2 and tail[0] == "commit":
+                self._check_fail("commit")
+                repo = self._writable(repo_id, role, "create a commit")
+                reply = self._commit(repo, "/".join(tail[1:]), body, bool(query.get("create_pr")))
+                if "commit" in self.lose_reply:
+                    raise _LoseReply
+                return reply
+            if method == "POST" and len(tail) >= 2 and tail[0] == "tag":
+                self._check_fail("tag")
+                repo = self._writable(repo_id, role, "create a tag")
+                return self._tag(repo, "/".join(tail[1:]), json.loads(body))
+        raise _HubError(404, f"no such endpoint: {method} {path}")
+
+    def _validate_yaml(self, body: bytes) -> dict:
+        content = json.loads(body).get("content", "")
+        if content.startswith("---\n"):
+            end = content.find("\n---", 4)
+            try:
+                meta = yaml.safe_load(content[4:end]) if end > 0 else None
+            except yaml.YAMLError as err:
+                raise _HubError(400, f"invalid YAML: {err}") from None
+            if end < 0 or not isinstance(meta, dict):
+                raise _HubError(400, "the YAML metadata block must be a mapping")
+        return {"errors": [], "warnings": []}
+
+    def _create_repo(self, data: dict, role: str | None) -> dict:
+        if role is None:
+            raise _HubError(401, "You must be authenticated to create a repo")
+        if role != "write":
+            raise _HubError(403, "You don't have the rights to create a repo in this namespace")
+        repo_id = f"{data['organization']}/{data['name']}" if data.get("organization") else data["name"]
+        with self._lock:
+            if repo_id in self.repos:
+                raise _HubError(409, "You already created this dataset repo")
+            self.repos[repo_id] = Repo(repo_id, private=data.get("visibility", "public") != "public")
+        return {"url": f"{self.url}/datasets/{repo_id}", "name": repo_id}
+
+    def _repo_info(self, repo_id: str, role: str | None, revision: str) -> dict:
+        repo = self._repo(repo_id, role)
+        oid = repo.resolve(revision)
+        if oid is None:
+            raise _HubError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
+        files = repo.commits[oid].files
+        return {
+            "id": repo_id,
+            "sha": oid,
+            "private": repo.private,
+            "siblings": [{"rfilename": p, "size": len(b)} for p, b in sorted(files.items())],
+        }
+
+    def _refs(self, repo: Repo, include_prs: bool) -> dict:
+        def ref(name: str, full: str, oid: str) -> dict:
+            return {"name": name, "ref": full, "targetCommit": oid}
+
+        out = {
+            "branches": [ref(b, f"refs/heads/{b}", o) for b, o in repo.branches.items()],
+            "converts": [],
+            "tags": [ref(t, f"refs/tags/{t}", o) for t, o in repo.tags.items()],
+        }
+        if include_prs:
+            out["pullRequests"] = [
+                ref(f"refs/pr/{n}", f"refs/pr/{n}", o) for n, o in repo.pull_requests.items()
+            ]
+        return out
+
+    def _commit(self, repo: Repo, revision: str, body: bytes, create_pr: bool) -> dict:
+        lines = [json.loads(line) for line in body.splitlines() if line.strip()]
+        if not lines or lines[0].get("key") != "header":
+            raise _HubError(400, "the commit payload must start with a header line")
+        message = lines[0]["value"].get("summary") or ""
+        changes: dict[str, bytes | None] = {}
+        for line in lines[1:]:
+            key, value = line.get("key"), line.get("value", {})
+            if key == "file" and value.get("encoding") == "base64":
+                changes[value["path"]] = base64.b64decode(value["content"])
+            elif key == "deletedFile":
+                changes[value["path"]] = None
+            else:
+                raise _HubError(400, f"this test Hub stores regular files only, got {key!r}")
+        if revision not in repo.branches:
+            raise _HubError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
+        parent = repo.commits[repo.branches[revision]]
+        commit = _make_commit(parent, message, changes)
+        repo.commits[commit.oid] = commit
+        url = f"{self.url}/datasets/{repo.repo_id}"
+        if create_pr:
+            number = max(repo.pull_requests, default=0) + 1
+            repo.pull_requests[number] = commit.oid
+            return {
+                "commitOid": commit.oid,
+                "commitUrl": f"{url}/commit/{commit.oid}",
+                "pullRequestUrl": f"{url}/discussions/{number}",
+            }
+        repo.branches[revision] = commit.oid
+        return {"commitOid": commit.oid, "commitUrl": f"{url}/commit/{commit.oid}", "pullRequestUrl": None}
+
+    def _tag(self, repo: Repo, revision: str, data: dict) -> dict:
+        oid = repo.resolve(revision)
+        if oid is None:
+            raise _HubError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
+        tag = data.get("tag")
+        if not tag:
+            raise _HubError(400, "no tag name")
+        if tag in repo.tags:
+            raise _HubError(409, f"Tag {tag} already exists")
+        repo.tags[tag] = oid
+        return {}

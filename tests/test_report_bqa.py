@@ -1,0 +1,323 @@
+"""The BQA report on hand-made predictions: table numbers against hand-worked values, real PNGs, errors.
+
+The test split is 10 rows of the bundled BoLD sample with hand-set difficulty and demographics
+(``DESIGN``); two models answer them in hand-picked ways (``ALPHA``, ``BETA``). Expected rates are
+worked out by hand below; their Wilson intervals and chi-square p-values come from scipy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from scipy.stats import binomtest, chi2_contingency
+
+from bqa.bold import read_bold
+from bqa.candidates import extract_candidates
+from bqa.export import export_release
+from bqa.records import Provenance, StepProvenance
+from bqa.sample import sample_root
+from bqa.vocabulary import DEFAULT_GROUP_MAPPING, EMOTIONS, OTHERS
+from bqa.workdir import ReleaseMeta, make_record, write_release
+from builders.cli import main as cli_main
+from builders.report import write_bqa_report
+
+PROVENANCE = Provenance(
+    *(StepProvenance("test-model", step, "1") for step in ("question", "filter", "difficulty"))
+)
+
+# Test split: (difficulty, gender, age, ethnicity) per item.
+DESIGN = [
+    ("Easy", "Male", "Adult", "White"),
+    ("Easy", "Male", "Adult", "White"),
+    ("Easy", "Male", "Adult", "Asian"),
+    ("Easy", "Female", "Kid", "Asian"),
+    ("Easy", "Female", "Kid", "White"),
+    ("Hard", "Male", "Adult", "White"),
+    ("Hard", "Male", "Teenager", "Asian"),
+    ("Hard", "Female", "Adult", "White"),
+    ("Hard", "Female", "Adult", "Asian"),
+    ("Hard", "Female", "Teenager", "White"),
+]
+# How each model replies per item: right as text / letter / declaration, a distractor, no emotion,
+# or an emotion that is not among the choices.
+ALPHA = [
+    "text",
+    "letter",
+    "declared",
+    "distractor",
+    "text",
+    "none",
+    "distractor",
+    "text",
+    "outside",
+    "distractor",
+]
+BETA = ["text"] * 5 + ["distractor", "distractor", "letter", "text", "declared"]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _reply(kind: str, row: dict) -> str:
+    choices, answer = row["choices"], row["answer"]
+    if kind == "text":
+        return f"{answer}."
+    if kind == "letter":
+        return "ABCD"[choices.index(answer)]
+    if kind == "declared":
+        return f"The person leans back and smiles a little, so the answer is {answer}."
+    if kind == "distractor":
+        return _distractor(row)
+    if kind == "none":
+        return "I cannot tell from this clip."
+    if kind == "outside":
+        return f"{_outside(row)}."
+    raise AssertionError(kind)
+
+
+def _distractor(row: dict) -> str:
+    return next(c for c in row["choices"] if c != row["answer"])
+
+
+def _outside(row: dict) -> str:
+    return next(e for e in EMOTIONS if e not in row["choices"] and "/" not in e)
+
+
+@pytest.fixture(scope="module")
+def bqa_data(tmp_path_factory) -> dict:
+    """A work folder (clips copied from the sample) and its export in Hub layout."""
+    work = tmp_path_factory.mktemp("bqa-work")
+    records = []
+    for a in read_bold(sample_root()).annotations:
+        record = make_record(
+            a,
+            extract_candidates(a.emotions, key=a.id, seed=5),
+            question="How does the person in this clip feel?",
+            difficulty="Easy",
+            provenance=PROVENANCE,
+        )
+        (work / record.clip).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(a.clip_path, work / record.clip)
+        records.append(record)
+    test = [
+        dataclasses.replace(r, difficulty=d, gender=g, age=a, ethnicity=e)
+        for r, (d, g, a, e) in zip(records[:10], DESIGN, strict=True)
+    ]
+    write_release(
+        work, {"train": records[10:30], "validation": records[30:], "test": test}, ReleaseMeta(seed=5)
+    )
+    hub = tmp_path_factory.mktemp("bqa-hub") / "BQA"
+    export_release(work, hub, self_bleu=False, cache_dir=tmp_path_factory.mktemp("cache"))
+    rows = [
+        {"id": r.id, "choices": list(r.choices), "answer": r.answer, "answer_group": r.answer_group}
+        for r in test
+    ]
+    return {"work": work, "hub": hub, "rows": rows}
+
+
+def _write_predictions(path: Path, rows: list[dict], kinds: list[str], skip: int | None = None) -> Path:
+    with path.open("w", encoding="utf-8") as f:
+        for i, (row, kind) in enumerate(zip(rows, kinds, strict=True)):
+            if i != skip:
+                f.write(
+                    json.dumps({"id": row["id"], "raw_output": _reply(kind, row), "parsed_answer": "x"})
+                    + "\n"
+                )
+    return path
+
+
+@pytest.fixture(scope="module")
+def report(bqa_data, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bqa-report")
+    predictions = {
+        "alpha": _write_predictions(tmp / "alpha.jsonl", bqa_data["rows"], ALPHA),
+        "beta": _write_predictions(tmp / "beta.jsonl", bqa_data["rows"], BETA),
+    }
+    return write_bqa_report(
+        bqa_data["hub"], "test", predictions, tmp / "out", cache_dir=tmp / "cache"
+    ), predictions
+
+
+def _table(markdown: str, first_header: str) -> tuple[list[str], dict[str, list[str]]]:
+    """(header, {row label: cells}) of the first table whose first header cell is ``first_header``."""
+    lines = markdown.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first_header} |"))
+    header = [c.strip() for c in lines[start].strip("|").split(" | ")]
+    rows = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        rows[cells[0]] = cells[1:]
+    return header, rows
+
+
+def _rate(cell: str) -> tuple[float, float, float]:
+    value, low, high = re.fullmatch(r"([\d.]+) \[([\d.]+), ([\d.]+)\]", cell).groups()
+    return float(value), float(low), float(high)
+
+
+def _assert_rate(cell: str, k: int, n: int) -> None:
+    """``cell`` shows k/n with its 95% Wilson interval, to the 3 decimals printed."""
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    assert _rate(cell) == pytest.approx((k / n, ci.low, ci.high), abs=5.1e-4)
+
+
+def test_accuracy_by_difficulty_matches_hand_worked_counts(report, bqa_data):
+    result, _ = report
+    header, rows = _table(result.markdown.read_text(encoding="utf-8"), "Difficulty")
+    assert header == ["Difficulty", "n", "alpha", "beta"]
+    # alpha: Easy right on items 0,1,2,4; Hard right on item 7. beta: Easy all; Hard 7,8,9.
+    expected = {"Easy": (5, 4, 5), "Hard": (5, 1, 3), "Total": (10, 5, 8)}
+    for label, (n, alpha, beta) in expected.items():
+        assert rows[label][0] == str(n)
+        _assert_rate(rows[label][1], alpha, n)
+        _assert_rate(rows[label][2], beta, n)
+    models = json.loads(result.metrics_file.read_text(encoding="utf-8"))["models"]
+    assert models["alpha"]["metrics"]["accuracy_easy"] == pytest.approx(0.8)
+    # Item 5 names no emotion; item 8 names an emotion outside its choices: both unparsed.
+    assert models["alpha"]["metrics"]["n_unparsed"] == 2
+    assert models["alpha"]["unparsed_ids"] == [bqa_data["rows"][i]["id"] for i in (5, 8)]
+    assert models["beta"]["unparsed_ids"] == []
+
+
+def test_error_rates_by_demographics_match_hand_worked_counts(report):
+    result, _ = report
+    markdown = result.markdown.read_text(encoding="utf-8")
+    # alpha is wrong on items 3, 5, 6, 8, 9; beta on items 5, 6.
+    expected = {
+        "Gender": {"Male": (5, 2, 2), "Female": (5, 3, 0)},
+        "Age": {"Kid": (2, 1, 0), "Teenager": (2, 2, 1), "Adult": (6, 2, 1)},
+        "Ethnicity": {"White": (6, 2, 1), "Asian": (4, 3, 1)},
+    }
+    for field, groups in expected.items():
+        header, rows = _table(markdown, field)
+        assert header == [field, "n", "alpha", "beta"]
+        assert [label for label in rows if label in groups] == list(groups)  # vocabulary order
+        for group, (n, alpha, beta) in groups.items():
+            assert rows[group][0] == str(n)
+            _assert_rate(rows[group][1], alpha, n)
+            _assert_rate(rows[group][2], beta, n)
+        table = [[groups[g][1], groups[g][0] - groups[g][1]] for g in groups]
+        p_value = chi2_contingency(table, correction=False).pvalue
+        shown = rows["chi-square p-value (dof)"][1]
+        assert float(shown.split(" ")[0]) == pytest.approx(p_value, rel=1e-2)
+        assert shown.endswith(f"({len(groups) - 1})")
+        gap = max(a / n for n, a, _ in groups.values()) - min(a / n for n, a, _ in groups.values())
+        assert float(rows["largest gap"][1]) == pytest.approx(gap, abs=5e-4)
+    assert "groups too small to judge" in markdown  # 10 items: the chi-square caveat is stated
+
+
+def test_confusion_of_emotion_groups(report, bqa_data):
+    result, _ = report
+    markdown = result.markdown.read_text(encoding="utf-8")
+    group_of = DEFAULT_GROUP_MAPPING.group_of
+    rows = bqa_data["rows"]
+    for name, kinds in (("alpha", ALPHA), ("beta", BETA)):
+        expected = {
+            g: dict.fromkeys([*DEFAULT_GROUP_MAPPING.group_names, OTHERS], 0)
+            for g in DEFAULT_GROUP_MAPPING.group_names
+        }
+        for row, kind in zip(rows, kinds, strict=True):
+            answered = {"distractor": lambda r: group_of[_distractor(r)], "none": lambda r: OTHERS,
+                        "outside": lambda r: group_of[_outside(r)]}.get(kind)  # fmt: skip
+            if answered:
+                expected[row["answer_group"]][answered(row)] += 1
+        section = markdown[markdown.index(f"**{name}**") :]
+        header, table = _table(section, "Correct \\ answered")
+        assert header[1:] == [*DEFAULT_GROUP_MAPPING.group_names, OTHERS, "wrong"]
+        for group, counts in expected.items():
+            assert [int(c) for c in table[group]] == [*counts.values(), sum(counts.values())]
+    assert (
+        sum(
+            sum(c.values())
+            for c in json.loads(result.metrics_file.read_text())["models"]["alpha"]["metrics"][
+                "confusion"
+            ].values()
+        )
+        == 5
+    )
+
+
+def test_pngs_are_real_readable_images(report):
+    result, _ = report
+    markdown = result.markdown.read_text(encoding="utf-8")
+    names = json.loads(result.metrics_file.read_text(encoding="utf-8"))["figures"]
+    assert names == [
+        "accuracy_by_difficulty.png",
+        "error_rate_by_gender.png",
+        "error_rate_by_age.png",
+        "error_rate_by_ethnicity.png",
+        "confusion_emotion_groups.png",
+    ]
+    for name in names:
+        path = result.folder / name
+        data = path.read_bytes()
+        assert data.startswith(PNG_SIGNATURE)
+        assert 10_000 < len(data) < 2_000_000
+        with Image.open(path) as image:
+            image.verify()
+        with Image.open(path) as image:
+            width, height = image.size
+            assert width >= 600 and height >= 400
+            assert len(image.convert("RGB").getcolors(maxcolors=1 << 20)) > 50  # drawn, not blank
+        assert f"]({name})" in markdown
+    assert not list(result.folder.glob(".*"))  # no temporary files left
+
+
+def test_work_folder_gives_the_same_numbers(report, bqa_data, tmp_path):
+    result, predictions = report
+    again = write_bqa_report(bqa_data["work"], "test", predictions, tmp_path / "out")
+    for name in predictions:
+        assert again.metrics["models"][name]["metrics"] == result.metrics["models"][name]["metrics"]
+    assert again.metrics["data"].startswith("work folder")
+
+
+def test_missing_predictions_are_an_error_unless_allowed(bqa_data, tmp_path):
+    rows = bqa_data["rows"]
+    path = _write_predictions(tmp_path / "gamma.jsonl", rows, BETA, skip=7)
+    with pytest.raises(
+        ValueError, match=rf"no prediction for 1 of the 10 .*{rows[7]['id']}.*--allow-missing"
+    ):
+        write_bqa_report(bqa_data["hub"], "test", {"gamma": path}, tmp_path / "out")
+    result = write_bqa_report(bqa_data["hub"], "test", {"gamma": path}, tmp_path / "out", allow_missing=True)
+    model = result.metrics["models"]["gamma"]
+    assert model["missing_ids"] == [rows[7]["id"]]
+    assert model["unparsed_ids"] == [rows[7]["id"]]
+    assert model["metrics"]["accuracy_hard"] == pytest.approx(2 / 5)  # beta's 3/5 minus the missing item 7
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (['{"id": "ID0", "raw_output": "A"}', '{"id": "ID0", "raw_output": "B"}'], r"line 2: id ID0 already has a prediction at line 1"),
+        (['{"id": "ID0", "raw_output": "A"}', "{not json"], r"line 2: not valid JSON"),
+        (['{"id": "ID0", "answer": "A"}'], r"line 1 \(id ID0\): no model reply; expected a 'raw_output'"),
+        (['{"id": "ID0", "raw_output": 3}'], r"'raw_output' must be text or null"),
+        (['{"id": "somewhere-else", "raw_output": "A"}'], r"1 prediction\(s\) for items that are not in the test split: \[somewhere-else\]"),
+    ],
+)  # fmt: skip
+def test_bad_prediction_files_name_file_and_line(bqa_data, tmp_path, lines, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(line.replace("ID0", bqa_data["rows"][0]["id"]) for line in lines) + "\n")
+    with pytest.raises(ValueError, match=message.replace("ID0", re.escape(bqa_data["rows"][0]["id"]))):
+        write_bqa_report(bqa_data["hub"], "test", {"bad": path}, tmp_path / "out", allow_missing=True)
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_report_side_by_side(report, bqa_data, tmp_path, capsys):
+    _, predictions = report
+    out = tmp_path / "cli"
+    argv = ["report", "bqa", "--data", str(bqa_data["hub"]), "--split", "test", "--out", str(out)]
+    argv += [arg for name, path in predictions.items() for arg in ("--predictions", f"{name}={path}")]
+    assert cli_main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "alpha: accuracy 0.500 (Easy 0.800, Hard 0.200) on 10 items; 2 unparsed" in printed
+    assert "beta: accuracy 0.800" in printed
+    assert (out / "report.md").is_file() and len(list(out.glob("*.png"))) == 5
+    assert cli_main([*argv[:-4], "--split", "validation", "--predictions", str(predictions["alpha"])]) == 2
+    assert "not in the validation split" in capsys.readouterr().err
