@@ -8,6 +8,10 @@ a clip with two annotated persons, and a tie for the top score (decided by BoLD 
 The frames carry their own index (:func:`builders.testing.clips.read_frame_code`).
 
 It was written by ``python -m bqa.sample.make_sample`` (deterministic; see that module).
+
+``replies.jsonl`` and ``llm_settings.json`` are the LLM replies (and the settings they were recorded
+with) that rebuild the sample release offline: ``vqabench bqa build --sample --replay --work DIR``.
+They come from a scripted test responder, not from a model (``python -m bqa.sample.record_replies``).
 """
 
 from __future__ import annotations

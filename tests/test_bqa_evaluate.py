@@ -1,0 +1,163 @@
+"""``vqabench bqa evaluate``: a VideoLLM (the test server) answers a BQA split; predictions JSONL out.
+
+The data is the bundled sample's release, rebuilt offline from its recorded replies, as a work
+folder and as an exported Hub-layout folder.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from bqa.workdir import read_release
+from builders.bqa_pipeline.evaluate import EvalData
+from builders.cli import main as cli_main
+from builders.steps import read_jsonl
+from builders.testing.bqa_responder import BQAResponder
+from builders.testing.chat_server import ChatServer, Fault, image_count
+
+MODEL = "some-videollm"
+FIELDS = {"id", "style", "raw_output", "parsed_answer", "rationale", "reference", "choices", "difficulty", "gender",
+          "age", "ethnicity", "correct", "model", "prompt", "prompt_version", "usage"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bqa")
+    assert (
+        cli_main(
+            [
+                "bqa",
+                "build",
+                "--sample",
+                "--replay",
+                "--work",
+                str(root / "work"),
+                "--export",
+                str(root / "hub"),
+            ]
+        )
+        == 0
+    )
+    release = read_release(root / "work")
+    answers = {tuple(r.choices): r.answer for rs in release.splits.values() for r in rs}
+    return root, release, answers
+
+
+def llm_args(server: ChatServer) -> list[str]:
+    return ["--llm-model", MODEL, "--llm-base-url", server.url, "--llm-api-key-env", "none"]
+
+
+def options_of(body: dict) -> tuple[str, ...]:
+    text = body["messages"][0]["content"][-1]["text"]
+    return tuple(re.findall(r"^[A-D]\. (.+)$", text, re.M))
+
+
+def test_single_word_on_a_work_folder(data, tmp_path, capsys):
+    root, release, answers = data
+    out = tmp_path / "preds.jsonl"
+    with ChatServer(model=None) as server:
+        server.handler = responder = BQAResponder(answers=answers)
+        args = [
+            "bqa",
+            "evaluate",
+            "--data",
+            str(root / "work"),
+            "--split",
+            "train",
+            "--out",
+            str(out),
+            "--num-frames",
+            "4",
+        ]
+        assert cli_main([*args, *llm_args(server)]) == 0
+        bodies = [r.body for r in server.chat_requests]
+    rows = release.splits["train"]
+    predictions = read_jsonl(out)
+    assert [p["id"] for p in predictions] == [r.id for r in rows]
+    assert len(bodies) == len(rows) and {image_count(b) for b in bodies} == {4}
+    replies = {options_of(b): responder(b) for b in bodies}
+    for p, r in zip(predictions, rows, strict=True):
+        assert set(p) == FIELDS and p["style"] == "single_word" and p["rationale"] is None
+        assert (p["reference"], p["choices"], p["difficulty"], p["gender"]) == (
+            r.answer,
+            list(r.choices),
+            r.difficulty,
+            r.gender,
+        )
+        assert p["raw_output"] == replies[tuple(r.choices)]
+        said = re.fullmatch(r"(?:Answer: )?(.+?)\.?", p["raw_output"]).group(1)
+        assert p["parsed_answer"] == (said if said in r.choices else "unparsed")
+        assert p["correct"] == (said == r.answer)
+        assert (p["model"], p["prompt"]) == (MODEL, "bqa_answer_single_word")
+    right = sum(p["correct"] for p in predictions)
+    assert 0 < right < len(predictions)
+    assert f"accuracy {right / len(predictions):.3f}" in capsys.readouterr().out
+
+
+def test_rationale_on_the_exported_folder_matches_the_work_folder(data, tmp_path):
+    root, release, answers = data
+    runs = {}
+    with ChatServer(model=None) as server:
+        server.handler = BQAResponder(answers=answers)
+        for name in ("hub", "work"):
+            out = tmp_path / f"{name}.jsonl"
+            args = ["bqa", "evaluate", "--data", str(root / name), "--split", "test", "--out", str(out),
+                    "--style", "rationale", "--fps", "1"]  # fmt: skip
+            assert cli_main([*args, *llm_args(server)]) == 0
+            runs[name] = (read_jsonl(out), [r.body for r in server.chat_requests])
+            server.reset()
+    predictions, bodies = runs["hub"]
+    assert [p["id"] for p in predictions] == [r.id for r in release.splits["test"]]
+    assert {image_count(b) for b in bodies} == {5}  # 1 fps over 5 s, from the clip bytes in Parquet
+    for p in predictions:
+        rationale, answer = re.fullmatch(r"Rationale: (.+)\nAnswer: (.+)", p["raw_output"]).groups()
+        assert (p["rationale"], p["parsed_answer"], p["style"]) == (rationale, answer, "rationale")
+        assert p["prompt"] == "bqa_answer_rationale"
+
+    # The same frames reach the model from either folder: identical requests, identical predictions.
+    def canonical(bodies):
+        return sorted(json.dumps(b, sort_keys=True) for b in bodies)  # arrival order varies
+
+    assert canonical(runs["hub"][1]) == canonical(runs["work"][1])
+    assert runs["hub"][0] == runs["work"][0]
+
+
+def test_failed_rows_are_retried_on_rerun_and_nothing_else(data, tmp_path, capsys):
+    root, release, answers = data
+    rows = release.splits["train"][:6]
+    doomed = {tuple(r.choices) for r in rows[1:3]}
+    responder, broken = BQAResponder(answers=answers), [True]
+
+    def handler(body):
+        return Fault.malformed() if broken[0] and options_of(body) in doomed else responder(body)
+
+    out = tmp_path / "p.jsonl"
+    with ChatServer(model=None) as server:
+        server.handler = handler
+        args = ["bqa", "evaluate", "--data", str(root / "work"), "--split", "train", "--out", str(out),
+                "--limit", "6", "--num-frames", "2", *llm_args(server)]  # fmt: skip
+        assert cli_main(args) == 1
+        assert not out.exists() and "2 LLM call(s) failed" in capsys.readouterr().out
+        answered = {json.dumps(r.body, sort_keys=True) for r in server.chat_requests if r.fault is None}
+        assert len(answered) == 4
+        server.reset()
+        broken[0] = False
+        assert cli_main(args) == 0
+        again = [r.body for r in server.chat_requests]
+        assert sorted(options_of(b) for b in again) == sorted(doomed)
+        assert not answered & {json.dumps(b, sort_keys=True) for b in again}
+        assert [p["id"] for p in read_jsonl(out)] == [r.id for r in rows]
+        server.reset()
+        assert cli_main(args) == 0 and server.chat_requests == []  # finished: nothing asked again
+        with pytest.raises(ValueError, match=r"data.split: was 'train', now 'test'"):
+            cli_main(["-v", *args[:5], "test", *args[6:]])
+
+
+def test_bad_data_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="neither a BQA work folder"):
+        EvalData.open(tmp_path, "test")
+    with pytest.raises(ValueError, match="unknown split 'valid'"):
+        EvalData.open(tmp_path, "valid")

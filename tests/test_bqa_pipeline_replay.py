@@ -1,0 +1,84 @@
+"""The bundled sample rebuilds offline from its recorded replies, sending no request, and the
+recorded replies are exactly what recording them again today gives."""
+
+from __future__ import annotations
+
+import json
+
+import datasets
+import pytest
+
+from bqa.sample.record_replies import RECORDING, record, routed_to
+from bqa.workdir import read_release
+from builders.bqa_pipeline.sample_replay import REPLIES_FILE, SAMPLE_DIR, SCRIPTED_NOTE, load_recording
+from builders.cli import main as cli_main
+from builders.llm import ReplayMissError, read_replies
+from builders.testing.chat_server import ChatServer
+
+
+def _release(work) -> dict[str, bytes]:
+    names = ("train.jsonl", "validation.jsonl", "test.jsonl", "meta.json")  # not the export's stats.json
+    return {name: (work / "release" / name).read_bytes() for name in names}
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory):
+    """``vqabench bqa build --sample --replay --export``, with every plain-HTTP request of this process
+    routed to a listening test server, whose log must stay empty."""
+    root = tmp_path_factory.mktemp("replay")
+    with ChatServer() as server, routed_to(server):
+        code = cli_main(["bqa", "build", "--sample", "--replay", "--work", str(root / "work"),
+                         "--export", str(root / "hub")])  # fmt: skip
+        assert code == 0
+        assert server.requests == []
+    return root
+
+
+def test_replay_rebuilds_the_sample_release_sending_nothing(replayed, capsys):
+    release = read_release(replayed / "work")
+    rows = [r for rs in release.splits.values() for r in rs]
+    assert rows and all(s for s in release.splits.values())
+    assert release.meta.source == SCRIPTED_NOTE
+    assert {r.provenance.question.model for r in rows} == {RECORDING.settings.model}
+    summary = json.loads((replayed / "work" / "summary.json").read_text())
+    run = summary["this_run"]
+    assert run["api_calls"] == 0 and run["cache_hits"] == run["items"] == len(
+        read_replies(SAMPLE_DIR / REPLIES_FILE)
+    )
+    assert sum(s["rows"] for s in summary["splits"].values()) == len(rows)
+    # The exported folder loads with datasets, split for split.
+    hub = datasets.load_dataset(str(replayed / "hub"), cache_dir=str(replayed / "cache"))
+    assert {s: hub[s]["id"] for s in hub} == {s: [r.id for r in rs] for s, rs in release.splits.items()}
+
+
+def test_recorded_replies_are_current(replayed, tmp_path):
+    """Recording again (scripted responder, fixed settings) gives the same replies and the same release."""
+    summary, server = record(out_dir=tmp_path, work_dir=tmp_path / "work")
+    assert summary.ok and server.chat_requests  # this one did talk to the server
+    assert all(r.path.startswith("http://scripted-bqa-sample.invalid/v1/") for r in server.chat_requests)
+
+    def rows(path):
+        return sorted(
+            (r.key, r.prompt_name, r.raw, json.dumps(r.value, sort_keys=True)) for r in read_replies(path)
+        )
+
+    assert rows(tmp_path / REPLIES_FILE) == rows(SAMPLE_DIR / REPLIES_FILE)
+    assert json.loads((tmp_path / "llm_settings.json").read_text()) == RECORDING.to_json()
+    assert load_recording(tmp_path) == load_recording() == RECORDING
+    assert _release(tmp_path / "work") == _release(replayed / "work")
+
+
+def test_replay_refuses_other_settings(tmp_path):
+    with pytest.raises(
+        ValueError, match="--replay uses the settings the sample was recorded with; drop --fps"
+    ):
+        cli_main(["-v", "bqa", "build", "--sample", "--replay", "--work", str(tmp_path), "--fps", "2"])
+    with pytest.raises(ValueError, match="--replay rebuilds the bundled sample"):
+        cli_main(["-v", "bqa", "build", "--bold-root", str(tmp_path), "--replay", "--work", str(tmp_path)])
+    # Replies recorded at 1 fps do not answer requests made at 2 fps: a miss, and nothing is sent.
+    recorded = SAMPLE_DIR / REPLIES_FILE
+    args = ["-v", "bqa", "build", "--sample", "--work", str(tmp_path / "w"), "--fps", "2", "--limit", "3",
+            "--llm-model", RECORDING.settings.model, "--llm-base-url", RECORDING.settings.base_url,
+            "--llm-api-key-env", "none", "--llm-replies", str(recorded)]  # fmt: skip
+    with pytest.raises(ReplayMissError, match="3 of 3 requests have no recorded reply"):
+        cli_main(args)
