@@ -1,0 +1,113 @@
+"""LLM-judge scores (0-5) of open-ended answers and captions against references, by rubric."""
+
+import datasets
+import evaluate
+
+from builders.judge.rubrics import DEFAULT_RUBRIC, MarineLifeCaptionReview, get_rubric
+from builders.judge.scoring import judge_client, judge_predictions
+from marinelife16k.vocabulary import ATTRIBUTES
+
+_CITATION = """\
+@misc{marinelife16k,
+    title = {MarineLife-16K: An Attribute-Rich Video-Text Dataset for Motion-Aware Marine Video Understanding},
+    note = {Dataset paper; the judge criteria, weights and scales follow its appendix},
+}
+"""
+
+_DESCRIPTION = """\
+Scores predictions against references with an LLM judge and a versioned rubric (the config name):
+`marinelife_open_ended` (default; the paper's OEMU: camera 35%, activity 30%, relation 35%),
+`marinelife_caption` (BEH, AH, ECF, 5 = no hallucination), `marinelife_caption_review` (the caption
+engine's S_c against the 13 attributes) or `custom` (criteria from a YAML/JSON file given as
+`rubric_path=` to `evaluate.load`). Calls go through the project's LLM client: on-disk reply cache,
+bounded concurrency, retries, validation with re-asks, replay of recorded replies. A judgement that
+fails is excluded from the means and reported, never scored 0.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): the answers or captions to judge.
+    references (list): reference answers / captions (str); for `marinelife_caption_review` the
+        attribute mappings {attribute: value}.
+    questions (list of str, optional): the questions (shown to the judge where the rubric uses them).
+    camera (list of str, optional): "static" or "moving" per item; adds `by_camera`.
+    evidence (list of dict, optional): per item the ground-truth attributes (`marinelife_open_ended`).
+    model, base_url, api_key_env, max_concurrency (optional): the judge endpoint; defaults from
+        VQABENCH_JUDGE_MODEL, VQABENCH_JUDGE_BASE_URL, VQABENCH_JUDGE_API_KEY_ENV (the NAME of the
+        key variable, default OPENAI_API_KEY; "none" for no key), VQABENCH_JUDGE_MAX_CONCURRENCY (8).
+    cache_path (str, optional): SQLite reply cache (VQABENCH_JUDGE_CACHE, else
+        ~/.cache/vqabench/judge-cache.sqlite).
+    mode (str, optional): normal, refresh or replay (VQABENCH_JUDGE_MODE).
+    replies_path (str, optional): recorded replies JSONL to replay (VQABENCH_JUDGE_REPLIES).
+    return_items (bool, optional): add per-item scores as `items`.
+Returns:
+    score (float or None): mean weighted score (0-5) over the judged items;
+    criteria (dict): mean per criterion;
+    n (int): items judged; n_failed (int) and failed (list): items without a usable judgement;
+    by_camera (dict, with `camera`): {"static": {score, criteria, n}, "moving": {...}};
+    judge (dict): rubric, rubric_version, signature, model, model_reported, tokens, cache_hits, api_calls.
+Examples:
+    >>> judge = evaluate.load("./metrics/judge")  # marinelife_open_ended
+    >>> judge.rubric.signature
+    'rubric:marinelife_open_ended|v:1|prompt:judge_marinelife_open_ended@1|scale:0-5|w:camera=0.35,activity=0.3,relation=0.35|explain:none'
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Judge(evaluate.Metric):
+    def __init__(self, config_name=None, rubric_path=None, **kwargs):
+        # The rubric must exist before evaluate's __init__ calls _info().
+        name = DEFAULT_RUBRIC if config_name in (None, "default") else config_name
+        self.rubric = get_rubric(name, rubric_path)
+        super().__init__(config_name=name, **kwargs)
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Judge the predictions (see the inputs description below)."""
+        # evaluate needs every key of a struct feature in every item: give attribute mappings all 13
+        # (absent or None ones "", which the prompt shows as "none annotated") and drop other keys.
+        if isinstance(self.rubric, MarineLifeCaptionReview) and references is not None:
+            references = [
+                {a: r.get(a) or "" for a in ATTRIBUTES} if isinstance(r, dict) else r for r in references
+            ]
+        return super().compute(predictions=predictions, references=references, **kwargs)
+
+    def _info(self):
+        if isinstance(self.rubric, MarineLifeCaptionReview):
+            references = {attribute: datasets.Value("string") for attribute in ATTRIBUTES}
+        else:
+            references = datasets.Value("string")
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"predictions": datasets.Value("string"), "references": references}),
+        )
+
+    def _compute(
+        self,
+        predictions,
+        references,
+        questions=None,
+        camera=None,
+        evidence=None,
+        model=None,
+        base_url=None,
+        api_key_env=None,
+        max_concurrency=None,
+        cache_path=None,
+        mode=None,
+        replies_path=None,
+        return_items=False,
+    ):
+        client = judge_client(model, base_url, api_key_env, max_concurrency, cache_path, mode, replies_path)
+        with client:
+            return judge_predictions(
+                predictions,
+                references,
+                self.rubric,
+                client,
+                questions=questions,
+                camera=camera,
+                evidence=evidence,
+                return_items=return_items,
+            )
