@@ -8,7 +8,7 @@ import json
 import datasets
 import pytest
 
-from bqa.sample.record_replies import RECORDING, record, routed_to
+from bqa.sample.record_replies import RECORDING, record
 from bqa.workdir import read_release
 from builders.bqa_pipeline.sample_replay import REPLIES_FILE, SAMPLE_DIR, SCRIPTED_NOTE, load_recording
 from builders.cli import main as cli_main
@@ -26,7 +26,7 @@ def replayed(tmp_path_factory):
     """``vqabench bqa build --sample --replay --export``, with every plain-HTTP request of this process
     routed to a listening test server, whose log must stay empty."""
     root = tmp_path_factory.mktemp("replay")
-    with ChatServer() as server, routed_to(server):
+    with ChatServer() as server, server.as_http_proxy():
         code = cli_main(["bqa", "build", "--sample", "--replay", "--work", str(root / "work"),
                          "--export", str(root / "hub")])  # fmt: skip
         assert code == 0

@@ -18,10 +18,7 @@ frames' bytes are part of every key).
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from bqa.bold import read_bold
@@ -49,24 +46,6 @@ RECORDING = SampleRecording(
     limit=None,
     responder={"accuracy": 0.6},
 )
-_PROXY_VARIABLES = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy")
-
-
-@contextmanager
-def routed_to(server: ChatServer) -> Iterator[None]:
-    """Send this process's plain-HTTP requests (whatever their host) to ``server``, as a proxy."""
-    saved = {name: os.environ.get(name) for name in _PROXY_VARIABLES}
-    try:
-        for name in _PROXY_VARIABLES:
-            os.environ.pop(name, None)
-        os.environ["HTTP_PROXY"] = os.environ["http_proxy"] = f"http://127.0.0.1:{server.port}"
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def oracle(recording: SampleRecording = RECORDING) -> dict[tuple[str, ...], str]:
@@ -91,7 +70,7 @@ def record(
     out_dir = Path(out_dir)
     with tempfile.TemporaryDirectory(prefix="bqa-record-") as tmp:
         work = Path(work_dir) if work_dir is not None else Path(tmp) / "work"
-        with ChatServer(model=None) as server, routed_to(server):
+        with ChatServer(model=None) as server, server.as_http_proxy():
             server.handler = BQAResponder(answers=oracle(recording), **recording.responder)
             with LLMClient(recording.settings, cache_path=work / DEFAULT_CACHE) as client:
                 summary = build(work, recording.options(), client)
