@@ -4,6 +4,11 @@ Regenerate with ``python -m marinelife16k.sample.make_sample`` (deterministic). 
 synthetic pictures standing in for the real footage; the attributes, captions and questions are
 realistic values written for the sample. The QA records are the sample's ground truth: the demo loads
 them and baseline predictions are scored against them.
+
+``replies.jsonl`` and ``llm_settings.json`` are recorded replies of a deterministic *scripted
+responder* (not a model) with the settings they were recorded under: ``vqabench marinelife build WORK
+--sample --replay`` reruns the regeneration pipeline on the sample offline from them. Re-record with
+``python -m marinelife16k.sample.record_replies``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,116 @@
+"""Record the replies that rebuild the bundled sample offline: ``python -m marinelife16k.sample.record_replies``.
+
+There is no model here. The replies come from a deterministic *scripted responder*
+(:mod:`builders.testing.marinelife_responder`) served by the real test chat server, and the whole
+regeneration pipeline (:mod:`builders.marinelife_pipeline`) runs against it. They exist to exercise
+the tooling offline (``vqabench marinelife build WORK --sample --replay``), not as model output.
+
+Writes, next to this file (or under ``--out``):
+
+* ``replies.jsonl`` - the run's reply cache, exported (one validated reply per request, sorted by
+  key; no request text, no credentials). Creation times and durations are zeroed so that recording
+  again without changes gives the same file.
+* ``llm_settings.json`` - the settings that make up the cache keys (model, base URL, temperature,
+  seed, max tokens, extra body) and the pipeline configuration, which a replay must use.
+
+The cache key includes the base URL, and the test server listens on a random port. So the run uses
+a fixed, never-resolved base URL (:data:`BASE_URL`) and reaches the server as an HTTP proxy
+(:meth:`ChatServer.as_http_proxy`, ``HTTP_PROXY`` honoured by the OpenAI SDK's HTTP client): the keys
+do not depend on the port.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from builders.llm import LLMClient, LLMSettings, export_replies
+from builders.marinelife_pipeline.runner import (
+    REPLIES_FILE,
+    SETTINGS_FILE,
+    PipelineConfig,
+    build,
+    format_summary,
+    write_recorded_settings,
+)
+from builders.steps import write_jsonl_atomic
+from builders.testing.chat_server import ChatServer
+from builders.testing.marinelife_responder import MarineLifeResponder
+from marinelife16k.annotations import read_annotations
+from marinelife16k.sample import sample_attributes_path, sample_root, sample_video_root
+
+MODEL = "scripted-sample-model"
+BASE_URL = "http://scripted-responder.invalid/v1"  # .invalid never resolves: nothing real is reachable
+REPORTED_MODEL = "scripted-marinelife-responder"  # what the server says answered: not a model
+NOTE = (
+    "Replies of a deterministic scripted responder (builders.testing.marinelife_responder), not of a model; "
+    "they exist to rebuild the sample offline with 'vqabench marinelife build WORK --sample --replay'."
+)
+
+
+def sample_settings() -> LLMSettings:
+    return LLMSettings(model=MODEL, base_url=BASE_URL, api_key_env=None, progress=False)
+
+
+def _zero_times(path: Path) -> None:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    write_jsonl_atomic(path, [{**row, "created": "", "elapsed": 0.0} for row in rows])
+
+
+def record(
+    out_dir: str | os.PathLike[str] | None = None,
+    *,
+    config: PipelineConfig | None = None,
+    work_dir: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """Run the pipeline on the sample against the scripted responder; write the replies and settings
+    to ``out_dir`` (default: the sample folder). Returns the run's summary."""
+    config = config or PipelineConfig()
+    out = Path(out_dir) if out_dir is not None else sample_root()
+    rows = read_annotations(sample_attributes_path(), video_root=sample_video_root())
+    with tempfile.TemporaryDirectory(prefix="marinelife-record-") as tmp:
+        work = Path(work_dir) if work_dir is not None else Path(tmp) / "work"
+        cache = Path(tmp) / "llm-cache.sqlite"
+        with ChatServer(model=REPORTED_MODEL) as server, server.as_http_proxy():
+            server.handler = MarineLifeResponder(
+                rows, sample_video_root(), num_frames=config.num_frames, max_side=config.max_side
+            )
+            with LLMClient(sample_settings(), cache_path=cache) as client:
+                result = build(
+                    work,
+                    client,
+                    attributes=sample_attributes_path(),
+                    video_root=sample_video_root(),
+                    config=config,
+                )
+            if server.errors:
+                raise RuntimeError(f"the scripted responder failed: {server.errors[:3]}")
+        if not result.complete:
+            raise RuntimeError(f"the sample run did not complete: {result.failures[:3]}")
+        out.mkdir(parents=True, exist_ok=True)
+        export_replies(cache, out / REPLIES_FILE)
+        _zero_times(out / REPLIES_FILE)
+        write_recorded_settings(out, sample_settings(), config, note=NOTE)
+        for name in (REPLIES_FILE, SETTINGS_FILE):
+            (out / name).chmod(0o644)  # package data: readable by all, like the rest of the sample
+    return result.summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, help="folder to write (default: the installed sample folder)")
+    parser.add_argument(
+        "--work", type=Path, help="keep the run's work folder here (default: a temporary one)"
+    )
+    args = parser.parse_args(argv)
+    summary = record(args.out, work_dir=args.work)
+    print(format_summary(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
