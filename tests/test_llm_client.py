@@ -90,7 +90,10 @@ def test_text_reply_images_and_dict_schema(chat_server):
     )
     assert text.ok and text.value == DEFAULT_TEXT
     assert structured.ok and structured.value == {"answer": "yes", "why": "example why"}
-    text_body, dict_body = (r.body for r in chat_server.chat_requests)
+    # The two requests run concurrently: tell them apart by content, not arrival order.
+    bodies = [r.body for r in chat_server.chat_requests]
+    (text_body,) = [b for b in bodies if b["messages"][-1]["content"] != "Agree?"]
+    (dict_body,) = [b for b in bodies if b["messages"][-1]["content"] == "Agree?"]
     assert "response_format" not in text_body and image_count(text_body) == 2
     assert text_body["messages"][1]["content"][0]["image_url"]["url"] == frames[0]
     sent = dict_body["response_format"]["json_schema"]["schema"]
