@@ -188,7 +188,7 @@ def test_bundled_sample_rebuilds_offline(tmp_path, capsys):
     settings = json.loads((sample_root() / SETTINGS_FILE).read_text())
     assert "scripted responder" in settings["note"] and "api_key" not in json.dumps(settings)
     with ChatServer() as trap, trap.as_http_proxy():  # any request sent would land here
-        code = cli_main(["marinelife", "build", str(tmp_path / "work"), "--sample", "--replay",
+        code = cli_main(["marinelife", "build", "--work", str(tmp_path / "work"), "--sample", "--replay",
                          "--export", str(tmp_path / "hub")])  # fmt: skip
         assert trap.requests == []
     assert code == 0
@@ -232,7 +232,7 @@ def test_crash_and_resume_pays_no_call_twice(built, tmp_path, responder):
     with ChatServer() as server:
         server.handler = slow_qa
         command = [
-            sys.executable, "-m", "builders.cli", "marinelife", "build", str(work), "--sample",
+            sys.executable, "-m", "builders.cli", "marinelife", "build", "--work", str(work), "--sample",
             "--llm-model", "test-model", "--llm-base-url", server.url, "--batch-size", "2",
         ]  # fmt: skip
         env = {**os.environ, "VQABENCH_LLM_API_KEY_ENV": "none"}
@@ -335,11 +335,14 @@ def test_tau_decides_the_path_and_binds_the_work_folder(tmp_path, rows, responde
 
 
 def test_cli_errors_are_clear(tmp_path, capsys):
-    assert cli_main(["marinelife", "build", str(tmp_path / "w")]) == 2
+    assert cli_main(["marinelife", "build", "--work", str(tmp_path / "w")]) == 2
     assert "give --attributes and --video-root" in capsys.readouterr().err
-    assert cli_main(["marinelife", "build", str(tmp_path / "w"), "--sample", "--replay", "--tau", "3"]) == 2
+    assert (
+        cli_main(["marinelife", "build", "--work", str(tmp_path / "w"), "--sample", "--replay", "--tau", "3"])
+        == 2
+    )
     assert "recorded with other settings: --tau 3.0 (recorded: 3.5)" in capsys.readouterr().err
     missing = tmp_path / "none.csv"
-    assert cli_main(["marinelife", "build", str(tmp_path / "w"), "--attributes", str(missing),
+    assert cli_main(["marinelife", "build", "--work", str(tmp_path / "w"), "--attributes", str(missing),
                      "--video-root", str(tmp_path), "--llm-model", "m"]) == 2  # fmt: skip
     assert f"attribute file not found: {missing}" in capsys.readouterr().err

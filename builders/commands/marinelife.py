@@ -34,10 +34,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "(<work>/llm-cache.sqlite) means no successful call is paid twice. Writes <work>/release/ "
             "(see 'vqabench marinelife-data export') and <work>/summary.json."
         ),
-        epilog="Offline check: 'vqabench marinelife build WORK --sample --replay' rebuilds the bundled sample from "
+        epilog="Offline check: 'vqabench marinelife build --sample --replay --work WORK' rebuilds the bundled sample from "
         "its recorded replies (written by a scripted responder, not a model) without sending any request.",
     )
-    build.add_argument("work_dir", type=Path, help="work folder (created; an existing one is resumed)")
+    build.add_argument(
+        "--work",
+        dest="work_dir",
+        type=Path,
+        required=True,
+        help="work folder (created; an existing one is resumed)",
+    )
     source = build.add_argument_group("input")
     source.add_argument(
         "--attributes", type=Path, help="expert attribute file (CSV or JSONL, one row per video)"

@@ -6,7 +6,7 @@ realistic values written for the sample. The QA records are the sample's ground 
 them and baseline predictions are scored against them.
 
 ``replies.jsonl`` and ``llm_settings.json`` are recorded replies of a deterministic *scripted
-responder* (not a model) with the settings they were recorded under: ``vqabench marinelife build WORK
+responder* (not a model) with the settings they were recorded under: ``vqabench marinelife build --work WORK
 --sample --replay`` reruns the regeneration pipeline on the sample offline from them. Re-record with
 ``python -m marinelife16k.sample.record_replies``.
 """

@@ -3,7 +3,7 @@
 There is no model here. The replies come from a deterministic *scripted responder*
 (:mod:`builders.testing.marinelife_responder`) served by the real test chat server, and the whole
 regeneration pipeline (:mod:`builders.marinelife_pipeline`) runs against it. They exist to exercise
-the tooling offline (``vqabench marinelife build WORK --sample --replay``), not as model output.
+the tooling offline (``vqabench marinelife build --sample --replay --work WORK``), not as model output.
 
 Writes, next to this file (or under ``--out``):
 
@@ -48,7 +48,7 @@ BASE_URL = "http://scripted-responder.invalid/v1"  # .invalid never resolves: no
 REPORTED_MODEL = "scripted-marinelife-responder"  # what the server says answered: not a model
 NOTE = (
     "Replies of a deterministic scripted responder (builders.testing.marinelife_responder), not of a model; "
-    "they exist to rebuild the sample offline with 'vqabench marinelife build WORK --sample --replay'."
+    "they exist to rebuild the sample offline with 'vqabench marinelife build --sample --replay --work WORK'."
 )
 
 
