@@ -21,7 +21,7 @@ from bqa.card import DEFAULT_REPO_ID, card_body, card_data
 from bqa.stats import ReleaseStats, release_stats
 from bqa.workdir import RELEASE_DIR, read_release
 from builders.hub import DEFAULT_MAX_SHARD_BYTES, check_hub_folder, write_hub_folder
-from builders.steps import write_json_atomic
+from builders.jsonio import write_json_atomic
 
 log = logging.getLogger(__name__)
 

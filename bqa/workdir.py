@@ -27,7 +27,7 @@ from bqa.candidates import Candidates
 from bqa.features import SPLITS
 from bqa.records import BoLDAnnotation, BQARecord, Provenance
 from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES, DEFAULT_GROUP_MAPPING, GroupMapping
-from builders.steps import read_jsonl, write_jsonl_atomic, write_text_atomic
+from builders.jsonio import read_json_object, read_jsonl, write_jsonl_atomic, write_text_atomic
 
 CLIPS_DIR, RELEASE_DIR, META_FILE = "clips", "release", "meta.json"
 
@@ -149,7 +149,7 @@ def read_release(work_dir: str | Path, *, check_clips: bool = True) -> Release:
             f"{work_dir}: no finished release ({RELEASE_DIR}/{META_FILE} is missing); run the pipeline first"
         )
     try:
-        meta = ReleaseMeta.from_json(_read_meta(meta_path(work_dir)))
+        meta = ReleaseMeta.from_json(read_json_object(meta_path(work_dir)))
     except (KeyError, TypeError, AttributeError) as err:
         raise ValueError(
             f"{meta_path(work_dir)}: malformed release metadata ({type(err).__name__}: {err})"
@@ -197,13 +197,3 @@ def record_problems(record: BQARecord, meta: ReleaseMeta) -> list[str]:
         if getattr(record, key) not in allowed:
             problems.append(f"{key} {getattr(record, key)!r} is not one of {sorted(allowed)}")
     return problems
-
-
-def _read_meta(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object")
-    return data

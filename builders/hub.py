@@ -9,9 +9,6 @@ Layout (what `load_dataset(folder)` and the Hub both read; datasets 5 runs no lo
 from __future__ import annotations
 
 import math
-import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +16,8 @@ from typing import Any
 import datasets
 import yaml
 from datasets.table import embed_table_storage
+
+from builders.jsonio import atomic_directory
 
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
 SPLIT_ORDER = ("train", "validation", "test")
@@ -116,10 +115,7 @@ def write_hub_folder(
     """
     if default_config not in configs:
         raise ValueError(f"default config {default_config!r} is not one of {sorted(configs)}")
-    out_dir = Path(out_dir).resolve()
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with atomic_directory(out_dir) as tmp:
         sizes: dict[str, dict[str, int]] = {}
         for name, dd in configs.items():
             data_dir = tmp / "data" / name
@@ -127,17 +123,7 @@ def write_hub_folder(
             sizes[name] = {s: _write_split(dd[s], data_dir, s, max_shard_bytes) for s in _ordered_splits(dd)}
         meta = _card_yaml(configs, default_config, sizes, card_data or {})
         (tmp / "README.md").write_text(render_card(meta, card_body), encoding="utf-8")
-        old = None
-        if out_dir.exists():
-            old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
-            os.replace(out_dir, old)
-        os.replace(tmp, out_dir)
-        if old is not None:
-            shutil.rmtree(old)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out_dir
+    return Path(out_dir).resolve()
 
 
 def check_hub_folder(

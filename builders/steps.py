@@ -11,66 +11,16 @@ LLM engine caches every successful reply.
 
 from __future__ import annotations
 
-import json
-import logging
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger(__name__)
+from builders.jsonio import dumps_line, read_jsonl, write_jsonl_atomic
 
 KEPT, REJECTED = "kept", "rejected"
-
-
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def dumps_line(record: Mapping[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
-
-
-def write_jsonl_atomic(path: str | Path, records: Iterable[Mapping[str, Any]]) -> Path:
-    return write_text_atomic(path, "".join(dumps_line(r) for r in records))
-
-
-def write_json_atomic(path: str | Path, data: Any) -> Path:
-    return write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
-
-
-def read_jsonl(path: str | Path, *, tolerate_torn_tail: bool = False) -> list[dict[str, Any]]:
-    """Read a JSONL file; a bad line is an error naming file and line (or skipped if it is a torn tail)."""
-    path = Path(path)
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    records = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as err:
-            if tolerate_torn_tail and number == len(lines) and not line.endswith("\n"):
-                log.warning("%s: ignoring the torn last line %d left by an interrupted run", path, number)
-                break
-            raise ValueError(f"{path}, line {number}: not valid JSON ({err.msg})") from None
-    return records
 
 
 @dataclass

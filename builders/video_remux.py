@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import av
 
+from builders.jsonio import write_file_atomic
 from builders.video_source import SourceLike, VideoError, VideoSource, describe_error, video_stream
 
 #: Stream kinds kept by :func:`remove_audio`; audio is dropped, and so are data streams (e.g.
@@ -23,15 +23,13 @@ def remove_audio(src: SourceLike | VideoSource, dst: str | os.PathLike) -> Path:
     """
     source = VideoSource.of(src)
     dst = Path(dst)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dst.parent, prefix=f".{dst.stem}.", suffix=dst.suffix or ".mp4")
-    os.close(fd)
-    try:
+
+    def remux(tmp: Path) -> None:
         with source.open() as inp:
             video_stream(inp, source.name)  # a clear error when there is nothing to keep
             kept = [s for s in inp.streams if s.type in KEPT_STREAM_TYPES]
             try:
-                with av.open(tmp, mode="w") as out:
+                with av.open(str(tmp), mode="w", format=None if dst.suffix else "mp4") as out:
                     mapping = {s.index: out.add_stream_from_template(s) for s in kept}
                     for packet in inp.demux(kept):
                         if packet.size == 0:  # PyAV's end-of-stream marker
@@ -40,8 +38,5 @@ def remove_audio(src: SourceLike | VideoSource, dst: str | os.PathLike) -> Path:
                         out.mux(packet)
             except av.FFmpegError as err:
                 raise VideoError(f"cannot remux {source.name} to {dst}: {describe_error(err)}") from err
-        os.replace(tmp, dst)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return dst
+
+    return write_file_atomic(dst, remux)

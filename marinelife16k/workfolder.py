@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from builders.jsonio import atomic_directory, iter_jsonl, read_json_object, write_jsonl_atomic
 from marinelife16k.annotations import VIDEO_ROW_KEYS, video_row
 from marinelife16k.schema import check_records
 from marinelife16k.splits import SPLITS, assign_splits
@@ -70,12 +69,6 @@ def video_root(work_dir: str | os.PathLike[str], meta: Mapping[str, Any]) -> Pat
     return root if root.is_absolute() else Path(work_dir) / root
 
 
-def _write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
 def write_release(
     work_dir: str | os.PathLike[str],
     videos: Iterable[Mapping[str, Any]],
@@ -114,38 +107,13 @@ def write_release(
         meta["video_root"] = os.fspath(video_root)
     if provenance:
         meta["provenance"] = dict(provenance)
-    work.mkdir(parents=True, exist_ok=True)
     target = work / RELEASE_DIR
-    tmp = Path(tempfile.mkdtemp(prefix=f".{RELEASE_DIR}.", dir=work))
-    try:
-        _write_jsonl(tmp / VIDEOS_FILE, rows)
-        _write_jsonl(tmp / QA_FILE, records)
+    with atomic_directory(target) as tmp:
+        # Schema field order is kept (not sorted): the files read like the paper's appendix.
+        write_jsonl_atomic(tmp / VIDEOS_FILE, rows, sort_keys=False)
+        write_jsonl_atomic(tmp / QA_FILE, records, sort_keys=False)
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        old = None
-        if target.exists():
-            old = work / f".{RELEASE_DIR}.old-{os.getpid()}"
-            os.replace(target, old)
-        os.replace(tmp, target)
-        if old is not None:
-            shutil.rmtree(old)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return target
-
-
-def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
-    if not path.is_file():
-        raise FileNotFoundError(f"work folder file not found: {path}")
-    out = []
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if line.strip():
-                try:
-                    out.append((number, json.loads(line)))
-                except json.JSONDecodeError as err:
-                    raise ValueError(f"{path}: line {number}: not valid JSON ({err.msg})") from None
-    return out
 
 
 def _check_video_row(path: Path, number: int, row: Any) -> None:
@@ -181,19 +149,11 @@ def read_release(
     folder = work / RELEASE_DIR
     if not folder.is_dir():
         raise FileNotFoundError(f"{work} is not a MarineLife-16K work folder: {folder} is missing")
-    meta_path = folder / META_FILE
-    if not meta_path.is_file():
-        raise FileNotFoundError(f"work folder file not found: {meta_path}")
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{meta_path}: not valid JSON ({err.msg})") from None
-    if not isinstance(meta, dict):
-        raise ValueError(f"{meta_path}: expected a JSON object")
+    meta = read_json_object(folder / META_FILE)
     videos_path = folder / VIDEOS_FILE
     videos = []
     seen: dict[str, int] = {}
-    for number, row in _read_jsonl(videos_path):
+    for number, row in iter_jsonl(videos_path):
         _check_video_row(videos_path, number, row)
         if row["id"] in seen:
             raise ValueError(
@@ -203,7 +163,7 @@ def read_release(
         videos.append(row)
     if not videos:
         raise ValueError(f"{videos_path}: no videos")
-    records = [record for _, record in _read_jsonl(folder / QA_FILE)]
+    records = [record for _, record in iter_jsonl(folder / QA_FILE)]
     if check_qa:
         check_records(records, videos, source=str(folder / QA_FILE))
     release = Release(work, videos, records, meta)

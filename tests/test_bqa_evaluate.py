@@ -14,7 +14,7 @@ import pytest
 from bqa.workdir import read_release
 from builders.bqa_pipeline.evaluate import EvalData
 from builders.cli import main as cli_main
-from builders.steps import read_jsonl
+from builders.jsonio import read_jsonl
 from builders.testing.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer, Fault, image_count
 

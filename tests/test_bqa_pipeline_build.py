@@ -25,8 +25,8 @@ from bqa.sample.record_replies import oracle
 from bqa.workdir import read_release
 from builders.bqa_pipeline.runner import BuildOptions, build
 from builders.cli import main as cli_main
+from builders.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMSettings
-from builders.steps import read_jsonl
 from builders.testing.bqa_responder import (
     CARELESS_FORMS,
     FILTER_SCHEMA,

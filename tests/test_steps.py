@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from builders.steps import StepRecords, read_jsonl, write_jsonl_atomic
+from builders.jsonio import read_jsonl, write_jsonl_atomic
+from builders.steps import StepRecords
 
 ITEMS = [{"id": f"item{i}", "x": i} for i in range(20)]
 

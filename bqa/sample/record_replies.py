@@ -27,8 +27,8 @@ from bqa.sample import sample_root
 from builders.bqa_pipeline.frames import FrameSpec
 from builders.bqa_pipeline.runner import DEFAULT_CACHE, BuildSummary, build
 from builders.bqa_pipeline.sample_replay import REPLIES_FILE, SAMPLE_DIR, SETTINGS_FILE, SampleRecording
+from builders.jsonio import write_json_atomic
 from builders.llm import LLMClient, LLMSettings, export_replies
-from builders.steps import write_json_atomic
 from builders.testing.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
 

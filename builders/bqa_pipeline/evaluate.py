@@ -30,9 +30,10 @@ from builders.bqa_pipeline.answers import STYLES, answer_request, read_answer
 from builders.bqa_pipeline.frames import FrameSpec
 from builders.bqa_pipeline.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
 from builders.bqa_pipeline.runner import check_config, llm_identity
+from builders.jsonio import write_json_atomic, write_jsonl_atomic
 from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
 from builders.scoring.bqa_accuracy import bqa_accuracy
-from builders.steps import StepRecords, write_json_atomic, write_jsonl_atomic
+from builders.steps import StepRecords
 from builders.video_source import SourceLike
 
 STEP = "predictions"

@@ -36,8 +36,9 @@ from builders.bqa_pipeline.split import SPLIT_RULE, split_release
 from builders.bqa_pipeline.step2_questions import run_questions
 from builders.bqa_pipeline.step3_filter import run_filter
 from builders.bqa_pipeline.step4_difficulty import STEP4_UNPARSED, run_difficulty
+from builders.jsonio import write_json_atomic
 from builders.llm import LLMClient, LLMSettings, UsageSummary
-from builders.steps import StepRecords, write_json_atomic
+from builders.steps import StepRecords
 
 log = logging.getLogger(__name__)
 

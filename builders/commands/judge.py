@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from builders.jsonio import read_jsonl, write_json_atomic
 from builders.llm import add_llm_arguments
-from builders.steps import read_jsonl, write_json_atomic
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -94,19 +93,11 @@ def _check_attributes(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from builders.jsonio import read_jsonl
     from marinelife16k.annotations import read_annotations
     from marinelife16k.schema import validate_records
 
-    if not args.qa.is_file():
-        raise FileNotFoundError(f"QA file not found: {args.qa}")
-    records = []
-    with args.qa.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as err:
-                    raise ValueError(f"{args.qa}: line {number}: not valid JSON ({err.msg})") from None
+    records = read_jsonl(args.qa)
     videos = read_annotations(args.attributes) if args.attributes else None
     problems = validate_records(records, videos)
     for problem in problems:

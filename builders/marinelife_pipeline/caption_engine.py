@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from builders.bqa_pipeline.llm_step import DEFAULT_BATCH_SIZE
+from builders.jsonio import read_jsonl, write_jsonl_atomic
 from builders.llm import LLMClient
-from builders.steps import StepRecords, read_jsonl, write_jsonl_atomic
+from builders.steps import StepRecords
 
 from . import captioner, refiner, reviewer
 from .outcomes import Failure

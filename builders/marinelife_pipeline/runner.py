@@ -34,10 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from builders.bqa_pipeline.llm_step import DEFAULT_BATCH_SIZE
+from builders.jsonio import write_json_atomic
 from builders.llm import LLMClient, LLMSettings
 from builders.llm.usage import UsageSummary
 from builders.prompts import load_prompt
-from builders.steps import StepRecords, write_json_atomic
+from builders.steps import StepRecords
 from marinelife16k.annotations import read_annotations
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, QUESTION_TYPES
 from marinelife16k.workfolder import read_release, write_release

@@ -13,7 +13,6 @@ decide which columns they need.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.hub import read_card
+from builders.jsonio import iter_jsonl
 
 TEXT_FIELDS: tuple[str, ...] = ("raw_output", "prediction")
 RATIONALE_FIELD = "rationale"
@@ -57,26 +57,10 @@ class Prediction:
     line: int
 
 
-def read_jsonl_lines(path: str | os.PathLike[str]) -> list[tuple[int, Any]]:
-    """(line number, value) for every non-blank line; a bad line is an error naming file and line."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"predictions file not found: {path}")
-    out = []
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if line.strip():
-                try:
-                    out.append((number, json.loads(line)))
-                except json.JSONDecodeError as err:
-                    raise ValueError(f"{path}, line {number}: not valid JSON ({err.msg})") from None
-    return out
-
-
 def read_predictions(path: str | os.PathLike[str], id_field: str) -> dict[str, Prediction]:
     """Item id -> :class:`Prediction` from a JSONL file; malformed or repeated ids are errors."""
     out: dict[str, Prediction] = {}
-    for number, data in read_jsonl_lines(path):
+    for number, data in iter_jsonl(path):
         where = f"{path}, line {number}"
         if not isinstance(data, dict):
             raise ValueError(f"{where}: expected a JSON object, got {type(data).__name__}")

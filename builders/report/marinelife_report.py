@@ -16,7 +16,6 @@ be left out. A judge result is the judge metric's output: ``score``, ``criteria`
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from numbers import Real
 from pathlib import Path
 from typing import Any
 
+from builders.jsonio import read_json_object
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, is_hub_folder, load_hub_rows, read_predictions
 from builders.report.plots import Bar, grouped_bars
@@ -146,14 +146,8 @@ def read_judge_results(paths: Iterable[str | os.PathLike[str]]) -> dict[str, dic
     """model -> task (``oemu``/``caption``) -> judge result, merged over files (no overlaps)."""
     merged: dict[str, dict[str, dict[str, Any]]] = {}
     for path in paths:
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"judge results file not found: {path}")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from None
-        if not isinstance(data, dict) or not data:
+        data = read_json_object(path)
+        if not data:
             raise ValueError(f'{path}: expected {{"<model>": {{"oemu": ..., "caption": ...}}}}')
         for model, tasks in data.items():
             if not isinstance(tasks, dict) or not tasks:

@@ -9,7 +9,6 @@ through a temporary file and renamed, so a report folder never holds half a PNG.
 from __future__ import annotations
 
 import os
-import tempfile
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +17,8 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
+
+from builders.jsonio import write_file_atomic
 
 DPI = 120
 _LABEL_WIDTH = 16  # characters per line of a category label
@@ -33,17 +34,8 @@ class Bar:
 
 
 def _save(fig: Figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
     FigureCanvasAgg(fig)  # attach the Agg canvas explicitly: no dependence on the default backend
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            fig.savefig(handle, format="png", dpi=DPI)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_file_atomic(path, lambda tmp: fig.savefig(tmp, format="png", dpi=DPI))
 
 
 def _wrap(label: str) -> str:

@@ -28,6 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from builders.jsonio import write_jsonl_atomic
 from builders.llm import LLMClient, LLMSettings, export_replies
 from builders.marinelife_pipeline.runner import (
     REPLIES_FILE,
@@ -37,7 +38,6 @@ from builders.marinelife_pipeline.runner import (
     format_summary,
     write_recorded_settings,
 )
-from builders.steps import write_jsonl_atomic
 from builders.testing.chat_server import ChatServer
 from builders.testing.marinelife_responder import MarineLifeResponder
 from marinelife16k.annotations import read_annotations

@@ -1,0 +1,132 @@
+"""One home for reading JSON/JSONL with errors that name file and line, and for atomic writes.
+
+Atomic means: written beside the target and renamed into place with ``os.replace``, so a crash
+leaves either the old content or the new one, never half of it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+PathLike = str | os.PathLike[str]
+
+
+def iter_jsonl(path: PathLike, *, tolerate_torn_tail: bool = False) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of every non-blank line.
+
+    A line that is not JSON is an error naming the file and line, except, with
+    ``tolerate_torn_tail``, an unterminated last line (what a killed appender leaves), which is skipped.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"file not found: {path}")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as err:
+            if tolerate_torn_tail and number == len(lines) and not line.endswith("\n"):
+                log.warning("%s: ignoring the torn last line %d left by an interrupted run", path, number)
+                return
+            raise ValueError(f"{path}, line {number}: not valid JSON ({err.msg})") from None
+        yield number, value
+
+
+def read_jsonl(path: PathLike, *, tolerate_torn_tail: bool = False) -> list[Any]:
+    return [value for _, value in iter_jsonl(path, tolerate_torn_tail=tolerate_torn_tail)]
+
+
+def read_json_object(path: PathLike) -> dict[str, Any]:
+    """A JSON file holding one object; anything else is an error naming the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def write_text_atomic(path: PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def dumps_line(record: Mapping[str, Any], *, sort_keys: bool = True) -> str:
+    return json.dumps(record, ensure_ascii=False, sort_keys=sort_keys) + "\n"
+
+
+def write_jsonl_atomic(
+    path: PathLike, records: Iterable[Mapping[str, Any]], *, sort_keys: bool = True
+) -> Path:
+    """``sort_keys=False`` keeps each record's field order (e.g. a schema's documented order)."""
+    return write_text_atomic(path, "".join(dumps_line(r, sort_keys=sort_keys) for r in records))
+
+
+def write_json_atomic(path: PathLike, data: Any) -> Path:
+    return write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+
+
+@contextmanager
+def atomic_directory(target: PathLike) -> Iterator[Path]:
+    """Yield an empty folder beside ``target``; when the block ends without error, it replaces ``target``.
+
+    On error the new folder is removed and ``target`` is left as it was.
+    """
+    target = Path(target).resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        yield tmp
+        old = None
+        if target.exists():
+            old = target.with_name(f".{target.name}.old-{os.getpid()}")
+            os.replace(target, old)
+        os.replace(tmp, target)
+        if old is not None:
+            shutil.rmtree(old)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def write_file_atomic(path: PathLike, write: Callable[[Path], object]) -> Path:
+    """Call ``write(tmp_path)`` for a temporary path beside ``path``, then rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
