@@ -1,0 +1,68 @@
+"""The scripted baseline's evaluation runs over the rebuilt samples, shared by the demo (replayed) and
+the recording scripts (live, against the scripted server): one code path, so both send the same
+requests and the recorded replies answer every one.
+
+Each run is the project's evaluation runner on an exported Hub-layout folder: BQA with
+:func:`builders.bqa_pipeline.evaluate.evaluate` (per split and prompt style), MarineLife-16K with
+:func:`builders.marinelife_eval.evaluate` (per split). The recording's options fix the frames, the
+styles and the splits, because the frames' bytes are part of every request's key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from builders.bqa_pipeline.frames import FrameSpec
+from builders.demo.recordings import Recording
+from builders.llm import LLMClient
+
+BQA_DATA, MARINE_DATA = "bqa", "marinelife16k"
+
+
+def bqa_predictions_path(out_dir: str | Path, split: str, style: str) -> Path:
+    return Path(out_dir) / f"{split}.{style}.jsonl"
+
+
+def marine_predictions_path(out_dir: str | Path, split: str) -> Path:
+    return Path(out_dir) / f"{split}.jsonl"
+
+
+def predict_bqa(
+    recording: Recording, hub: str | Path, client: LLMClient, work: str | Path, out_dir: str | Path,
+    cache_dir: str | Path,
+) -> dict[str, dict[str, Path]]:  # fmt: skip
+    """Predictions of every split and style in ``recording.options``: split -> style -> JSONL path."""
+    from builders.bqa_pipeline.evaluate import EvalData, evaluate
+
+    frames = FrameSpec.from_json(recording.options["frames"])
+    paths: dict[str, dict[str, Path]] = {}
+    for split in recording.options["splits"]:
+        data = EvalData.open(hub, split, cache_dir=cache_dir)
+        for style in recording.options["styles"]:
+            out = bqa_predictions_path(out_dir, split, style)
+            summary = evaluate(data, client, Path(work) / f"{split}.{style}", out, style=style, frames=frames,
+                               identity={"data": BQA_DATA, "split": split})  # fmt: skip
+            if summary.out is None:
+                raise RuntimeError(f"BQA {split} ({style}) did not finish:\n{summary.format()}")
+            paths.setdefault(split, {})[style] = out
+    return paths
+
+
+def predict_marinelife(
+    recording: Recording, hub: str | Path, client: LLMClient, work: str | Path, out_dir: str | Path,
+    cache_dir: str | Path,
+) -> dict[str, Path]:  # fmt: skip
+    """Predictions of every split in ``recording.options``: split -> JSONL path."""
+    from builders.marinelife_eval import MarineEvalData, evaluate
+
+    frames = FrameSpec.from_json(recording.options["frames"])
+    paths = {}
+    for split in recording.options["splits"]:
+        out = marine_predictions_path(out_dir, split)
+        data = MarineEvalData.open(hub, split, cache_dir=cache_dir)
+        summary = evaluate(data, client, Path(work) / split, out, frames=frames,
+                           identity={"data": MARINE_DATA, "split": split})  # fmt: skip
+        if summary.out is None:
+            raise RuntimeError(f"MarineLife-16K {split} did not finish:\n{summary.format()}")
+        paths[split] = out
+    return paths

@@ -1,0 +1,433 @@
+"""The demo itself: seven timed steps, offline, into one output folder.
+
+1. BQA: rebuild the bundled sample from its recorded pipeline replies, export it in Hub layout,
+   check and load it back with ``load_dataset``.
+2. MarineLife-16K: the same (configs ``qa`` and ``videos``).
+3. Frames: 16 uniform frames of a BQA clip and 8 of a MarineLife-16K video, from the loaded
+   datasets (``Video(decode=False)``, no torch), saved as contact sheets.
+4. Baseline predictions: the evaluation runners over every split, answered from the bundled replies
+   of a *scripted baseline* (not a model): BQA in both prompt styles, MarineLife-16K every question.
+5. Scoring with every metric (:class:`builders.demo.scoring.Metrics`), on the test split (the
+   papers' convention) and on all splits pooled (the sample's test split is tiny): BQA accuracy with
+   bias breakdowns and leakage, Self-BLEU per split, MarineLife-16K accuracy per dimension, the judge
+   (OEMU, captions by camera) replayed from its bundled replies.
+6. Reports for the test split (``builders.report``) and ``reports/scores.json`` with every result.
+
+Then it prints the paper-style tables (:mod:`builders.demo.tables`), what was built where and what to
+run next, and writes the same to ``summary.md``.
+
+Output folder layout::
+
+    <out>/work/{bqa,marinelife16k}/           pipeline work folders (rebuilt by replay)
+    <out>/hub/{bqa,marinelife16k}/            exported Hub-layout folders (load_dataset works on them)
+    <out>/frames/*.jpg                        contact sheets of the sampled frames
+    <out>/eval/...                            evaluation runners' resumable state
+    <out>/predictions/bqa/<split>.<style>.jsonl, predictions/marinelife16k/<split>.jsonl
+    <out>/reports/{bqa,marinelife16k}/        report.md, metrics.json, PNGs (test split)
+    <out>/reports/scores.json                 every metric result, test split and all splits
+    <out>/summary.md                          the tables, timings and next steps
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from builders.demo import tables
+from builders.demo.baseline import predict_bqa, predict_marinelife
+from builders.demo.recordings import SCRIPTED_NOTE, bqa_baseline, marine_baseline, marine_judge
+from builders.demo.samples import BuiltSample, rebuild_bqa, rebuild_marinelife
+from builders.demo.scoring import Metrics
+from builders.jsonio import read_jsonl, write_json_atomic, write_text_atomic
+from builders.llm import ReplayMissError
+from builders.video import Frames
+
+MARKER = ".vqabench-demo"
+OWNED = ("work", "hub", "frames", "eval", "predictions", "reports", "cache", "summary.md")
+SCOPES: dict[str, tuple[str, ...]] = {"test": ("test",), "all": ("train", "validation", "test")}
+BQA_MODELS = {"single_word": "scripted-baseline single-word", "rationale": "scripted-baseline rationale"}
+MARINE_MODEL = "scripted-baseline"
+BQA_FRAMES, MARINE_FRAMES = 16, 8  # the frames step's samples (the runners' come from the recordings)
+STEP_COUNT = 6
+
+
+def prepare_output(out: str | Path) -> Path:
+    """An empty folder, or a previous demo's (marked), whose outputs are removed to rebuild them."""
+    out = Path(out).resolve()
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file; give a folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise ValueError(
+            f"--out {out} is not empty and was not written by the demo (no {MARKER}); give a new folder"
+        )
+    for name in OWNED:
+        path = out / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).write_text(
+        "written by 'vqabench demo'; rerunning the demo replaces this folder's outputs\n"
+    )
+    return out
+
+
+class Steps:
+    """Numbered, timed steps, each printed as it starts and ends."""
+
+    def __init__(self, echo: Callable[[str], None], total: int = STEP_COUNT) -> None:
+        self.echo, self.total = echo, total
+        self.timings: list[tuple[str, float]] = []
+
+    @contextmanager
+    def step(self, title: str) -> Iterator[None]:
+        self.echo(f"[{len(self.timings) + 1}/{self.total}] {title}")
+        start = time.perf_counter()
+        yield
+        seconds = time.perf_counter() - start
+        self.timings.append((title, seconds))
+        self.echo(f"      done in {seconds:.1f} s")
+
+    def note(self, text: str) -> None:
+        self.echo(f"      {text}")
+
+
+@dataclass
+class DemoResult:
+    out: Path
+    seconds: float
+    timings: list[tuple[str, float]]
+    scores: dict[str, Any]
+    predictions: dict[str, Any]  # bqa: split -> style -> path; marinelife16k: split -> path
+    reports: dict[str, Path] = field(default_factory=dict)
+
+
+def _sizes(sample: BuiltSample) -> str:
+    return "; ".join(
+        f"{config}: " + ", ".join(f"{split} {n}" for split, n in sample.sizes(config).items())
+        for config in sample.loaded
+    )
+
+
+def contact_sheet(frames: Frames, path: Path, columns: int = 8) -> Path:
+    """The frames side by side (``columns`` per row), as one JPEG."""
+    from PIL import Image
+
+    from builders.jsonio import write_file_atomic
+
+    h, w = frames.frames.shape[1:3]
+    rows = -(-len(frames) // columns)
+    sheet = Image.new("RGB", (w * min(columns, len(frames)), h * rows))
+    for k, rgb in enumerate(frames.frames):
+        sheet.paste(Image.fromarray(rgb), ((k % columns) * w, (k // columns) * h))
+    return write_file_atomic(path, lambda tmp: sheet.save(tmp, format="JPEG", quality=85))
+
+
+def sample_some_frames(bqa: BuiltSample, marine: BuiltSample, out: Path, steps: Steps) -> list[Path]:
+    """Uniform frames of the first test clip of each dataset, read as bytes (no torch)."""
+    import datasets
+
+    from builders.video import sample_frames
+
+    sheets = []
+    picks = (
+        ("bqa", bqa.loaded["default"]["test"], BQA_FRAMES),
+        ("marinelife16k", marine.loaded["videos"]["test"], MARINE_FRAMES),
+    )
+    for name, split, n in picks:
+        row = split.select_columns(["id", "video"]).cast_column("video", datasets.Video(decode=False))[0]
+        frames = sample_frames(row["video"], num_frames=n)
+        sheet = contact_sheet(frames, out / "frames" / f"{name}-{row['id']}.jpg")
+        sheets.append(sheet)
+        steps.note(
+            f"{name} {row['id']}: {len(frames)} of {frames.total_frames} frames, indices {frames.indices}, "
+            f"array {frames.frames.shape} {frames.frames.dtype} -> {sheet.relative_to(out)}"
+        )
+    return sheets
+
+
+def _bqa_inputs(rows: Sequence[Mapping[str, Any]], style: str) -> dict[str, Any]:
+    inputs: dict[str, Any] = {
+        "predictions": [r["raw_output"] for r in rows],
+        "references": [r["reference"] for r in rows],
+        "choices": [r["choices"] for r in rows],
+        "difficulty": [r["difficulty"] for r in rows],
+        **{f: [r[f] for r in rows] for f in ("gender", "age", "ethnicity")},
+    }
+    if style == "rationale":
+        inputs["rationales"] = [r["rationale"] for r in rows]
+    return inputs
+
+
+def _marine_inputs(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    mcq = [r for r in rows if r["options"]]
+    return {
+        "predictions": [r["raw_output"] for r in mcq],
+        "references": [r["reference"] for r in mcq],
+        "question_types": [r["type"] for r in mcq],
+        "options": [r["options"] for r in mcq],
+    }
+
+
+def score_everything(
+    metrics: Metrics,
+    bqa: BuiltSample,
+    bqa_preds: Mapping[str, Mapping[str, Path]],
+    marine_preds: Mapping[str, Path],
+) -> dict[str, Any]:
+    """Every metric on the test split and on all splits pooled (see the module doc)."""
+    from builders.marinelife_eval import JUDGE_TASKS, judge_inputs
+
+    questions = bqa.loaded["default"]
+    bqa_scores: dict[str, Any] = {
+        "self_bleu": {
+            split: {"n": len(ds), **metrics.self_bleu(ds["question"])} for split, ds in questions.items()
+        },
+        "accuracy": {},
+    }
+    marine_scores: dict[str, Any] = {"accuracy": {}, "judge": {}}
+    styles = list(next(iter(bqa_preds.values())))
+    for scope, splits in SCOPES.items():
+        bqa_scores["accuracy"][scope] = {}
+        for style in styles:
+            pooled = [r for s in splits for r in read_jsonl(bqa_preds[s][style])]
+            bqa_scores["accuracy"][scope][style] = metrics.bqa_accuracy(**_bqa_inputs(pooled, style))
+        rows = [r for s in splits for r in read_jsonl(marine_preds[s])]
+        marine_scores["accuracy"][scope] = metrics.marinelife_qa(**_marine_inputs(rows))
+        marine_scores["judge"][scope] = {
+            task: metrics.judge(rubric, inputs)
+            for task, (_, rubric) in JUDGE_TASKS.items()
+            if (inputs := judge_inputs(rows, task)) is not None
+        }
+    return {"bqa": bqa_scores, "marinelife16k": marine_scores}
+
+
+def next_steps(out: Path, metrics: Metrics) -> list[tuple[str, str]]:
+    """(what, command) pairs: where to go from the demo."""
+    hub_bqa, hub_marine = out / "hub" / "bqa", out / "hub" / "marinelife16k"
+    model = "--llm-model MODEL --llm-base-url URL --llm-api-key-env KEY_VARIABLE"
+    metric = (
+        f"evaluate.load('{metrics.folder}/bqa_accuracy')"
+        if metrics.folder
+        else "builders.scoring.bqa_accuracy"
+    )
+    baseline = out / "predictions" / "bqa" / "test.single_word.jsonl"
+    reports = out / "reports"
+    compare = (
+        f"vqabench report bqa --data {hub_bqa} --split test --predictions baseline={baseline} "
+        "--predictions mine=mine-bqa.jsonl --out reports/bqa-mine"
+    )
+    return [
+        ("Read the reports", f"{reports / 'bqa' / 'report.md'}, {reports / 'marinelife16k' / 'report.md'}"),
+        (
+            "Evaluate your VideoLLM",
+            f"vqabench bqa evaluate --data {hub_bqa} --split test --out mine-bqa.jsonl {model}",
+        ),
+        (
+            "",
+            f"vqabench marinelife-eval predict --data {hub_marine} --split test --out mine-ml.jsonl {model}",
+        ),
+        ("", f"vqabench marinelife-eval judge mine-ml.jsonl --out mine-judge.json {model}"),
+        ("Compare with the baseline", compare),
+        (
+            "Score in Python",
+            f"{metric}.compute(predictions=..., references=..., choices=..., difficulty=...)",
+        ),
+        ("Load the data", f"datasets.load_dataset('{hub_bqa}'); datasets.load_dataset('{hub_marine}', 'qa')"),
+        ("Rebuild from raw data", f"vqabench bqa build --bold-root BOLD_ROOT --work work/bqa {model}"),
+        ("Publish (checks only)", f"vqabench push {hub_bqa} YOU/BQA --dry-run"),
+    ]
+
+
+def _markdown_summary(
+    out: Path, result: DemoResult, metrics: Metrics, table_list: list[tuple[str, str]]
+) -> str:
+    steps = tables.markdown_table(["Step", "Seconds"], [[t, f"{s:.1f}"] for t, s in result.timings])
+    lines = [
+        "# vqabench demo",
+        "",
+        f"Model answers and judge scores here are replayed from a **{SCRIPTED_NOTE}** (rule-based responders, "
+        "recorded replies): they exercise the tooling offline and say nothing about any model. Both datasets are "
+        "the small bundled samples, rebuilt from recorded pipeline replies.",
+        "",
+        f"Metrics computed with {metrics.via}. Total time {result.seconds:.1f} s.",
+        "",
+        steps,
+    ]
+    for title, body in table_list:
+        lines += ["", f"## {title}", "", body]
+    lines += ["", "## Next steps", ""]
+    lines += [f"- {what + ': ' if what else ''}`{command}`" for what, command in next_steps(out, metrics)]
+    return "\n".join(lines) + "\n"
+
+
+def _quiet_libraries() -> None:
+    import datasets
+    import evaluate
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
+    evaluate.logging.set_verbosity_error()
+    for name in ("bqa", "marinelife16k", "builders"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _frames_text(options: Mapping[str, Any]) -> str:
+    frames = options["frames"]
+    return f"{frames['num_frames']} uniform frames" if frames.get("num_frames") else f"{frames['fps']:g} fps"
+
+
+def predict_baseline(
+    bqa: BuiltSample, marine: BuiltSample, out: Path, cache: Path, steps: Steps
+) -> tuple[dict[str, dict[str, Path]], dict[str, Path]]:
+    """Step 4: the evaluation runners on the exported folders, answered from the bundled replies."""
+    bqa_rec, marine_rec = bqa_baseline(), marine_baseline()
+    try:
+        with bqa_rec.replay_client() as client:
+            bqa_preds = predict_bqa(
+                bqa_rec, bqa.hub, client, out / "eval" / "bqa", out / "predictions" / "bqa", cache
+            )
+        with marine_rec.replay_client() as client:
+            marine_preds = predict_marinelife(
+                marine_rec, marine.hub, client, out / "eval" / "marinelife16k", out / "predictions" / "marinelife16k",
+                cache,
+            )  # fmt: skip
+    except ReplayMissError as err:
+        raise RuntimeError(
+            f"{err}\nThe bundled baseline replies do not answer these requests: a prompt, the runner, the frames "
+            "or the sample changed since they were recorded. Re-record them with 'python -m "
+            "bqa.sample.record_baseline' and 'python -m marinelife16k.sample.record_baseline'."
+        ) from None
+    n_bqa = sum(len(read_jsonl(p)) for by_style in bqa_preds.values() for p in by_style.values())
+    steps.note(
+        f"BQA: {n_bqa} answers ({' and '.join(bqa_rec.options['styles'])} styles; {', '.join(bqa_preds)}), "
+        f"{_frames_text(bqa_rec.options)} each -> {out / 'predictions' / 'bqa'}"
+    )
+    n_marine = sum(len(read_jsonl(p)) for p in marine_preds.values())
+    steps.note(
+        f"MarineLife-16K: {n_marine} answers ({', '.join(marine_preds)}), {_frames_text(marine_rec.options)} "
+        f"each -> {out / 'predictions' / 'marinelife16k'}"
+    )
+    return bqa_preds, marine_preds
+
+
+def score_baseline(
+    metrics: Metrics,
+    bqa: BuiltSample,
+    bqa_preds: Mapping[str, Mapping[str, Path]],
+    marine_preds: Mapping[str, Path],
+) -> dict[str, Any]:
+    """Step 5: :func:`score_everything`, with a replay miss or a failed judgement as a clear error."""
+    try:
+        scores = score_everything(metrics, bqa, bqa_preds, marine_preds)
+    except ReplayMissError as err:
+        raise RuntimeError(
+            f"{err}\nThe bundled judge replies do not answer these requests; re-record them with "
+            "'python -m marinelife16k.sample.record_baseline'."
+        ) from None
+    failed = {
+        f"{scope} {task}": result["n_failed"]
+        for scope, tasks in scores["marinelife16k"]["judge"].items()
+        for task, result in tasks.items()
+        if result["n_failed"]
+    }
+    if failed:
+        raise RuntimeError(f"bundled judge replies failed validation: {failed}")
+    scores["metrics_via"] = metrics.via
+    scores["note"] = f"Predictions and judge scores from a {SCRIPTED_NOTE}."
+    return scores
+
+
+def write_reports(
+    out: Path,
+    scores: Mapping[str, Any],
+    bqa: BuiltSample,
+    marine: BuiltSample,
+    bqa_preds: Mapping[str, Mapping[str, Path]],
+    marine_preds: Mapping[str, Path],
+    cache: Path,
+) -> dict[str, Any]:
+    """Step 6: ``reports/scores.json`` and a report per dataset on the test split; name -> Report."""
+    from builders.report import write_bqa_report, write_marinelife_report
+
+    reports = out / "reports"
+    write_json_atomic(reports / "scores.json", scores)
+    judged = write_json_atomic(
+        reports / "judge_results.test.json", {MARINE_MODEL: scores["marinelife16k"]["judge"]["test"]}
+    )
+    bqa_models = {BQA_MODELS[style]: path for style, path in bqa_preds["test"].items()}
+    return {
+        "bqa": write_bqa_report(bqa.hub, "test", bqa_models, reports / "bqa", cache_dir=cache),
+        "marinelife16k": write_marinelife_report(
+            marine.hub, "test", {MARINE_MODEL: marine_preds["test"]}, reports / "marinelife16k",
+            judge_results=[judged], cache_dir=cache,
+        ),
+    }  # fmt: skip
+
+
+def run_demo(out_dir: str | Path = "vqabench-demo", echo: Callable[[str], None] = print) -> DemoResult:
+    """Run the whole demo into ``out_dir`` (see the module doc); prints as it goes through ``echo``."""
+    start = time.perf_counter()
+    _quiet_libraries()
+    out = prepare_output(out_dir)
+    cache = out / "cache"
+    steps = Steps(echo)
+    echo(f"vqabench demo -> {out}")
+    echo(
+        f"Everything runs offline. Model answers and judge scores are replayed from a {SCRIPTED_NOTE.upper()}."
+    )
+    with steps.step(
+        "BQA: rebuild the bundled sample from its recorded replies, export in Hub layout, load back"
+    ):
+        bqa = rebuild_bqa(out / "work" / "bqa", out / "hub" / "bqa", cache)
+        steps.note(bqa.summary)
+        steps.note(f"work folder {bqa.work}; Hub folder {bqa.hub} -> load_dataset: {_sizes(bqa)}")
+    with steps.step("MarineLife-16K: the same (configs qa and videos)"):
+        marine = rebuild_marinelife(out / "work" / "marinelife16k", out / "hub" / "marinelife16k", cache)
+        steps.note(marine.summary)
+        steps.note(f"work folder {marine.work}; Hub folder {marine.hub} -> load_dataset: {_sizes(marine)}")
+    with steps.step("Frames: uniform samples from the loaded datasets (videos read as bytes, no torch)"):
+        sample_some_frames(bqa, marine, out, steps)
+    with steps.step(f"Baseline predictions ({SCRIPTED_NOTE}), replayed through the evaluation runners"):
+        bqa_preds, marine_preds = predict_baseline(bqa, marine, out, cache, steps)
+    with steps.step("Scoring with every metric (test split, as in the papers, and all splits pooled)"):
+        metrics = Metrics(marine_judge())
+        steps.note(
+            f"metrics: {metrics.via}; judge replies replayed from {metrics.judge_recording.replies_path}"
+        )
+        scores = score_baseline(metrics, bqa, bqa_preds, marine_preds)
+    with steps.step("Reports (test split) and every score (reports/scores.json)"):
+        reports = write_reports(out, scores, bqa, marine, bqa_preds, marine_preds, cache)
+        for report in reports.values():
+            steps.note(f"{report.markdown} + {report.metrics_file.name} + {len(report.figures)} PNG(s)")
+    predictions = {"bqa": bqa_preds, "marinelife16k": marine_preds}
+    result = DemoResult(
+        out, 0.0, steps.timings, scores, predictions, {k: r.folder for k, r in reports.items()}
+    )
+    table_list = tables.all_tables(scores["bqa"], scores["marinelife16k"], SCRIPTED_NOTE)
+    for title, body in table_list:
+        echo(f"\n{title}\n{body}")
+    result.seconds = time.perf_counter() - start
+    write_text_atomic(out / "summary.md", _markdown_summary(out, result, metrics, table_list))
+    echo("")
+    echo(f"Built:       BQA {bqa.work} -> {bqa.hub}")
+    echo(f"             MarineLife-16K {marine.work} -> {marine.hub}")
+    echo(f"Predictions: {out / 'predictions'}")
+    echo(f"Reports:     {out / 'reports'} (scores.json: every metric, test split and all splits)")
+    echo(f"Frames:      {out / 'frames'}")
+    echo(f"Summary:     {out / 'summary.md'}")
+    echo("Next:")
+    width = max(len(what) for what, _ in next_steps(out, metrics))
+    for what, command in next_steps(out, metrics):
+        echo(f"  {what:<{width}}  {command}")
+    echo(f"vqabench demo finished in {time.perf_counter() - start:.1f} s")
+    sys.stdout.flush()
+    return result

@@ -1,0 +1,123 @@
+"""Score prediction files with every metric of the project, the way users do: ``evaluate.load`` on the
+metric folders of the repository checkout (``<repo>/metrics/<name>``).
+
+Where those folders are not next to the installed ``builders`` package (a non-editable install), the
+same functions behind them are called directly (:mod:`builders.scoring`, :mod:`builders.judge`), and
+:attr:`Metrics.via` says so. The judge replays recorded replies only: its settings are passed
+explicitly, and ``VQABENCH_JUDGE_*`` variables of the caller's environment are set aside meanwhile,
+so they can neither change a cache key nor reach a server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import builders
+from builders.demo.recordings import Recording
+from builders.judge.scoring import ENV_PREFIX as JUDGE_ENV_PREFIX
+
+METRIC_NAMES: tuple[str, ...] = ("bqa_accuracy", "self_bleu", "marinelife_qa", "judge")
+
+
+def metrics_folder() -> Path | None:
+    """``<repo>/metrics`` when every metric module is there, else None."""
+    root = Path(builders.__file__).resolve().parent.parent / "metrics"
+    return root if all((root / n / f"{n}.py").is_file() for n in METRIC_NAMES) else None
+
+
+@contextmanager
+def judge_environment(recording: Recording) -> Iterator[None]:
+    """``VQABENCH_JUDGE_*`` = exactly the recorded judge settings (the sampling ones have no argument
+    in the metric's ``compute``), restored afterwards."""
+    s = recording.settings
+    wanted = {
+        "TEMPERATURE": "none" if s.temperature is None else repr(s.temperature),
+        "SEED": "none" if s.seed is None else str(s.seed),
+        "MAX_TOKENS": "none" if s.max_tokens is None else str(s.max_tokens),
+        "EXTRA_BODY": json.dumps(s.extra_body),
+    }
+    saved = {k: v for k, v in os.environ.items() if k.startswith(JUDGE_ENV_PREFIX)}
+    try:
+        for name in saved:
+            del os.environ[name]
+        os.environ.update({JUDGE_ENV_PREFIX + k: v for k, v in wanted.items()})
+        yield
+    finally:
+        for name in [k for k in os.environ if k.startswith(JUDGE_ENV_PREFIX)]:
+            del os.environ[name]
+        os.environ.update(saved)
+
+
+class Metrics:
+    """``bqa_accuracy``, ``self_bleu``, ``marinelife_qa`` and ``judge``, each returning the metric's
+    result dict. ``folder``: the metric folders (default: :func:`metrics_folder`; None: direct calls)."""
+
+    def __init__(self, judge: Recording, folder: Path | None | str = "auto") -> None:
+        self.judge_recording = judge
+        self.folder = metrics_folder() if folder == "auto" else (Path(folder) if folder else None)
+        self._modules: dict[tuple[str, str | None], Any] = {}
+
+    @property
+    def via(self) -> str:
+        if self.folder is None:
+            return "builders.scoring / builders.judge functions (no metrics/ folder next to the installed package)"
+        return f"evaluate.load('{self.folder}/<name>')"
+
+    def module(self, name: str, config: str | None = None) -> Any:
+        """The ``evaluate`` module ``name`` (with ``config``), loaded once."""
+        if (name, config) not in self._modules:
+            import evaluate
+
+            if self.folder is None:
+                raise RuntimeError("no metrics folder to load evaluate modules from")
+            self._modules[name, config] = evaluate.load(str(self.folder / name), config)
+        return self._modules[name, config]
+
+    def bqa_accuracy(self, **inputs: Any) -> dict[str, Any]:
+        if self.folder is None:
+            from builders.scoring.bqa_accuracy import bqa_accuracy
+
+            return bqa_accuracy(**inputs)
+        return self.module("bqa_accuracy").compute(**inputs)
+
+    def self_bleu(self, sentences: Sequence[str]) -> dict[str, Any]:
+        if self.folder is None:
+            from builders.scoring.self_bleu import self_bleu
+
+            result = self_bleu(list(sentences))
+            return {"self_bleu": result.score, "signature": result.signature}
+        return self.module("self_bleu").compute(predictions=list(sentences))
+
+    def marinelife_qa(self, **inputs: Any) -> dict[str, Any]:
+        if self.folder is None:
+            from builders.scoring.marinelife_accuracy import marinelife_accuracy
+
+            return marinelife_accuracy(**inputs)
+        return self.module("marinelife_qa").compute(**inputs)
+
+    def judge(self, rubric: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """The judge metric with rubric ``rubric`` on ``inputs`` (predictions, references, questions,
+        camera, evidence), answered from the recorded judge replies."""
+        s = self.judge_recording.settings
+        if self.folder is None:
+            from builders.judge.rubrics import get_rubric
+            from builders.judge.scoring import judge_predictions
+
+            columns = {k: v for k, v in inputs.items() if k not in ("predictions", "references")}
+            with self.judge_recording.replay_client() as client:
+                return judge_predictions(
+                    inputs["predictions"], inputs["references"], get_rubric(rubric), client, **columns
+                )
+        with judge_environment(self.judge_recording):
+            return self.module("judge", rubric).compute(
+                **inputs,
+                model=s.model,
+                base_url=s.base_url,
+                api_key_env="none",
+                replies_path=str(self.judge_recording.replies_path),
+            )

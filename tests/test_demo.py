@@ -1,0 +1,223 @@
+"""``vqabench demo`` end to end, in a subprocess from a fresh folder with every network path closed:
+its tables, report files and exported folders, every number recomputed independently from the
+prediction files, and the bundled baseline recordings identical to what recording them again gives."""
+
+from __future__ import annotations
+
+import json
+import os
+import socketserver
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import datasets
+import pytest
+
+from bqa.sample import record_baseline as bqa_recording
+from builders.demo.recordings import bqa_baseline, marine_baseline, marine_judge
+from builders.demo.run import MARKER, prepare_output, score_everything
+from builders.demo.samples import BuiltSample
+from builders.demo.scoring import Metrics
+from builders.jsonio import read_jsonl
+from builders.judge.rubrics import get_rubric
+from builders.judge.scoring import judge_predictions
+from builders.marinelife_eval import JUDGE_TASKS, judge_inputs
+from builders.report.tables import fmt_number
+from builders.scoring.bqa_accuracy import bqa_accuracy
+from builders.scoring.marinelife_accuracy import marinelife_accuracy
+from builders.scoring.self_bleu import self_bleu
+from marinelife16k.sample import record_baseline as marine_recording
+from marinelife16k.vocabulary import MULTIPLE_CHOICE
+
+SPLITS = ("train", "validation", "test")
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
+
+class _Counter(socketserver.BaseRequestHandler):
+    def handle(self) -> None:  # count the connection and drop it: any request through it fails
+        self.server.connections += 1
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """Run ``vqabench demo`` (default --out) in a new folder; every proxy points at a listener that
+    counts connections and answers none; the caller's judge settings are hostile."""
+    root = tmp_path_factory.mktemp("demo")
+    (root / "cwd").mkdir()
+    listener = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Counter)
+    listener.connections = 0
+    threading.Thread(target=listener.serve_forever, daemon=True).start()
+    proxy = f"http://127.0.0.1:{listener.server_address[1]}"
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("HF_", "VQABENCH_", "NO_PROXY", "no_proxy"))
+    }
+    env.update({name: proxy for name in PROXY_VARIABLES})
+    env.update(HF_HOME=str(root / "hf"), HF_DATASETS_CACHE=str(root / "hf" / "datasets"), HF_HUB_OFFLINE="1",
+               XDG_CACHE_HOME=str(root / "xdg"), NO_PROXY="", no_proxy="",
+               VQABENCH_JUDGE_TEMPERATURE="0.9", VQABENCH_JUDGE_MODEL="gpt-judge")  # fmt: skip
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "builders.cli", "demo"],
+            cwd=root / "cwd", env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    finally:
+        listener.shutdown()
+        listener.server_close()
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return {"out": root / "cwd" / "vqabench-demo", "stdout": done.stdout, "connections": listener.connections,
+            "cache": root / "check-cache"}  # fmt: skip
+
+
+def _json(path: Path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_offline_outputs_and_tables(demo):
+    out, printed = demo["out"], demo["stdout"]
+    assert demo["connections"] == 0  # nothing tried the network
+    assert (out / MARKER).is_file() and (out / "summary.md").is_file()
+    for header in (
+        "| Prompt style | Items | n (Easy/Hard) | Easy | Hard | Total | Unparsed |",
+        "| Attribute | Group | error rate, single word | error rate, rationale (CoT) |",
+        "| Split | Questions | Self-BLEU | Paper (full BQA) |",
+        "| Questions | n MCQ | MBC-so | MBC-mo | PMT | PDO | OBK | SM-e | SM-l | overall | OEMU (0-5) |",
+        "| Videos | Camera | n captions | BEH | AH | ECF | n OEMU | OEMU |",
+    ):
+        assert header in printed and header in (out / "summary.md").read_text()
+    assert "scripted baseline, not a real model" in printed.lower()
+    for name in ("Built:", "Reports:", "Next:", "vqabench bqa evaluate --data", "vqabench push"):
+        assert name in printed
+    bqa, marine = out / "reports" / "bqa", out / "reports" / "marinelife16k"
+    for folder, pngs in ((bqa, 5), (marine, 3)):
+        assert (folder / "report.md").is_file() and (folder / "metrics.json").is_file()
+        assert len(list(folder.glob("*.png"))) == pngs
+    assert len(list((out / "frames").glob("*.jpg"))) == 2
+
+
+def test_exported_folders_load(demo):
+    out, cache = demo["out"], str(demo["cache"])
+    bqa = datasets.load_dataset(str(out / "hub" / "bqa"), cache_dir=cache)
+    assert list(bqa) == list(SPLITS) and all(len(bqa[s]) for s in SPLITS)
+    for config in ("qa", "videos"):
+        marine = datasets.load_dataset(str(out / "hub" / "marinelife16k"), config, cache_dir=cache)
+        assert list(marine) == list(SPLITS) and all(len(marine[s]) for s in SPLITS)
+
+
+def _bqa_rows(out: Path, splits, cache) -> list[dict]:
+    folder = str(out / "hub" / "bqa")
+    loaded = [datasets.load_dataset(folder, split=s, cache_dir=cache).remove_columns("video") for s in splits]
+    return [row for ds in loaded for row in ds.to_list()]
+
+
+def test_bqa_numbers_equal_an_independent_recomputation(demo):
+    out, cache = demo["out"], str(demo["cache"])
+    scores = _json(out / "reports" / "scores.json")["bqa"]
+    report = _json(out / "reports" / "bqa" / "metrics.json")["models"]
+    for scope, splits in (("test", ("test",)), ("all", SPLITS)):
+        rows = _bqa_rows(out, splits, cache)
+        for style in ("single_word", "rationale"):
+            preds = {
+                p["id"]: p
+                for s in splits
+                for p in read_jsonl(out / "predictions" / "bqa" / f"{s}.{style}.jsonl")
+            }
+            assert set(preds) == {r["id"] for r in rows}
+            result = bqa_accuracy(
+                [preds[r["id"]]["raw_output"] for r in rows], [r["answer"] for r in rows],
+                [r["choices"] for r in rows], [r["difficulty"] for r in rows],
+                gender=[r["gender"] for r in rows], age=[r["age"] for r in rows],
+                ethnicity=[r["ethnicity"] for r in rows],
+                rationales=[preds[r["id"]]["rationale"] for r in rows] if style == "rationale" else None,
+            )  # fmt: skip
+            got = scores["accuracy"][scope][style]
+            for key in ("accuracy", "accuracy_easy", "accuracy_hard", "n", "n_unparsed", "by_gender", "by_age",
+                        "by_ethnicity", "confusion", "leakage"):  # fmt: skip
+                assert got[key] == result[key], (scope, style, key)
+            if scope == "test":
+                model = report[f"scripted-baseline {style.replace('_', '-')}"]["metrics"]
+                assert model["accuracy"] == result["accuracy"] and model["confusion"] == result["confusion"]
+            if scope == "all" and style == "single_word":  # the printed Table 1 row
+                row = (f"| single word | all splits | {result['n']} ({result['n_easy']}/{result['n_hard']}) | "
+                       f"{fmt_number(result['accuracy_easy'])} | {fmt_number(result['accuracy_hard'])} | "
+                       f"{fmt_number(result['accuracy'])} | {result['n_unparsed']} |")  # fmt: skip
+                assert row in demo["stdout"]
+    for split in SPLITS:
+        questions = [r["question"] for r in _bqa_rows(out, (split,), cache)]
+        assert scores["self_bleu"][split]["self_bleu"] == self_bleu(questions).score
+
+
+def test_marinelife_numbers_equal_an_independent_recomputation(demo):
+    out, cache = demo["out"], str(demo["cache"])
+    scores = _json(out / "reports" / "scores.json")["marinelife16k"]
+    report = _json(out / "reports" / "marinelife16k" / "metrics.json")["models"]["scripted-baseline"]
+    folder = str(out / "hub" / "marinelife16k")
+    judge = marine_judge()
+    for scope, splits in (("test", ("test",)), ("all", SPLITS)):
+        qa = [
+            r for s in splits for r in datasets.load_dataset(folder, "qa", split=s, cache_dir=cache).to_list()
+        ]
+        files = [out / "predictions" / "marinelife16k" / f"{s}.jsonl" for s in splits]
+        preds = {p["question_id"]: p for path in files for p in read_jsonl(path)}
+        assert set(preds) == {r["question_id"] for r in qa}
+        mcq = [r for r in qa if r["question_format"] == MULTIPLE_CHOICE]
+        accuracy = marinelife_accuracy(
+            [preds[r["question_id"]]["raw_output"] for r in mcq], [r["answer"] for r in mcq],
+            [r["type"] for r in mcq], [r["options"] for r in mcq],
+        )  # fmt: skip
+        assert scores["accuracy"][scope] == accuracy
+        rows = [preds[r["question_id"]] for r in qa]
+        with judge.replay_client() as client:
+            for task, (_, rubric) in JUDGE_TASKS.items():
+                inputs = judge_inputs(rows, task)
+                expected = judge_predictions(
+                    inputs.pop("predictions"), inputs.pop("references"), get_rubric(rubric), client, **inputs
+                )
+                got = scores["judge"][scope][task]
+                for key in ("score", "criteria", "n", "n_failed", "by_camera"):
+                    assert got[key] == expected[key], (scope, task, key)
+                if scope == "test":
+                    assert report["judge"][task]["by_camera"] == expected["by_camera"]
+        if scope == "test":
+            assert report["accuracy"] == accuracy
+
+
+def test_direct_functions_score_like_the_evaluate_modules(demo):
+    """Without a metrics/ folder (a non-editable install) the demo calls the same functions: same numbers."""
+    out = demo["out"]
+    bqa = BuiltSample(out / "work" / "bqa", out / "hub" / "bqa", {}, "")
+    bqa.loaded["default"] = datasets.load_dataset(str(bqa.hub), cache_dir=str(demo["cache"]))
+    styles = ("single_word", "rationale")
+    preds = {
+        "bqa": {s: {st: out / "predictions" / "bqa" / f"{s}.{st}.jsonl" for st in styles} for s in SPLITS},
+        "marinelife16k": {s: out / "predictions" / "marinelife16k" / f"{s}.jsonl" for s in SPLITS},
+    }
+    direct = Metrics(marine_judge(), folder=None)
+    assert direct.folder is None and "builders.scoring" in direct.via
+    scores = score_everything(direct, bqa, preds["bqa"], preds["marinelife16k"])
+    recorded = _json(out / "reports" / "scores.json")
+    assert json.loads(json.dumps(scores)) == {k: recorded[k] for k in ("bqa", "marinelife16k")}
+
+
+def test_recording_again_gives_the_bundled_files(demo, tmp_path):
+    """The bundled baseline and judge replies are exactly what the recording scripts give today."""
+    hub = demo["out"] / "hub"
+    bqa = bqa_recording.record(tmp_path / "bqa", hub=hub / "bqa")
+    marine, judge = marine_recording.record(tmp_path / "marine", hub=hub / "marinelife16k")
+    for new, bundled in ((bqa, bqa_baseline()), (marine, marine_baseline()), (judge, marine_judge())):
+        assert new.replies_path.read_bytes() == bundled.replies_path.read_bytes(), bundled.replies_path
+        assert new.settings_path.read_bytes() == bundled.settings_path.read_bytes(), bundled.settings_path
+
+
+def test_output_folder_rules(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    with pytest.raises(ValueError, match="not empty and was not written by the demo"):
+        prepare_output(tmp_path / "mine")
+    demo_dir = prepare_output(tmp_path / "demo")
+    (demo_dir / "reports").mkdir()
+    (demo_dir / "reports" / "old.json").write_text("{}")
+    (demo_dir / "notes.txt").write_text("keep me")
+    assert prepare_output(demo_dir) == demo_dir
+    assert not (demo_dir / "reports").exists() and (demo_dir / "notes.txt").read_text() == "keep me"
