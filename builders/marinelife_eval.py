@@ -16,7 +16,7 @@ the letter; open-ended prompts are the question), in one versioned prompt
 
 so that ``metrics/marinelife_qa`` scores the multiple-choice rows and ``metrics/judge`` the
 open-ended ones (:func:`judge_inputs`) from the file alone, and ``vqabench report marinelife`` reads
-it as is. Resumable like the BQA runner (same loop, :func:`builders.bqa_pipeline.llm_step.run_llm_step`):
+it as is. Resumable like the BQA runner (same loop, :func:`builders.llm_step.run_llm_step`):
 records go to ``<eval work>/steps/predictions.*`` as they finish, replies to the LLM cache; the
 predictions file is written (atomically) once every record has one.
 """
@@ -31,11 +31,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from builders.bqa_pipeline.frames import FrameSpec
-from builders.bqa_pipeline.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
 from builders.bqa_pipeline.runner import check_config, llm_identity
+from builders.frame_spec import FrameSpec
 from builders.jsonio import write_json_atomic, write_jsonl_atomic
 from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
+from builders.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
 from builders.prompts import load_prompt
 from builders.scoring.answer_parsing import UNPARSED, parse_choice
 from builders.scoring.marinelife_accuracy import OVERALL, marinelife_accuracy

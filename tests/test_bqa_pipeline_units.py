@@ -13,10 +13,10 @@ from PIL import Image
 from bqa.sample import sample_root
 from bqa.vocabulary import EMOTIONS
 from builders.bqa_pipeline.answers import format_options, read_answer
-from builders.bqa_pipeline.frames import FrameSpec
 from builders.bqa_pipeline.split import RATIOS, grouped_stratified_split
 from builders.bqa_pipeline.step3_filter import LABEL_FORMS, BQAFilterVerdict, named_labels, rule_violation
 from builders.bqa_pipeline.step4_difficulty import difficulty_of
+from builders.frame_spec import FrameSpec
 from builders.testing.bqa_responder import CARELESS_FORMS
 
 CHOICES = ["Surprise", "Confidence", "Anger", "Doubt/Confusion"]

@@ -28,10 +28,10 @@ from pathlib import Path
 import datasets
 
 from bqa.features import SPLITS
-from builders.bqa_pipeline.frames import FrameSpec
 from builders.demo.baseline import predict_bqa
 from builders.demo.recordings import BASELINE, BQA_SAMPLE_DIR, SCRIPTED_NOTE, Recording, recording_session
 from builders.demo.samples import rebuild_bqa
+from builders.frame_spec import FrameSpec
 from builders.llm import LLMSettings
 from builders.report.inputs import load_hub_rows
 from builders.testing.baseline_responder import BaselineModel

@@ -24,9 +24,9 @@ from pathlib import Path
 from bqa.bold import read_bold
 from bqa.candidates import CandidateError, extract_candidates
 from bqa.sample import sample_root
-from builders.bqa_pipeline.frames import FrameSpec
 from builders.bqa_pipeline.runner import DEFAULT_CACHE, BuildSummary, build
 from builders.bqa_pipeline.sample_replay import REPLIES_FILE, SAMPLE_DIR, SETTINGS_FILE, SampleRecording
+from builders.frame_spec import FrameSpec
 from builders.jsonio import write_json_atomic
 from builders.llm import LLMClient, LLMSettings, export_replies
 from builders.testing.bqa_responder import BQAResponder
@@ -78,7 +78,7 @@ def record(
             raise RuntimeError(f"the scripted responder failed: {server.errors[:3]}")
         if not summary.ok:
             raise RuntimeError(f"the recording build did not finish:\n{summary.format()}")
-        export_replies(work / DEFAULT_CACHE, out_dir / REPLIES_FILE)
+        export_replies(work / DEFAULT_CACHE, out_dir / REPLIES_FILE, stable=True)
         write_json_atomic(out_dir / SETTINGS_FILE, recording.to_json())
     return summary, server
 

@@ -10,9 +10,9 @@ rebuilt offline from recorded replies). CLI: ``vqabench bqa build`` / ``vqabench
 """
 
 from builders.bqa_pipeline.evaluate import EvalData, EvalSummary, evaluate
-from builders.bqa_pipeline.frames import FrameSpec
 from builders.bqa_pipeline.runner import STEPS, BuildOptions, BuildSummary, build
 from builders.bqa_pipeline.split import grouped_stratified_split, split_release
+from builders.frame_spec import FrameSpec
 
 __all__ = [
     "STEPS",

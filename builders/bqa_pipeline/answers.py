@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from builders.bqa_pipeline.frames import FrameSpec
+from builders.frame_spec import FrameSpec
 from builders.llm import LLMRequest
 from builders.prompts import Prompt, load_prompt
 from builders.scoring.answer_parsing import UNPARSED, parse_answer

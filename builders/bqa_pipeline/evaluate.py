@@ -27,11 +27,11 @@ from typing import Any
 from bqa.features import SPLITS
 from bqa.workdir import meta_path, read_release
 from builders.bqa_pipeline.answers import STYLES, answer_request, read_answer
-from builders.bqa_pipeline.frames import FrameSpec
-from builders.bqa_pipeline.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
 from builders.bqa_pipeline.runner import check_config, llm_identity
+from builders.frame_spec import FrameSpec
 from builders.jsonio import write_json_atomic, write_jsonl_atomic
 from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
+from builders.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
 from builders.scoring.bqa_accuracy import bqa_accuracy
 from builders.steps import StepRecords
 from builders.video_source import SourceLike

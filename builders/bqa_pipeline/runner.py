@@ -29,15 +29,15 @@ from bqa.features import SPLITS
 from bqa.records import BoLDAnnotation, BQARecord, Provenance, StepProvenance
 from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES, DEFAULT_GROUP_MAPPING, DIFFICULTIES, GroupMapping
 from bqa.workdir import ReleaseMeta, make_record, meta_path, read_release, write_release
-from builders.bqa_pipeline.frames import FrameSpec
-from builders.bqa_pipeline.llm_step import DEFAULT_BATCH_SIZE
 from builders.bqa_pipeline.prepare import CANDIDATES, CLIPS, run_candidates, run_clips
 from builders.bqa_pipeline.split import SPLIT_RULE, split_release
 from builders.bqa_pipeline.step2_questions import run_questions
 from builders.bqa_pipeline.step3_filter import run_filter
 from builders.bqa_pipeline.step4_difficulty import STEP4_UNPARSED, run_difficulty
+from builders.frame_spec import FrameSpec
 from builders.jsonio import write_json_atomic
 from builders.llm import LLMClient, LLMSettings, UsageSummary
+from builders.llm_step import DEFAULT_BATCH_SIZE
 from builders.steps import StepRecords
 
 log = logging.getLogger(__name__)

@@ -17,8 +17,8 @@ from typing import Any
 
 import bqa.sample
 from bqa.sample import sample_root
-from builders.bqa_pipeline.frames import FrameSpec
 from builders.bqa_pipeline.runner import BuildOptions
+from builders.frame_spec import FrameSpec
 from builders.llm import LLMClient, LLMSettings
 
 SAMPLE_DIR = Path(bqa.sample.__file__).resolve().parent

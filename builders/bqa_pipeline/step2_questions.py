@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from builders.bqa_pipeline.frames import FrameSpec
-from builders.bqa_pipeline.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
+from builders.frame_spec import FrameSpec
 from builders.llm import LLMClient, LLMRequest, LLMResult
+from builders.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
 from builders.prompts import load_prompt
 from builders.steps import StepRecords
 

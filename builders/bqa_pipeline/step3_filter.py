@@ -25,8 +25,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from bqa.vocabulary import EMOTIONS
-from builders.bqa_pipeline.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
 from builders.llm import LLMClient, LLMRequest, LLMResult
+from builders.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
 from builders.prompts import load_prompt
 from builders.steps import REJECTED, StepRecords
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from builders.bqa_pipeline.answers import answer_request, read_answer
-from builders.bqa_pipeline.frames import FrameSpec
-from builders.bqa_pipeline.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
+from builders.frame_spec import FrameSpec
 from builders.llm import LLMClient, LLMRequest, LLMResult
+from builders.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
 from builders.steps import REJECTED, StepRecords
 
 STEP = "difficulty"

@@ -5,19 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from builders.llm import add_llm_arguments
+from builders.frame_spec import add_frame_arguments, frame_spec_from_args
+from builders.llm import add_llm_arguments, client_from_args
 
 STEP_NAMES = "candidates,clips,questions,filter,difficulty,split"
-
-
-def _frame_arguments(parser: argparse.ArgumentParser, default: str) -> None:
-    group = parser.add_argument_group("frames", f"what the LLM sees of each clip (default: {default})")
-    which = group.add_mutually_exclusive_group()
-    which.add_argument("--fps", type=float, help="frames per second of the clip")
-    which.add_argument("--num-frames", type=int, help="this many frames spread evenly over the clip")
-    group.add_argument(
-        "--max-side", type=int, help="shrink frames so their longer side is at most this (e.g. 512)"
-    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -81,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--export", type=Path, metavar="OUT", help="then export the release to a Hub-layout folder"
     )
     b.add_argument("--repo-id", help="Hub repo named in the exported card (default naist-nlp/BQA)")
-    _frame_arguments(b, "1 fps")
+    add_frame_arguments(b, "1 fps")
     add_llm_arguments(b)
     b.set_defaults(func=_build)
 
@@ -109,25 +100,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument(
         "--reject-llm-failures", action="store_true", help="give up on rows whose call keeps failing"
     )
-    _frame_arguments(e, "16 frames")
+    add_frame_arguments(e, "16 frames")
     add_llm_arguments(e)
     e.set_defaults(func=_evaluate)
-
-
-def _frames(args: argparse.Namespace, default_fps: float | None, default_n: int | None):
-    from builders.bqa_pipeline.frames import FrameSpec
-
-    if args.fps is None and args.num_frames is None:
-        return FrameSpec(fps=default_fps, num_frames=default_n, max_side=args.max_side)
-    return FrameSpec(fps=args.fps, num_frames=args.num_frames, max_side=args.max_side)
-
-
-def _client(args: argparse.Namespace, work: Path):
-    from builders.llm import client_from_args
-
-    client = client_from_args(args, default_cache=work / "llm-cache.sqlite")
-    client.settings = client.settings.model_copy(update={"progress": False})  # the steps show their own bars
-    return client
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -174,11 +149,12 @@ def _build(args: argparse.Namespace) -> int:
             bold_root=sample_root() if args.sample else args.bold_root,
             limit=args.limit,
             seed=0 if args.seed is None else args.seed,
-            frames=_frames(args, 1.0, None),
+            frames=frame_spec_from_args(args, 1.0, None),
             source_note=SAMPLE_NOTE if args.sample else "BoLD",
             **common,
         )
-        client = _client(args, args.work) if LLM_STEPS.intersection(steps) else None
+        needs_llm = LLM_STEPS.intersection(steps)
+        client = client_from_args(args, args.work / "llm-cache.sqlite", progress=False) if needs_llm else None
     try:
         summary = build(args.work, options, client, steps)
     finally:
@@ -203,11 +179,12 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     work = args.work or args.out.with_suffix(".work")
     data = EvalData.open(args.data, args.split, cache_dir=work / "datasets-cache")
-    client = _client(args, work)
+    client = client_from_args(args, default_cache=work / "llm-cache.sqlite", progress=False)
     identity = {"data": str(args.data.resolve()), "split": args.split}
+    frames = frame_spec_from_args(args, None, 16)
     try:
         summary = evaluate(
-            data, client, work, args.out, style=args.style, frames=_frames(args, None, 16), limit=args.limit,
+            data, client, work, args.out, style=args.style, frames=frames, limit=args.limit,
             batch_size=args.batch_size, reject_failures=args.reject_llm_failures, identity=identity,
         )  # fmt: skip
     finally:

@@ -48,6 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     export.add_argument("cache", help="SQLite reply cache file")
     export.add_argument("output", help="JSONL file to write")
+    export.add_argument(
+        "--stable",
+        action="store_true",
+        help="blank creation times and durations, so re-recording the same replies gives the same bytes",
+    )
     export.set_defaults(func=_export)
 
     imp = commands.add_parser(
@@ -90,7 +95,7 @@ def _cache_stats(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    count = export_replies(args.cache, args.output)
+    count = export_replies(args.cache, args.output, stable=args.stable)
     print(f"wrote {count} replies to {args.output}")
     return 0
 

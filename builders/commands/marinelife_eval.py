@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from builders.commands.bqa import _client, _frame_arguments, _frames
-from builders.llm import add_llm_arguments
+from builders.frame_spec import add_frame_arguments, frame_spec_from_args
+from builders.llm import add_llm_arguments, client_from_args
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--reject-llm-failures", action="store_true", help="give up on questions whose call keeps failing"
     )
-    _frame_arguments(p, "8 frames")
+    add_frame_arguments(p, "8 frames")
     add_llm_arguments(p)
     p.set_defaults(func=_predict)
 
@@ -72,11 +72,11 @@ def _predict(args: argparse.Namespace) -> int:
 
     work = args.work or args.out.with_suffix(".work")
     data = MarineEvalData.open(args.data, args.split, cache_dir=work / "datasets-cache")
-    client = _client(args, work)
+    client = client_from_args(args, default_cache=work / "llm-cache.sqlite", progress=False)
     identity = {"data": str(args.data.resolve()), "split": args.split}
     try:
         summary = evaluate(
-            data, client, work, args.out, frames=_frames(args, None, 8), limit=args.limit,
+            data, client, work, args.out, frames=frame_spec_from_args(args, None, 8), limit=args.limit,
             batch_size=args.batch_size, reject_failures=args.reject_llm_failures, identity=identity,
         )  # fmt: skip
     finally:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from builders.bqa_pipeline.frames import FrameSpec
 from builders.demo.recordings import Recording
+from builders.frame_spec import FrameSpec
 from builders.llm import LLMClient
 
 BQA_DATA, MARINE_DATA = "bqa", "marinelife16k"

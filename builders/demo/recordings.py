@@ -1,7 +1,7 @@
 """The demo's bundled recordings: scripted-baseline answers and scripted-judge scores, with their settings.
 
 A recording is two files next to a dataset's sample: ``<name>_replies.jsonl`` (the exported reply
-cache, :func:`export_stable`) and ``<name>_settings.json`` (the LLM settings that make up the cache
+cache, exported with ``stable=True``) and ``<name>_settings.json`` (the LLM settings that make up the cache
 keys, never a key, plus the options the requests depend on: frames, styles, splits, rubrics). The
 replies come from :mod:`builders.testing.baseline_responder`, not from a model. A replay with the
 same settings and options computes the same keys and finds every reply; nothing is sent.
@@ -17,15 +17,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import bqa.sample
 import marinelife16k.sample
 from builders.bqa_pipeline.runner import llm_identity
-from builders.jsonio import write_json_atomic, write_jsonl_atomic
-from builders.llm import LLMClient, LLMSettings, export_replies, read_replies
+from builders.jsonio import write_json_atomic
+from builders.llm import LLMClient, LLMSettings, export_replies
 
 BQA_SAMPLE_DIR = Path(bqa.sample.__file__).resolve().parent
 MARINE_SAMPLE_DIR = Path(marinelife16k.sample.__file__).resolve().parent
@@ -89,22 +89,13 @@ def marine_judge() -> Recording:
     return Recording.read(MARINE_SAMPLE_DIR, JUDGE)
 
 
-def export_stable(cache_path: str | Path, replies_path: str | Path) -> int:
-    """Export a reply cache like :func:`builders.llm.export_replies`, with creation times and durations
-    zeroed, so recording again without changes gives the same bytes. Returns the row count."""
-    count = export_replies(cache_path, replies_path)
-    rows = [{**asdict(r), "created": "", "elapsed": 0.0} for r in read_replies(replies_path)]
-    write_jsonl_atomic(replies_path, rows)
-    return count
-
-
 @contextmanager
 def recording_session(
     recording: Recording, handler: Callable[[Mapping[str, Any]], Any], cache_path: str | Path, reported: str
 ) -> Iterator[LLMClient]:
     """A live client under ``recording``'s settings whose requests reach a local scripted server
     (``handler``, reporting model ``reported``) through :meth:`ChatServer.as_http_proxy`; on a clean
-    exit the cache is exported to the recording's replies file (:func:`export_stable`) and its
+    exit the cache is exported to the recording's replies file (``export_replies(..., stable=True)``) and its
     settings written. A handler error fails the recording."""
     from builders.testing.chat_server import ChatServer
 
@@ -117,5 +108,5 @@ def recording_session(
         if not server.chat_requests:
             raise RuntimeError("nothing was recorded: no request reached the scripted server")
     Path(recording.folder).mkdir(parents=True, exist_ok=True)
-    export_stable(cache_path, recording.replies_path)
+    export_replies(cache_path, recording.replies_path, stable=True)
     recording.write_settings()

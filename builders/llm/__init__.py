@@ -34,13 +34,18 @@ from .settings import LLMSettings, add_llm_arguments, settings_from_args
 from .usage import TokenUsage, UsageSummary
 
 
-def client_from_args(args: argparse.Namespace, default_cache: str | Path | None = None) -> LLMClient:
+def client_from_args(
+    args: argparse.Namespace, default_cache: str | Path | None = None, *, progress: bool | None = None
+) -> LLMClient:
     """An :class:`LLMClient` from :func:`add_llm_arguments` options (``--llm-cache`` defaults to
-    ``default_cache``, e.g. ``<work dir>/llm-cache.sqlite``)."""
+    ``default_cache``, e.g. ``<work dir>/llm-cache.sqlite``). ``progress=False`` silences the
+    client's own bar, for callers that show a bar per step."""
+    settings = settings_from_args(args)
+    if progress is not None:
+        settings = settings.model_copy(update={"progress": progress})
     if args.llm_replies:
-        return LLMClient(settings_from_args(args), replies_path=args.llm_replies)
-    cache = args.llm_cache or default_cache
-    return LLMClient(settings_from_args(args), cache_path=cache, mode=args.llm_mode)
+        return LLMClient(settings, replies_path=args.llm_replies)
+    return LLMClient(settings, cache_path=args.llm_cache or default_cache, mode=args.llm_mode)
 
 
 __all__ = [

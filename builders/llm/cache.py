@@ -19,7 +19,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -269,11 +269,12 @@ def _from_row(row: Sequence[Any]) -> CachedReply:
     return CachedReply(*values)
 
 
-def export_replies(cache_path: str | Path, jsonl_path: str | Path) -> int:
+def export_replies(cache_path: str | Path, jsonl_path: str | Path, *, stable: bool = False) -> int:
     """Write every cached reply to JSONL, one row each, sorted by key; returns the row count.
 
     Written atomically (temp file, then rename). Rows hold replies and metadata only: no
-    credentials, no request messages.
+    credentials, no request messages. ``stable=True`` blanks the creation time and duration, so that
+    recording the same replies again gives the same bytes (for recordings kept in version control).
     """
     cache_path, jsonl_path = Path(cache_path), Path(jsonl_path)
     if not cache_path.is_file():
@@ -283,6 +284,8 @@ def export_replies(cache_path: str | Path, jsonl_path: str | Path) -> int:
     count = 0
     with ReplyCache(cache_path) as cache, tmp.open("w", encoding="utf-8") as out:
         for reply in cache:
+            if stable:
+                reply = replace(reply, created="", elapsed=0.0)
             out.write(reply.to_json() + "\n")
             count += 1
     tmp.replace(jsonl_path)

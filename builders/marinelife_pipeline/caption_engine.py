@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builders.bqa_pipeline.llm_step import DEFAULT_BATCH_SIZE
 from builders.jsonio import read_jsonl, write_jsonl_atomic
 from builders.llm import LLMClient
+from builders.llm_step import DEFAULT_BATCH_SIZE
 from builders.steps import StepRecords
 
 from . import captioner, refiner, reviewer

@@ -33,9 +33,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from builders.bqa_pipeline.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
 from builders.judge.rubrics import format_attributes
 from builders.llm import LLMClient, LLMRequest, LLMResult, user_message
+from builders.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
 from builders.prompts import load_prompt
 from builders.steps import StepRecords
 from marinelife16k.questions import applicable_types, assemble_records

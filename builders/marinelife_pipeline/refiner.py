@@ -6,9 +6,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from builders.bqa_pipeline.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
 from builders.judge.rubrics import format_attributes
 from builders.llm import LLMClient, LLMRequest, LLMResult, user_message
+from builders.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
 from builders.prompts import load_prompt
 from builders.steps import StepRecords
 

@@ -11,9 +11,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from builders.bqa_pipeline.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
 from builders.judge.rubrics import Rubric, get_rubric
 from builders.llm import LLMClient, LLMRequest, LLMResult
+from builders.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
 from builders.steps import StepRecords
 from marinelife16k.vocabulary import ATTRIBUTES
 

@@ -33,10 +33,10 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from builders.bqa_pipeline.llm_step import DEFAULT_BATCH_SIZE
 from builders.jsonio import write_json_atomic
 from builders.llm import LLMClient, LLMSettings
 from builders.llm.usage import UsageSummary
+from builders.llm_step import DEFAULT_BATCH_SIZE
 from builders.prompts import load_prompt
 from builders.steps import StepRecords
 from marinelife16k.annotations import read_annotations

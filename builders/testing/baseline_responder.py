@@ -26,13 +26,13 @@ answers get higher scores.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from builders.marinelife_pipeline.checks import content_words, words
-from builders.testing.bqa_responder import _draw, _pick, first_user_text, schema_name
+from builders.testing.bqa_responder import draw, first_user_text, pick, schema_name
+from builders.testing.chat_server import frames_digest, image_urls
 from builders.testing.marinelife_responder import caption_from, parse_attributes
 from marinelife16k.vocabulary import ATTRIBUTES, MULTIPLE_CHOICE, OPTION_LABELS
 
@@ -66,25 +66,6 @@ _MOTION = ("swim", "drift", "rest", "hover", "feed", "turn", "dart", "glid", "ci
            "track", "zoom", "static", "follow", "mov", "still", "surfac", "hid", "crawl", "flap", "sway")  # fmt: skip
 _RELATION = frozenset({"keep", "keeps", "follow", "follows", "track", "tracks", "frame", "frames", "capture",
                        "captures", "record", "records", "reveal", "reveals", "shows"})  # fmt: skip
-
-
-def image_urls(body: Mapping[str, Any]) -> list[str]:
-    """The image data URLs of a request, in order."""
-    return [
-        part["image_url"]["url"]
-        for message in body.get("messages", [])
-        if isinstance(message.get("content"), list)
-        for part in message["content"]
-        if part.get("type") == "image_url"
-    ]
-
-
-def frames_digest(urls: Sequence[str]) -> str:
-    """What identifies a video's frames as sent (sha256 over the data URLs)."""
-    digest = hashlib.sha256()
-    for url in urls:
-        digest.update(url.encode("ascii"))
-    return digest.hexdigest()
 
 
 class BaselineModel:
@@ -121,25 +102,25 @@ class BaselineModel:
     # -- BQA -----------------------------------------------------------------------------------
     def bqa_answer(self, text: str, choices: tuple[str, ...], answer: str, difficulty: str) -> str:
         rationale = "Answer: <" in text  # the rationale prompt asks for a final "Answer: <...>" line
-        if _draw(text, "no-choice") < self.unparsed:
-            return _pick(BQA_NO_CHOICE, text, "no-choice-form").format(a=choices[0], b=choices[-1])
+        if draw(text, "no-choice") < self.unparsed:
+            return pick(BQA_NO_CHOICE, text, "no-choice-form").format(a=choices[0], b=choices[-1])
         right = self.easy if difficulty == "Easy" else self.hard
         chosen = (
             answer
-            if _draw(text, "right") < right
-            else _pick([c for c in choices if c != answer], text, "wrong")
+            if draw(text, "right") < right
+            else pick([c for c in choices if c != answer], text, "wrong")
         )
         if not rationale:
             letter = OPTION_LABELS[choices.index(chosen)]
-            return _pick((chosen, f"{chosen.lower()}.", f"Answer: {chosen}", letter), text, "form")
-        part = _pick(BODY_PARTS, text, "part")
-        u = _draw(text, "rationale")
+            return pick((chosen, f"{chosen.lower()}.", f"Answer: {chosen}", letter), text, "form")
+        part = pick(BODY_PARTS, text, "part")
+        u = draw(text, "rationale")
         if u < 0.4:  # names the chosen label only: gives the answer away when it is right
             why = f"The person's {part} and overall movement point to {chosen}."
         elif u < 0.8:  # describes without naming a choice
-            why = f"{_pick(OBSERVATIONS, text, 'observation')}, which is what decides my choice."
+            why = f"{pick(OBSERVATIONS, text, 'observation')}, which is what decides my choice."
         else:  # weighs two choices
-            other = _pick([c for c in choices if c != chosen], text, "other")
+            other = pick([c for c in choices if c != chosen], text, "other")
             why = f"The {part} could suggest {other}, but the rest of the body language fits {chosen} better."
         return f"Rationale: {why}\nAnswer: {chosen}"
 
@@ -157,12 +138,12 @@ class BaselineModel:
         return self.camera_object(key, video)
 
     def mcq(self, key: str, record: Mapping[str, Any]) -> str:
-        if _draw(key, "no-choice") < self.unparsed:
+        if draw(key, "no-choice") < self.unparsed:
             return MCQ_NO_CHOICE
-        right = _draw(key, "right") < MCQ_ACCURACY.get(record["type"], 0.5)
+        right = draw(key, "right") < MCQ_ACCURACY.get(record["type"], 0.5)
         letters = [o["label"] for o in record["options"]]
         letter = (
-            record["answer"] if right else _pick([x for x in letters if x != record["answer"]], key, "wrong")
+            record["answer"] if right else pick([x for x in letters if x != record["answer"]], key, "wrong")
         )
         text = next(o["text"] for o in record["options"] if o["label"] == letter)
         forms = (
@@ -172,12 +153,12 @@ class BaselineModel:
             f"{letter}. {text}",
             f"The answer is {letter}.",
         )  # bare: 2 in 5
-        return _pick(forms, key, "form")
+        return pick(forms, key, "form")
 
     def camera_object(self, key: str, video: Mapping[str, Any]) -> str:
         obj, movement = video["central_object"], video["movement_behavior"] or "staying in view"
         position, angle = video["camera_position"], video["camera_angle"]
-        u = _draw(key, "quality")
+        u = draw(key, "quality")
         if u < 0.35:
             return (f"Filmed as a {position} with the camera {angle}, the video keeps the {obj} in frame while "
                     f"it is {movement}, so the viewpoint follows the activity.")  # fmt: skip
@@ -189,7 +170,7 @@ class BaselineModel:
 
     def caption(self, key: str, video: Mapping[str, Any]) -> str:
         attributes = {name: video.get(name) or "" for name in ATTRIBUTES}
-        u = _draw(key, "quality")
+        u = draw(key, "quality")
         if u < 0.3:
             return caption_from(attributes)
         if u < 0.6:

@@ -56,14 +56,14 @@ _ANSWER = re.compile(r"^Correct choice[^:]*:\s*(.+)$", re.MULTILINE)
 _OPTION = re.compile(r"^([A-D])\.\s*(.+)$", re.MULTILINE)
 
 
-def _draw(text: str, salt: str) -> float:
+def draw(text: str, salt: str) -> float:
     """A number in [0, 1) fixed by ``text`` and ``salt``."""
     digest = hashlib.sha256(f"{salt}\x00{text}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def _pick(options: Sequence[Any], text: str, salt: str) -> Any:
-    return options[int(_draw(text, salt) * len(options))]
+def pick(options: Sequence[Any], text: str, salt: str) -> Any:
+    return options[int(draw(text, salt) * len(options))]
 
 
 def first_user_text(body: Mapping[str, Any]) -> str:
@@ -111,15 +111,15 @@ class BQAResponder:
         if match is None:
             raise ValueError("BQAResponder: STEP2 prompt without a 'Candidate emotions:' line")
         candidates = [c.strip() for c in match.group(1).split(",")]
-        who = _pick(PEOPLE, text, "who")
-        good = _pick(TEMPLATES, text, "template").format(who=who)
-        u, r = _draw(text, "bad"), self.bad_question_rate
+        who = pick(PEOPLE, text, "who")
+        good = pick(TEMPLATES, text, "template").format(who=who)
+        u, r = draw(text, "bad"), self.bad_question_rate
         if u < r * 8 / 22:
             return good.rstrip("?") + "."
         if u < r * 14 / 22:
             return f"Look closely at the {who}.\nWhich emotion fits their body language best?"
         if u < r:
-            label = _pick(candidates, text, "named")
+            label = pick(candidates, text, "named")
             word = CARELESS_FORMS.get(label, label.lower())
             return f"Does the {who} look {word}, or is another emotion shown?"
         return good
@@ -129,7 +129,7 @@ class BQAResponder:
         question = _QUESTION.search(text)
         if question is None or _CHOICES.search(text) is None or _ANSWER.search(text) is None:
             raise ValueError("BQAResponder: STEP3 prompt without Question/Choices/Correct choice lines")
-        u, r = _draw(text, "verdict"), self.reject_rate
+        u, r = draw(text, "verdict"), self.reject_rate
         verdict = {"objective": True, "leaks_answer": False, "harmful": False,
                    "reason": "The question is objective, keeps the answer hidden and is harmless."}  # fmt: skip
         if u < r * 8 / 14:
@@ -146,14 +146,14 @@ class BQAResponder:
     def answer(self, text: str) -> str:
         choices = tuple(label.strip() for _, label in _OPTION.findall(text))
         correct = self.answers.get(choices)
-        if _draw(text, "garbage") < self.garbage_rate:
+        if draw(text, "garbage") < self.garbage_rate:
             return GARBAGE
-        if correct is not None and _draw(text, "correct") < self.accuracy:
+        if correct is not None and draw(text, "correct") < self.accuracy:
             chosen = correct
         else:
             pool = [c for c in choices if c != correct] if correct is not None else list(choices)
-            chosen = _pick(pool, text, "choice")
+            chosen = pick(pool, text, "choice")
         if "Answer: <" in text:  # the rationale style asks for a final "Answer: <...>" line
-            who = _pick(("shoulders", "hands", "head", "arms", "stance"), text, "part")
+            who = pick(("shoulders", "hands", "head", "arms", "stance"), text, "part")
             return f"Rationale: The person's {who} and overall movement fit {chosen} better than the other options.\nAnswer: {chosen}"
-        return _pick((chosen, f"{chosen}.", f"Answer: {chosen}"), text, "form")
+        return pick((chosen, f"{chosen}.", f"Answer: {chosen}"), text, "form")

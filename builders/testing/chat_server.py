@@ -32,6 +32,7 @@ it; without one it backs off 0.5 s, doubling).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
@@ -39,7 +40,7 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -534,15 +535,29 @@ def last_user_text(body: dict[str, Any]) -> str:
     return message_text(users[-1]) if users else ""
 
 
-def image_count(body: dict[str, Any]) -> int:
-    """How many images the request's messages carry."""
-    return sum(
-        1
+def image_urls(body: dict[str, Any]) -> list[str]:
+    """The image URLs (frames as data URLs) of a request's messages, in order."""
+    return [
+        part["image_url"]["url"]
         for m in body.get("messages", [])
         if isinstance(m.get("content"), list)
-        for p in m["content"]
-        if p.get("type") == "image_url"
-    )
+        for part in m["content"]
+        if part.get("type") == "image_url"
+    ]
+
+
+def image_count(body: dict[str, Any]) -> int:
+    """How many images the request's messages carry."""
+    return len(image_urls(body))
+
+
+def frames_digest(urls: Sequence[str]) -> str:
+    """What identifies a set of frames as sent (sha256 over the data URLs): scripted handlers use it
+    to recognise which video a request shows."""
+    digest = hashlib.sha256()
+    for url in urls:
+        digest.update(url.encode("ascii"))
+    return digest.hexdigest()
 
 
 def _schema_keywords(schema: Any) -> set[str]:

@@ -21,7 +21,6 @@ from it and say so.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -33,7 +32,7 @@ from typing import Any
 
 from builders.marinelife_pipeline.captioner import MAX_SIDE, NUM_FRAMES, caption_frames
 from builders.marinelife_pipeline.checks import MAX_CAPTION_WORDS, content_words, mentions, normalized
-from builders.testing.chat_server import message_text, response_schema
+from builders.testing.chat_server import frames_digest, image_urls, message_text, response_schema
 from marinelife16k.vocabulary import ATTRIBUTES, SECONDARY_OBJECTS
 
 ORGANISMS = (
@@ -101,25 +100,8 @@ _ATTRIBUTE_LINE = re.compile(r"- (" + "|".join(ATTRIBUTES) + r"): (.*)")
 _NONE = "(none annotated)"
 
 
-def _pick(key: str, n: int) -> int:
+def pick(key: str, n: int) -> int:
     return int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:12], 16) % n
-
-
-def _frames_key(urls: Sequence[str]) -> str:
-    digest = hashlib.sha256()
-    for url in urls:
-        digest.update(base64.b64decode(url.partition(",")[2]))
-    return digest.hexdigest()
-
-
-def _image_urls(body: Mapping[str, Any]) -> list[str]:
-    return [
-        part["image_url"]["url"]
-        for message in body.get("messages", [])
-        if isinstance(message.get("content"), list)
-        for part in message["content"]
-        if part.get("type") == "image_url"
-    ]
 
 
 def parse_attributes(text: str) -> dict[str, str]:
@@ -211,7 +193,7 @@ class MarineLifeResponder:
         self.videos: dict[str, Mapping[str, Any]] = {}
         for row in rows:
             urls = caption_frames(Path(video_root) / row["video_path"], num_frames, max_side)
-            self.videos[_frames_key(urls)] = row
+            self.videos[frames_digest(urls)] = row
 
     def __call__(self, body: dict[str, Any]) -> Any:
         name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
@@ -228,11 +210,11 @@ class MarineLifeResponder:
         return None  # anything else: the server's schema-valid default
 
     def draft(self, body: dict[str, Any]) -> dict[str, str]:
-        row = self.videos.get(_frames_key(_image_urls(body)))
+        row = self.videos.get(frames_digest(image_urls(body)))
         if row is None:
             return {"caption": "An underwater video shows some marine life moving through the water."}
         attributes = {n: str(row.get(n) or "") for n in ATTRIBUTES}
-        level = DRAFT_LEVELS[_pick(str(row["id"]), len(DRAFT_LEVELS))]
+        level = DRAFT_LEVELS[pick(str(row["id"]), len(DRAFT_LEVELS))]
         return {"caption": caption_from(attributes, level)}
 
     def review(self, text: str) -> dict[str, Any]:
@@ -275,9 +257,9 @@ class MarineLifeResponder:
                 pool = {"central_object": ORGANISMS, "central_object_motion": MOVEMENTS,
                         "environment": ENVIRONMENTS, "lighting": LIGHTING}[field]  # fmt: skip
                 reply[field] = _others(pool, [answers[field], *present], rng)
-        if first_attempt and _pick(key, 3) == 0:
+        if first_attempt and pick(key, 3) == 0:
             # A deliberately invalid first reply, so the pipeline's re-ask path runs.
-            if "central_object_motion" in reply and _pick(key + "kind", 2) == 0:
+            if "central_object_motion" in reply and pick(key + "kind", 2) == 0:
                 reply["central_object_motion"][0] = "a reef shark circling the area"
             else:
                 reply["central_object"][0] = str(answers["central_object"]).upper()

@@ -30,7 +30,6 @@ from typing import Any
 
 import datasets
 
-from builders.bqa_pipeline.frames import FrameSpec
 from builders.demo.baseline import predict_marinelife
 from builders.demo.recordings import (
     BASELINE,
@@ -41,10 +40,12 @@ from builders.demo.recordings import (
     recording_session,
 )
 from builders.demo.samples import rebuild_marinelife
+from builders.frame_spec import FrameSpec
 from builders.jsonio import read_jsonl
 from builders.llm import LLMSettings
 from builders.marinelife_eval import JUDGE_TASKS, MarineEvalData, judge
-from builders.testing.baseline_responder import BaselineModel, ScriptedJudge, frames_digest
+from builders.testing.baseline_responder import BaselineModel, ScriptedJudge
+from builders.testing.chat_server import frames_digest
 from marinelife16k.splits import SPLITS
 
 

@@ -22,13 +22,11 @@ do not depend on the port.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from builders.jsonio import write_jsonl_atomic
 from builders.llm import LLMClient, LLMSettings, export_replies
 from builders.marinelife_pipeline.runner import (
     REPLIES_FILE,
@@ -54,11 +52,6 @@ NOTE = (
 
 def sample_settings() -> LLMSettings:
     return LLMSettings(model=MODEL, base_url=BASE_URL, api_key_env=None, progress=False)
-
-
-def _zero_times(path: Path) -> None:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    write_jsonl_atomic(path, [{**row, "created": "", "elapsed": 0.0} for row in rows])
 
 
 def record(
@@ -92,8 +85,7 @@ def record(
         if not result.complete:
             raise RuntimeError(f"the sample run did not complete: {result.failures[:3]}")
         out.mkdir(parents=True, exist_ok=True)
-        export_replies(cache, out / REPLIES_FILE)
-        _zero_times(out / REPLIES_FILE)
+        export_replies(cache, out / REPLIES_FILE, stable=True)
         write_recorded_settings(out, sample_settings(), config, note=NOTE)
         for name in (REPLIES_FILE, SETTINGS_FILE):
             (out / name).chmod(0o644)  # package data: readable by all, like the rest of the sample

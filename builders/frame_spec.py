@@ -1,4 +1,4 @@
-"""Which frames of a clip the LLM sees: one setting object shared by STEP2, STEP4 and evaluation.
+"""Which frames of a clip the LLM sees: one setting object shared by the pipelines and evaluation runners.
 
 The paper gives API models one frame per second and open models 16 uniform frames. The frames
 become JPEG data URLs, whose bytes are part of the LLM cache key: the same clip and the same
@@ -7,6 +7,7 @@ become JPEG data URLs, whose bytes are part of the LLM cache key: the same clip 
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,3 +51,23 @@ class FrameSpec:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FrameSpec:
         return cls(fps=data.get("fps"), num_frames=data.get("num_frames"), max_side=data.get("max_side"))
+
+
+def add_frame_arguments(parser: argparse.ArgumentParser, default: str) -> None:
+    """``--fps`` | ``--num-frames`` and ``--max-side``, for every command that shows frames to an LLM."""
+    group = parser.add_argument_group("frames", f"what the LLM sees of each clip (default: {default})")
+    which = group.add_mutually_exclusive_group()
+    which.add_argument("--fps", type=float, help="frames per second of the clip")
+    which.add_argument("--num-frames", type=int, help="this many frames spread evenly over the clip")
+    group.add_argument(
+        "--max-side", type=int, help="shrink frames so their longer side is at most this (e.g. 512)"
+    )
+
+
+def frame_spec_from_args(
+    args: argparse.Namespace, default_fps: float | None, default_num_frames: int | None
+) -> FrameSpec:
+    """The :class:`FrameSpec` of :func:`add_frame_arguments` options, or the command's default."""
+    if args.fps is None and args.num_frames is None:
+        return FrameSpec(fps=default_fps, num_frames=default_num_frames, max_side=args.max_side)
+    return FrameSpec(fps=args.fps, num_frames=args.num_frames, max_side=args.max_side)

@@ -1,4 +1,4 @@
-"""The loop every LLM step of the BQA pipeline (and the evaluation runner) shares.
+"""The loop every LLM step shares: both pipelines' steps and both evaluation runners.
 
 Pending items go to the LLM in batches; each finished item is recorded at once
 (:class:`builders.steps.StepRecords`), so a killed run loses nothing that was answered, and the
