@@ -21,6 +21,17 @@ log = logging.getLogger(__name__)
 PathLike = str | os.PathLike[str]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _publishable(path: PathLike, mode: int) -> None:
+    """mkstemp/mkdtemp create owner-only entries; give the result the mode a plain open/mkdir would."""
+    os.chmod(path, mode & ~_umask())
+
+
 def iter_jsonl(path: PathLike, *, tolerate_torn_tail: bool = False) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` of every non-blank line.
 
@@ -72,6 +83,7 @@ def write_text_atomic(path: PathLike, text: str) -> Path:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        _publishable(tmp, 0o666)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -103,6 +115,7 @@ def atomic_directory(target: PathLike) -> Iterator[Path]:
     target = Path(target).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    _publishable(tmp, 0o777)
     try:
         yield tmp
         old = None
@@ -125,6 +138,7 @@ def write_file_atomic(path: PathLike, write: Callable[[Path], object]) -> Path:
     os.close(fd)
     try:
         write(Path(tmp))
+        _publishable(tmp, 0o666)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

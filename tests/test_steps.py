@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -12,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from builders.jsonio import read_jsonl, write_jsonl_atomic
 from builders.steps import StepRecords
 
 ITEMS = [{"id": f"item{i}", "x": i} for i in range(20)]
@@ -58,13 +56,6 @@ def test_reject_needs_reason_and_finish_needs_all(tmp_path: Path) -> None:
         step.finish(["item0", "item1"])
 
 
-def test_bad_line_in_the_middle_is_an_error(tmp_path: Path) -> None:
-    path = tmp_path / "x.jsonl"
-    path.write_text('{"id": 1}\nnot json\n{"id": 2}\n')
-    with pytest.raises(ValueError, match=r"x.jsonl, line 2"):
-        read_jsonl(path, tolerate_torn_tail=True)
-
-
 def test_killed_process_resumes_without_redoing_work(tmp_path: Path) -> None:
     """A real process is killed mid-step; the rerun does only the rest and ends with the same records."""
     script = textwrap.dedent(
@@ -98,11 +89,3 @@ def test_killed_process_resumes_without_redoing_work(tmp_path: Path) -> None:
     assert set(done) == {i["id"] for i in ITEMS} and len(done) <= 21
     step = StepRecords(tmp_path / "work", "slow")
     assert [(r["id"], r["y"]) for r in step.kept()] == [(i["id"], i["x"] * 3) for i in ITEMS]
-
-
-def test_write_jsonl_atomic_round_trip(tmp_path: Path) -> None:
-    rows = [{"b": 1, "a": "é"}, {"a": [1, 2]}]
-    path = write_jsonl_atomic(tmp_path / "d" / "rows.jsonl", rows)
-    assert read_jsonl(path) == rows
-    assert json.loads(path.read_text().splitlines()[0]) == rows[0]
-    assert [p.name for p in path.parent.iterdir()] == ["rows.jsonl"]

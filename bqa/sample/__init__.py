@@ -12,6 +12,10 @@ It was written by ``python -m bqa.sample.make_sample`` (deterministic; see that 
 ``replies.jsonl`` and ``llm_settings.json`` are the LLM replies (and the settings they were recorded
 with) that rebuild the sample release offline: ``vqabench bqa build --sample --replay --work DIR``.
 They come from a scripted test responder, not from a model (``python -m bqa.sample.record_replies``).
+
+``baseline_replies.jsonl`` and ``baseline_settings.json`` are the recorded answers of a *scripted
+baseline* (not a model) to the rebuilt release's questions, which ``vqabench demo`` replays and scores
+(``python -m bqa.sample.record_baseline`` re-records them after the release changes).
 """
 
 from __future__ import annotations

@@ -2,13 +2,18 @@
 
 Regenerate with ``python -m marinelife16k.sample.make_sample`` (deterministic). The clips are
 synthetic pictures standing in for the real footage; the attributes, captions and questions are
-realistic values written for the sample. The QA records are the sample's ground truth: the demo loads
-them and baseline predictions are scored against them.
+realistic values written for the sample. ``qa.jsonl`` holds hand-written sample QA records (distractors
+from fixed pools, no LLM), the ground truth of the sample work folder (:func:`write_sample_work_folder`).
 
 ``replies.jsonl`` and ``llm_settings.json`` are recorded replies of a deterministic *scripted
 responder* (not a model) with the settings they were recorded under: ``vqabench marinelife build --work WORK
 --sample --replay`` reruns the regeneration pipeline on the sample offline from them. Re-record with
 ``python -m marinelife16k.sample.record_replies``.
+
+``baseline_replies.jsonl`` / ``baseline_settings.json`` (answers of a *scripted baseline*, not a model,
+to the rebuilt release's questions) and ``judge_replies.jsonl`` / ``judge_settings.json`` (a scripted
+judge's scores of those answers) are what ``vqabench demo`` replays and scores; re-record with
+``python -m marinelife16k.sample.record_baseline``.
 """
 
 from __future__ import annotations
