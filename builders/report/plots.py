@@ -35,7 +35,7 @@ class Bar:
 
 def _save(fig: Figure, path: Path) -> Path:
     FigureCanvasAgg(fig)  # attach the Agg canvas explicitly: no dependence on the default backend
-    return write_file_atomic(path, lambda tmp: fig.savefig(tmp, format="png", dpi=DPI))
+    return write_file_atomic(path, lambda tmp: fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight"))
 
 
 def _wrap(label: str) -> str:
@@ -92,7 +92,8 @@ def grouped_bars(
             y = (b.ci[1] if b.ci else b.value) + 0.015 * top
             ax.text(x, y, f"n={b.n}", ha="center", va="bottom", fontsize=7, rotation=90 if many else 0)
     ax.set_xticks(range(len(categories)), [_wrap(c) for c in categories], fontsize=8)
-    ax.set_title(title)
+    # Wrapped to the figure's width: a long title is never clipped by the legend beside the axes.
+    ax.set_title(textwrap.fill(title, width=int(fig_width * 9)))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     low, high = ylim if ylim else (0.0, top)
