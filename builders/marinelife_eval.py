@@ -23,23 +23,26 @@ predictions file is written (atomically) once every record has one.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from builders.bqa_pipeline.runner import check_config, llm_identity
 from builders.frame_spec import FrameSpec
-from builders.jsonio import write_json_atomic, write_jsonl_atomic
-from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
-from builders.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
+from builders.llm import LLMClient, LLMRequest, LLMResult
+from builders.llm_step import (
+    DEFAULT_BATCH_SIZE,
+    Outcome,
+    PredictionRun,
+    llm_fields,
+    run_predictions,
+    save_run_summary,
+)
 from builders.prompts import load_prompt
 from builders.scoring.answer_parsing import UNPARSED, parse_choice
 from builders.scoring.marinelife_accuracy import OVERALL, marinelife_accuracy
-from builders.steps import StepRecords
 from builders.video_source import SourceLike
 from marinelife16k.features import VIDEO_TEXT_COLUMNS, qa_record
 from marinelife16k.splits import SPLITS
@@ -166,44 +169,19 @@ def quick_scores(predictions: Sequence[Mapping[str, Any]]) -> dict[str, Any] | N
     }
 
 
-@dataclass
-class MarineEvalSummary:
-    out: Path | None  # None until every record has a prediction
-    rows: int
-    predicted: int
-    rejected: dict[str, int]
-    failed: dict[str, str]
-    scores: dict[str, Any] | None
-    run: UsageSummary = field(default_factory=UsageSummary)
-
-    @property
-    def ok(self) -> bool:
-        return not self.failed
+class MarineEvalSummary(PredictionRun):
+    """A MarineLife-16K evaluation run; ``scores``: multiple-choice accuracy (0-100), n, n_unparsed."""
 
     def format(self) -> str:
-        lines = [f"MarineLife-16K evaluation: {self.predicted} of {self.rows} questions predicted"]
-        if self.rejected:
-            lines.append("  rejected: " + ", ".join(f"{k}: {v}" for k, v in sorted(self.rejected.items())))
+        score_line = None
         if self.scores:
-            lines.append(
+            score_line = (
                 f"  multiple-choice accuracy {self.scores['accuracy']:.1f} on {self.scores['n']} questions "
                 f"({self.scores['n_unparsed']} unparsed); per dimension: metrics/marinelife_qa, open-ended "
                 "answers: vqabench marinelife-eval judge"
             )
-        r = self.run
-        lines.append(
-            f"  this run: {r.items} LLM requests, {r.cache_hits} cache hits, {r.api_calls} API calls, "
-            f"{r.failures} failures, tokens in {r.prompt_tokens:,} / out {r.completion_tokens:,}"
-        )
-        if self.out is not None:
-            lines.append(f"  wrote {self.out}")
-        if self.failed:
-            first = next(iter(self.failed.items()))
-            lines.append(
-                f"  {len(self.failed)} LLM call(s) failed (e.g. {first[0]}: {first[1][:160]}); rerun the same "
-                "command to retry them (replies that succeeded are cached)"
-            )
-        return "\n".join(lines)
+        header = f"MarineLife-16K evaluation: {self.predicted} of {self.rows} questions predicted"
+        return self._lines(header, score_line)
 
 
 def evaluate(
@@ -224,20 +202,10 @@ def evaluate(
     with the frames and LLM settings, so one work folder never mixes two evaluations.
     """
     frames = frames or DEFAULT_FRAMES
-    work_dir, out = Path(work_dir), Path(out)
-    work_dir.mkdir(parents=True, exist_ok=True)
     config = {**(identity or {"source": data.source, "split": data.split}), "frames": frames.to_json(),
               "limit": limit, "prompt": "@".join(load_prompt(PROMPT_NAME).ref)}  # fmt: skip
-    check_config(
-        work_dir, json.loads(json.dumps(config)), llm_identity(client.settings), config_file="eval.json"
-    )
     rows = data.rows[:limit] if limit else data.rows
-    items = [
-        {"id": row["question_id"], "index": i} for i, row in enumerate(rows)
-    ]  # the item key: the question
-    records = StepRecords(work_dir, STEP)
-    before = UsageSummary()
-    before.merge(client.usage)
+    items = [{"id": row["question_id"], "index": i} for i, row in enumerate(rows)]  # keyed by question
 
     @lru_cache(maxsize=_FRAME_CACHE_VIDEOS)
     def images_of(video_id: str) -> tuple[str, ...]:
@@ -256,32 +224,13 @@ def evaluate(
             }
         )
 
-    failures = run_llm_step(
-        records, items, client, request_of, outcome,
+    run, predictions = run_predictions(
+        work_dir, out, items, client, request_of, outcome, config=config, step=STEP,
         batch_size=batch_size, reject_failures=reject_failures, desc="predict",
     )  # fmt: skip
-    written = None
-    if not failures:
-        if not records.complete:
-            records.finish(item["id"] for item in items)
-        write_jsonl_atomic(out, records.kept())
-        written = out
-    run = UsageSummary()
-    for name in run.__dataclass_fields__:
-        setattr(run, name, getattr(client.usage, name) - getattr(before, name))
-    counts = records.counts()
-    summary = MarineEvalSummary(
-        out=written,
-        rows=len(items),
-        predicted=counts.get("kept", 0),
-        rejected={k.split(": ", 1)[1]: v for k, v in counts.items() if k != "kept"},
-        failed=failures,
-        scores=quick_scores(records.kept() if records.complete else []),
-        run=run,
-    )
-    write_json_atomic(work_dir / "summary.json", {"rows": summary.rows, "predicted": summary.predicted,
-                                                  "rejected": summary.rejected, "failed": failures,
-                                                  "scores": summary.scores})  # fmt: skip
+    summary = MarineEvalSummary(**vars(run))
+    summary.scores = quick_scores(predictions)
+    save_run_summary(work_dir, summary)
     return summary
 
 

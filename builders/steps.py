@@ -11,6 +11,7 @@ LLM engine caches every successful reply.
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from builders.jsonio import dumps_line, read_jsonl, write_jsonl_atomic
+from builders.jsonio import dumps_line, read_json_object, read_jsonl, write_json_atomic, write_jsonl_atomic
 
 KEPT, REJECTED = "kept", "rejected"
 
@@ -125,3 +126,42 @@ class StepRecords:
 
 def _strip(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if k not in ("_status", "_reason", "_detail")}
+
+
+DEFAULT_CACHE = "llm-cache.sqlite"
+
+
+def _differences(old: Any, new: Any, prefix: str) -> list[str]:
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        return [
+            d
+            for key in sorted({*old, *new})
+            for d in _differences(old.get(key), new.get(key), f"{prefix}.{key}")
+        ]
+    return [] if old == new else [f"{prefix.lstrip('.')}: was {old!r}, now {new!r}"]
+
+
+def bind_work_folder(work_dir: str | os.PathLike[str], wanted: Mapping[str, Any], config_file: str) -> None:
+    """Record what a work folder is built from in ``<work>/<config_file>``, or refuse a run that differs.
+
+    Each part of ``wanted`` (e.g. ``data``, ``llm``) is compared key by key, nested mappings as dotted
+    keys; a part that is None is not checked, and is recorded once it has a value. Resuming with other
+    options would mix two runs' records in one folder, so it is an error listing every difference.
+    """
+    path = Path(work_dir) / config_file
+    wanted = json.loads(json.dumps(wanted))  # tuples and the like compare as they will be stored
+    stored = read_json_object(path) if path.is_file() else {}
+    problems = [
+        d for part, new in wanted.items() if new is not None and stored.get(part) is not None
+        for d in _differences(stored[part], new, part)
+    ]  # fmt: skip
+    if problems:
+        raise ValueError(
+            f"{path}: this work folder was built with other options:\n  "
+            + "\n  ".join(problems)
+            + "\nrerun with the same options, or use a new work folder (pass --llm-cache "
+            f"{Path(work_dir) / DEFAULT_CACHE} to reuse the replies already paid for)"
+        )
+    updated = {**stored, **{k: v for k, v in wanted.items() if stored.get(k) is None}}
+    if updated != stored:
+        write_json_atomic(path, updated)

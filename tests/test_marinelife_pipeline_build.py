@@ -323,7 +323,7 @@ def test_tau_decides_the_path_and_binds_the_work_folder(tmp_path, rows, responde
             assert not any(_schema_name(r) == REFINE_SCHEMA for r in server.chat_requests)
             assert min(c["s_c"] for c in read_captions(work)) < 3.5  # would have been refined at 3.5
             sent = len(server.chat_requests)
-            with pytest.raises(ValueError, match=r"config\.tau differ"):
+            with pytest.raises(ValueError, match=r"config\.tau: was 0\.0, now"):
                 build(
                     work,
                     client,

@@ -24,11 +24,12 @@ from pathlib import Path
 from bqa.bold import read_bold
 from bqa.candidates import CandidateError, extract_candidates
 from bqa.sample import sample_root
-from builders.bqa_pipeline.runner import DEFAULT_CACHE, BuildSummary, build
+from builders.bqa_pipeline.runner import BuildSummary, build
 from builders.bqa_pipeline.sample_replay import REPLIES_FILE, SAMPLE_DIR, SETTINGS_FILE, SampleRecording
 from builders.frame_spec import FrameSpec
 from builders.jsonio import write_json_atomic
 from builders.llm import LLMClient, LLMSettings, export_replies
+from builders.steps import DEFAULT_CACHE
 from builders.testing.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
 

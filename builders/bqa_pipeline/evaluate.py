@@ -17,23 +17,26 @@ to the LLM cache; the predictions file is written (atomically) once every row ha
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bqa.features import SPLITS
 from bqa.workdir import meta_path, read_release
 from builders.bqa_pipeline.answers import STYLES, answer_request, read_answer
-from builders.bqa_pipeline.runner import check_config, llm_identity
 from builders.frame_spec import FrameSpec
-from builders.jsonio import write_json_atomic, write_jsonl_atomic
-from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
-from builders.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
+from builders.llm import LLMClient, LLMRequest, LLMResult
+from builders.llm_step import (
+    DEFAULT_BATCH_SIZE,
+    Outcome,
+    PredictionRun,
+    llm_fields,
+    run_predictions,
+    save_run_summary,
+)
 from builders.scoring.bqa_accuracy import bqa_accuracy
-from builders.steps import StepRecords
 from builders.video_source import SourceLike
 
 STEP = "predictions"
@@ -73,48 +76,22 @@ class EvalData:
         )
 
 
-@dataclass
-class EvalSummary:
-    out: Path | None  # None until every row has a prediction
-    rows: int
-    predicted: int
-    rejected: dict[str, int]
-    failed: dict[str, str]
-    scores: dict[str, Any] | None  # accuracy, accuracy_easy, accuracy_hard, n_unparsed
-    run: UsageSummary = field(default_factory=UsageSummary)
-
-    @property
-    def ok(self) -> bool:
-        return not self.failed
+class EvalSummary(PredictionRun):
+    """A BQA evaluation run; ``scores``: accuracy, accuracy_easy, accuracy_hard, n, n_unparsed."""
 
     def format(self) -> str:
-        lines = [f"BQA evaluation: {self.predicted} of {self.rows} rows predicted"]
-        if self.rejected:
-            lines.append("  rejected: " + ", ".join(f"{k}: {v}" for k, v in sorted(self.rejected.items())))
+        score_line = None
         if self.scores:
             s = {
                 k: "-" if v is None else f"{v:.3f}"
                 for k, v in self.scores.items()
                 if k.startswith("accuracy")
             }
-            lines.append(
+            score_line = (
                 f"  accuracy {s['accuracy']} (Easy {s['accuracy_easy']}, Hard {s['accuracy_hard']}), "
                 f"{self.scores['n_unparsed']} unparsed; score fully with metrics/bqa_accuracy"
             )
-        r = self.run
-        lines.append(
-            f"  this run: {r.items} LLM requests, {r.cache_hits} cache hits, {r.api_calls} API calls, "
-            f"{r.failures} failures, tokens in {r.prompt_tokens:,} / out {r.completion_tokens:,}"
-        )
-        if self.out is not None:
-            lines.append(f"  wrote {self.out}")
-        if self.failed:
-            first = next(iter(self.failed.items()))
-            lines.append(
-                f"  {len(self.failed)} LLM call(s) failed (e.g. {first[0]}: {first[1][:160]}); rerun the same "
-                "command to retry them (replies that succeeded are cached)"
-            )
-        return "\n".join(lines)
+        return self._lines(f"BQA evaluation: {self.predicted} of {self.rows} rows predicted", score_line)
 
 
 def prediction_record(row: Mapping[str, Any], style: str, raw: str) -> dict[str, Any]:
@@ -170,22 +147,14 @@ def evaluate(
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}; expected one of {list(STYLES)}")
     frames = frames or FrameSpec(fps=None, num_frames=16)
-    work_dir, out = Path(work_dir), Path(out)
-    work_dir.mkdir(parents=True, exist_ok=True)
     config = {
         **(identity or {"source": data.source}),
         "style": style,
         "frames": frames.to_json(),
         "limit": limit,
     }
-    check_config(
-        work_dir, json.loads(json.dumps(config)), llm_identity(client.settings), config_file="eval.json"
-    )
     rows = data.rows[:limit] if limit else data.rows
     items = [{"id": row["id"], "index": i} for i, row in enumerate(rows)]
-    records = StepRecords(work_dir, STEP)
-    before = UsageSummary()
-    before.merge(client.usage)
 
     def request_of(item: Mapping[str, Any]) -> LLMRequest:
         row = rows[item["index"]]
@@ -199,31 +168,11 @@ def evaluate(
             }
         )
 
-    failures = run_llm_step(
-        records, items, client, request_of, outcome,
+    run, predictions = run_predictions(
+        work_dir, out, items, client, request_of, outcome, config=config, step=STEP,
         batch_size=batch_size, reject_failures=reject_failures, desc=f"predict ({style})",
     )  # fmt: skip
-    written = None
-    if not failures:
-        if not records.complete:
-            records.finish(item["id"] for item in items)
-        write_jsonl_atomic(out, records.kept())
-        written = out
-    run = UsageSummary()
-    for name in run.__dataclass_fields__:
-        setattr(run, name, getattr(client.usage, name) - getattr(before, name))
-    counts = records.counts()
-    kept = records.kept() if records.complete else []
-    summary = EvalSummary(
-        out=written,
-        rows=len(items),
-        predicted=counts.get("kept", 0),
-        rejected={k.split(": ", 1)[1]: v for k, v in counts.items() if k != "kept"},
-        failed=failures,
-        scores=quick_scores(kept),
-        run=run,
-    )
-    write_json_atomic(work_dir / "summary.json", {"rows": summary.rows, "predicted": summary.predicted,
-                                                  "rejected": summary.rejected, "failed": failures,
-                                                  "scores": summary.scores})  # fmt: skip
+    summary = EvalSummary(**vars(run))
+    summary.scores = quick_scores(predictions)
+    save_run_summary(work_dir, summary)
     return summary

@@ -36,9 +36,9 @@ from builders.bqa_pipeline.step3_filter import run_filter
 from builders.bqa_pipeline.step4_difficulty import STEP4_UNPARSED, run_difficulty
 from builders.frame_spec import FrameSpec
 from builders.jsonio import write_json_atomic
-from builders.llm import LLMClient, LLMSettings, UsageSummary
+from builders.llm import LLMClient, UsageSummary
 from builders.llm_step import DEFAULT_BATCH_SIZE
-from builders.steps import StepRecords
+from builders.steps import StepRecords, bind_work_folder
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,6 @@ STEPS: tuple[str, ...] = (CANDIDATES, CLIPS, QUESTIONS, FILTER, DIFFICULTY, SPLI
 LLM_STEPS: frozenset[str] = frozenset({QUESTIONS, FILTER, DIFFICULTY})
 RECORD_STEPS: tuple[str, ...] = STEPS[:-1]  # the split writes the release, not step records
 CONFIG_FILE, SUMMARY_FILE = "build.json", "summary.json"
-DEFAULT_CACHE = "llm-cache.sqlite"
 
 
 @dataclass(frozen=True)
@@ -86,13 +85,6 @@ class BuildOptions:
                 },
             }
         )
-
-
-def llm_identity(settings: LLMSettings) -> dict[str, Any]:
-    """The settings that enter the LLM cache key (never the key itself)."""
-    return _plain(
-        settings.model_dump(include={"model", "base_url", "temperature", "seed", "max_tokens", "extra_body"})
-    )
 
 
 def _plain(value: Any) -> Any:
@@ -189,40 +181,6 @@ class BuildSummary:
         return "\n".join(lines)
 
 
-def check_config(
-    work_dir: Path, data: Mapping[str, Any], llm: Mapping[str, Any] | None, config_file: str = CONFIG_FILE
-) -> None:
-    """Record a run's identity in ``<work>/<config_file>``, or refuse one that differs from it.
-
-    ``llm`` may be None (a run without LLM steps): it is then neither checked nor recorded.
-    """
-    path = Path(work_dir) / config_file
-    stored = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    problems = []
-    for part, new in (("data", data), ("llm", llm)):
-        old = stored.get(part)
-        if new is None or old is None:
-            continue
-        problems += [
-            f"{part}.{k}: was {old.get(k)!r}, now {new.get(k)!r}"
-            for k in sorted({*old, *new})
-            if old.get(k) != new.get(k)
-        ]
-    if problems:
-        raise ValueError(
-            f"{path}: this work folder was built with other options:\n  "
-            + "\n  ".join(problems)
-            + "\nrerun with the same options, or use a new --work folder (pass --llm-cache "
-            f"{Path(work_dir) / DEFAULT_CACHE} to reuse the replies already paid for)"
-        )
-    updated = {
-        "data": stored.get("data") or dict(data),
-        "llm": stored.get("llm") or (dict(llm) if llm else None),
-    }
-    if updated != stored:
-        write_json_atomic(path, updated)
-
-
 def _kept(work_dir: Path, step: str) -> dict[str, dict[str, Any]]:
     return {r["id"]: r for r in StepRecords(work_dir, step).kept()}
 
@@ -305,12 +263,11 @@ def build(
             )
     source = read_bold(options.bold_root, codes=options.demographic_codes, skip_missing=options.skip_missing)
     work_dir.mkdir(parents=True, exist_ok=True)
-    check_config(work_dir, options.identity(), llm_identity(client.settings) if needs_llm else None)
+    llm = client.settings.cache_identity() if needs_llm else None
+    bind_work_folder(work_dir, {"data": options.identity(), "llm": llm}, CONFIG_FILE)
     rows = source.annotations[: options.limit] if options.limit else source.annotations
     by_id = {a.id: a for a in rows}
-    before = UsageSummary()
-    if client is not None:
-        before.merge(client.usage)
+    before = client.usage.snapshot() if client is not None else None
     failures: dict[str, dict[str, str]] = {}
     llm_args = {"batch_size": options.batch_size, "reject_failures": options.reject_llm_failures}
     for step in todo:
@@ -333,11 +290,7 @@ def build(
             _write_split(work_dir, options, by_id)
         if failures.get(step):
             break
-    run = None
-    if client is not None and needs_llm:
-        run = UsageSummary()
-        for name in run.__dataclass_fields__:
-            setattr(run, name, getattr(client.usage, name) - getattr(before, name))
+    run = client.usage.since(before) if client is not None and needs_llm else None
     summary = summarize(work_dir, len(rows), [str(m) for m in source.missing], failures, run)
     write_json_atomic(work_dir / SUMMARY_FILE, summary.to_json())
     return summary

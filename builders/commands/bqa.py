@@ -7,6 +7,7 @@ from pathlib import Path
 
 from builders.frame_spec import add_frame_arguments, frame_spec_from_args
 from builders.llm import add_llm_arguments, client_from_args
+from builders.steps import DEFAULT_CACHE
 
 STEP_NAMES = "candidates,clips,questions,filter,difficulty,split"
 
@@ -154,7 +155,7 @@ def _build(args: argparse.Namespace) -> int:
             **common,
         )
         needs_llm = LLM_STEPS.intersection(steps)
-        client = client_from_args(args, args.work / "llm-cache.sqlite", progress=False) if needs_llm else None
+        client = client_from_args(args, args.work / DEFAULT_CACHE, progress=False) if needs_llm else None
     try:
         summary = build(args.work, options, client, steps)
     finally:
@@ -179,7 +180,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     work = args.work or args.out.with_suffix(".work")
     data = EvalData.open(args.data, args.split, cache_dir=work / "datasets-cache")
-    client = client_from_args(args, default_cache=work / "llm-cache.sqlite", progress=False)
+    client = client_from_args(args, default_cache=work / DEFAULT_CACHE, progress=False)
     identity = {"data": str(args.data.resolve()), "split": args.split}
     frames = frame_spec_from_args(args, None, 16)
     try:

@@ -112,7 +112,8 @@ def _config(args: argparse.Namespace, recorded: PipelineConfig | None = None) ->
 
 def _build(args: argparse.Namespace) -> int:
     from builders.llm import client_from_args
-    from builders.marinelife_pipeline.runner import DEFAULT_CACHE, build, format_summary, replay_client
+    from builders.marinelife_pipeline.runner import build, format_summary, replay_client
+    from builders.steps import DEFAULT_CACHE
     from marinelife16k.sample import sample_attributes_path, sample_root, sample_video_root
 
     if args.sample:

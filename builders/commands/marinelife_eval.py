@@ -8,6 +8,7 @@ from pathlib import Path
 
 from builders.frame_spec import add_frame_arguments, frame_spec_from_args
 from builders.llm import add_llm_arguments, client_from_args
+from builders.steps import DEFAULT_CACHE
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -72,7 +73,7 @@ def _predict(args: argparse.Namespace) -> int:
 
     work = args.work or args.out.with_suffix(".work")
     data = MarineEvalData.open(args.data, args.split, cache_dir=work / "datasets-cache")
-    client = client_from_args(args, default_cache=work / "llm-cache.sqlite", progress=False)
+    client = client_from_args(args, default_cache=work / DEFAULT_CACHE, progress=False)
     identity = {"data": str(args.data.resolve()), "split": args.split}
     try:
         summary = evaluate(

@@ -23,7 +23,6 @@ from typing import Any
 
 import bqa.sample
 import marinelife16k.sample
-from builders.bqa_pipeline.runner import llm_identity
 from builders.jsonio import write_json_atomic
 from builders.llm import LLMClient, LLMSettings, export_replies
 
@@ -52,7 +51,7 @@ class Recording:
         return Path(self.folder) / f"{self.name}_settings.json"
 
     def to_json(self) -> dict[str, Any]:
-        return {"note": self.note, "llm": llm_identity(self.settings), "options": self.options}
+        return {"note": self.note, "llm": self.settings.cache_identity(), "options": self.options}
 
     def write_settings(self) -> Path:
         return write_json_atomic(self.settings_path, self.to_json())

@@ -195,16 +195,10 @@ class LLMClient:
         if not request.messages:
             raise ValueError("an LLMRequest needs at least one message")
         schema = ReplySchema.of(request.schema, request.schema_name)
-        s = self.settings
         key = cache_key(
-            base_url=s.base_url,
-            model=s.model,
+            **self.settings.cache_identity(),
             messages=request.messages,
             schema=schema.response_format() if schema else None,
-            temperature=s.temperature,
-            seed=s.seed,
-            max_tokens=s.max_tokens,
-            extra_body=s.extra_body,
             prompt=request.prompt_ref,
         )
         return _Prepared(request, schema, key)

@@ -18,6 +18,17 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 ENV_PREFIX = "VQABENCH_LLM_"
 
 
+# The settings that change a reply, hence part of every cache key (with the messages and schema).
+CACHE_IDENTITY_FIELDS: tuple[str, ...] = (
+    "model",
+    "base_url",
+    "temperature",
+    "seed",
+    "max_tokens",
+    "extra_body",
+)
+
+
 class LLMSettings(BaseModel):
     """Endpoint, model and sampling settings for :class:`~builders.llm.LLMClient`.
 
@@ -61,6 +72,16 @@ class LLMSettings(BaseModel):
         if value is not None and (not value or not all(c.isalnum() or c == "_" for c in value)):
             raise ValueError("api_key_env must be the NAME of an environment variable (letters, digits, _)")
         return value
+
+    def cache_identity(self) -> dict[str, Any]:
+        """The settings that enter the reply cache key (never the key itself), as plain JSON: what a
+        work folder or a recording is bound to."""
+        return json.loads(
+            json.dumps(
+                self.model_dump(include=set(CACHE_IDENTITY_FIELDS)),
+                sort_keys=True,
+            )
+        )
 
     def read_api_key(self) -> str:
         """The key from the environment, now; a missing variable is a clear error (no value shown)."""

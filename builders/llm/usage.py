@@ -41,6 +41,15 @@ class UsageSummary:
         for name in self.__dataclass_fields__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
+    def since(self, before: UsageSummary) -> UsageSummary:
+        """What happened after ``before`` (a copy of this summary taken earlier): one run's counts."""
+        return UsageSummary(
+            **{name: getattr(self, name) - getattr(before, name) for name in self.__dataclass_fields__}
+        )
+
+    def snapshot(self) -> UsageSummary:
+        return UsageSummary(**{name: getattr(self, name) for name in self.__dataclass_fields__})
+
     def __str__(self) -> str:
         return (
             f"LLM usage: {self.items} requests, {self.cache_hits} cache hits, {self.api_calls} API calls "

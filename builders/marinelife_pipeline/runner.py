@@ -35,10 +35,10 @@ from typing import Any
 
 from builders.jsonio import write_json_atomic
 from builders.llm import LLMClient, LLMSettings
-from builders.llm.usage import UsageSummary
+from builders.llm.settings import CACHE_IDENTITY_FIELDS
 from builders.llm_step import DEFAULT_BATCH_SIZE
 from builders.prompts import load_prompt
-from builders.steps import StepRecords
+from builders.steps import StepRecords, bind_work_folder
 from marinelife16k.annotations import read_annotations
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, QUESTION_TYPES
 from marinelife16k.workfolder import read_release, write_release
@@ -57,12 +57,9 @@ from .outcomes import Failure, total_cost
 
 CONFIG_FILE = "pipeline.json"
 SUMMARY_FILE = "summary.json"
-DEFAULT_CACHE = "llm-cache.sqlite"
 REPLIES_FILE = "replies.jsonl"
 SETTINGS_FILE = "llm_settings.json"
 STEPS: tuple[str, ...] = (*CAPTION_STEPS, qa_generation.STEP)
-# The LLM settings that are part of every cache key (builders.llm.client), so a replay needs them.
-KEYED_SETTINGS: tuple[str, ...] = ("model", "base_url", "temperature", "seed", "max_tokens", "extra_body")
 
 
 @dataclass(frozen=True)
@@ -123,37 +120,6 @@ def _digest(rows: Sequence[Mapping[str, Any]]) -> str:
     return hashlib.sha256(json.dumps(keep, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def _differences(found: Any, wanted: Mapping[str, Any], prefix: str = "") -> list[str]:
-    out = []
-    for key, value in wanted.items():
-        other = found.get(key) if isinstance(found, Mapping) else None
-        if isinstance(value, Mapping) and isinstance(other, Mapping):
-            out += _differences(other, value, f"{prefix}{key}.")
-        elif other != value:
-            out.append(prefix + key)
-    return out
-
-
-def _bind(work: Path, config: PipelineConfig, model: str, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Record what the work folder is built from, or refuse a resume that would mix two runs."""
-    wanted = {
-        "config": config.outputs(),
-        "model": model,
-        "videos_sha256": _digest(rows),
-        "prompts": prompt_versions(),
-    }
-    path = work / CONFIG_FILE
-    if path.is_file():
-        differ = _differences(json.loads(path.read_text(encoding="utf-8")), wanted)
-        if differ:
-            raise ValueError(
-                f"{work} was started with other settings ({', '.join(differ)} differ; see {path}); "
-                "resume it with the same ones or build into a new work folder"
-            )
-        return
-    write_json_atomic(path, wanted)
-
-
 @dataclass
 class BuildResult:
     """What :func:`build` did: ``summary`` (also in ``<work>/summary.json``) and the failures."""
@@ -167,8 +133,8 @@ class BuildResult:
         return self.summary["status"] == "complete"
 
 
-def _usage_delta(now: UsageSummary, before: UsageSummary) -> dict[str, Any]:
-    return {f.name: round(getattr(now, f.name) - getattr(before, f.name), 3) for f in fields(UsageSummary)}
+def _rounded(usage: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: round(value, 3) for name, value in usage.items()}
 
 
 def build(
@@ -195,8 +161,10 @@ def build(
     rows = read_annotations(attributes, video_root=video_root)
     if not rows:
         raise ValueError(f"{attributes}: no videos")
-    _bind(work, config, client.settings.model, rows)
-    before = UsageSummary(**asdict(client.usage))
+    wanted = {"config": config.outputs(), "model": client.settings.model, "videos_sha256": _digest(rows),
+              "prompts": prompt_versions()}  # fmt: skip
+    bind_work_folder(work, wanted, CONFIG_FILE)
+    before = client.usage.snapshot()
     common = {"batch_size": config.batch_size, "reject_failures": config.reject_failures}
 
     released = False
@@ -211,7 +179,7 @@ def build(
         if not failures:
             _release(work, captioned, video_root, client, config, note)
             released = True
-    summary = summarize(work, rows, config, failures, _usage_delta(client.usage, before), released)
+    summary = summarize(work, rows, config, failures, _rounded(asdict(client.usage.since(before))), released)
     write_json_atomic(work / SUMMARY_FILE, summary)
     return BuildResult(work, summary, failures)
 
@@ -373,7 +341,7 @@ def write_recorded_settings(
 ) -> Path:
     """``<folder>/llm_settings.json``: the keyed LLM settings (no key, no key *name*) and the config."""
     data = {
-        "llm": {name: getattr(settings, name) for name in KEYED_SETTINGS},
+        "llm": settings.cache_identity(),
         "pipeline": config.outputs(),
         "note": note,
     }
@@ -395,7 +363,7 @@ def read_recorded_settings(folder: str | os.PathLike[str]) -> RecordedRun:
         raise FileNotFoundError(f"no recorded LLM settings at {path}")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        llm = {name: data["llm"][name] for name in KEYED_SETTINGS}
+        llm = {name: data["llm"][name] for name in CACHE_IDENTITY_FIELDS}
         config = PipelineConfig.from_outputs(data["pipeline"])
         note = str(data.get("note", ""))
     except (KeyError, TypeError, json.JSONDecodeError) as err:
