@@ -10,7 +10,7 @@ import pytest
 
 from bqa.sample.record_replies import RECORDING, record
 from bqa.workdir import read_release
-from builders.bqa_pipeline.sample_replay import REPLIES_FILE, SAMPLE_DIR, SCRIPTED_NOTE, load_recording
+from builders.bqa_pipeline.sample_replay import SAMPLE_DIR, SCRIPTED_NOTE, load_recording
 from builders.cli import main as cli_main
 from builders.llm import ReplayMissError, read_replies
 from builders.testing.chat_server import ChatServer
@@ -43,7 +43,7 @@ def test_replay_rebuilds_the_sample_release_sending_nothing(replayed, capsys):
     summary = json.loads((replayed / "work" / "summary.json").read_text())
     run = summary["this_run"]
     assert run["api_calls"] == 0 and run["cache_hits"] == run["items"] == len(
-        read_replies(SAMPLE_DIR / REPLIES_FILE)
+        read_replies(RECORDING.replies_path)
     )
     assert sum(s["rows"] for s in summary["splits"].values()) == len(rows)
     # The exported folder loads with datasets, split for split.
@@ -62,9 +62,11 @@ def test_recorded_replies_are_current(replayed, tmp_path):
             (r.key, r.prompt_name, r.raw, json.dumps(r.value, sort_keys=True)) for r in read_replies(path)
         )
 
-    assert rows(tmp_path / REPLIES_FILE) == rows(SAMPLE_DIR / REPLIES_FILE)
-    assert json.loads((tmp_path / "llm_settings.json").read_text()) == RECORDING.to_json()
-    assert load_recording(tmp_path) == load_recording() == RECORDING
+    again = load_recording(tmp_path)
+    assert rows(again.replies_path) == rows(RECORDING.replies_path)
+    assert json.loads(again.settings_path.read_text()) == RECORDING.to_json()
+    assert again.to_json() == load_recording(SAMPLE_DIR).to_json() == RECORDING.to_json()
+    assert again.replies_path.read_bytes() == RECORDING.replies_path.read_bytes()  # stable export
     assert _release(tmp_path / "work") == _release(replayed / "work")
 
 
@@ -76,7 +78,7 @@ def test_replay_refuses_other_settings(tmp_path):
     with pytest.raises(ValueError, match="--replay rebuilds the bundled sample"):
         cli_main(["-v", "bqa", "build", "--bold-root", str(tmp_path), "--replay", "--work", str(tmp_path)])
     # Replies recorded at 1 fps do not answer requests made at 2 fps: a miss, and nothing is sent.
-    recorded = SAMPLE_DIR / REPLIES_FILE
+    recorded = RECORDING.replies_path
     args = ["-v", "bqa", "build", "--sample", "--work", str(tmp_path / "w"), "--fps", "2", "--limit", "3",
             "--llm-model", RECORDING.settings.model, "--llm-base-url", RECORDING.settings.base_url,
             "--llm-api-key-env", "none", "--llm-replies", str(recorded)]  # fmt: skip

@@ -19,7 +19,7 @@ import pytest
 from builders.cli import main as cli_main
 from builders.llm import LLMClient, LLMSettings, ReplyCache
 from builders.marinelife_pipeline.caption_engine import read_captions
-from builders.marinelife_pipeline.runner import REPLIES_FILE, SETTINGS_FILE, PipelineConfig, build
+from builders.marinelife_pipeline.runner import PipelineConfig, build, load_recording
 from builders.testing.chat_server import ChatServer, message_text
 from builders.testing.marinelife_responder import MarineLifeResponder, parse_attributes, review_score
 from marinelife16k.annotations import read_annotations
@@ -184,8 +184,9 @@ def test_replay_from_the_cache_sends_no_request(built, tmp_path):
 
 
 def test_bundled_sample_rebuilds_offline(tmp_path, capsys):
-    replies = _jsonl(sample_root() / REPLIES_FILE)
-    settings = json.loads((sample_root() / SETTINGS_FILE).read_text())
+    recording = load_recording(sample_root())
+    replies = _jsonl(recording.replies_path)
+    settings = json.loads(recording.settings_path.read_text())
     assert "scripted responder" in settings["note"] and "api_key" not in json.dumps(settings)
     with ChatServer() as trap, trap.as_http_proxy():  # any request sent would land here
         code = cli_main(["marinelife", "build", "--work", str(tmp_path / "work"), "--sample", "--replay",
@@ -215,10 +216,9 @@ def test_bundled_sample_rebuilds_offline(tmp_path, capsys):
 def test_recording_again_reproduces_the_bundled_replies(tmp_path):
     summary = record(tmp_path)
     assert summary["status"] == "complete"
-    assert (tmp_path / REPLIES_FILE).read_bytes() == (sample_root() / REPLIES_FILE).read_bytes()
-    assert json.loads((tmp_path / SETTINGS_FILE).read_text()) == json.loads(
-        (sample_root() / SETTINGS_FILE).read_text()
-    )
+    again, bundled = load_recording(tmp_path), load_recording(sample_root())
+    assert again.replies_path.read_bytes() == bundled.replies_path.read_bytes()
+    assert again.settings_path.read_bytes() == bundled.settings_path.read_bytes()
 
 
 def test_crash_and_resume_pays_no_call_twice(built, tmp_path, responder):

@@ -9,7 +9,7 @@ The frames carry their own index (:func:`builders.testing.clips.read_frame_code`
 
 It was written by ``python -m bqa.sample.make_sample`` (deterministic; see that module).
 
-``replies.jsonl`` and ``llm_settings.json`` are the LLM replies (and the settings they were recorded
+``pipeline_replies.jsonl`` and ``pipeline_settings.json`` are the LLM replies (and the settings they were recorded
 with) that rebuild the sample release offline: ``vqabench bqa build --sample --replay --work DIR``.
 They come from a scripted test responder, not from a model (``python -m bqa.sample.record_replies``).
 

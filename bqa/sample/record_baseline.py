@@ -29,12 +29,13 @@ import datasets
 
 from bqa.features import SPLITS
 from builders.demo.baseline import predict_bqa
-from builders.demo.recordings import BASELINE, BQA_SAMPLE_DIR, SCRIPTED_NOTE, Recording, recording_session
+from builders.demo.recordings import BASELINE, BQA_SAMPLE_DIR, SCRIPTED_NOTE
 from builders.demo.samples import rebuild_bqa
 from builders.frame_spec import FrameSpec
-from builders.llm import LLMSettings
+from builders.llm import LLMSettings, Recording
 from builders.report.inputs import load_hub_rows
 from builders.testing.baseline_responder import BaselineModel
+from builders.testing.recorder import recording_session
 
 REPORTED_MODEL = "scripted-baseline-responder"
 RESPONDER = {"easy": 0.8, "hard": 0.4, "unparsed": 0.06}
@@ -77,7 +78,8 @@ def record(out_dir: str | Path = BQA_SAMPLE_DIR, hub: str | Path | None = None) 
         if hub is None:
             hub = rebuild_bqa(root / "work", root / "hub", root / "cache").hub
         handler = BaselineModel(bqa=oracle(hub), **RESPONDER)
-        with recording_session(recording, handler, root / "llm-cache.sqlite", REPORTED_MODEL) as client:
+        session = recording_session(recording, handler, root / "llm-cache.sqlite", REPORTED_MODEL)
+        with session as (client, _):
             predict_bqa(recording, hub, client, root / "eval", root / "predictions", root / "cache")
     return recording
 

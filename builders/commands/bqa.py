@@ -66,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.add_argument(
         "--replay",
         action="store_true",
-        help="with --sample: rebuild from the sample's recorded replies (bqa/sample/replies.jsonl) and settings, "
+        help="with --sample: rebuild from the sample's recorded replies (bqa/sample/pipeline_replies.jsonl) and settings, "
         "sending no request",
     )
     b.add_argument(
@@ -116,7 +116,7 @@ def _build(args: argparse.Namespace) -> int:
         load_group_mapping,
     )
     from builders.bqa_pipeline.runner import LLM_STEPS, BuildOptions, build
-    from builders.bqa_pipeline.sample_replay import SAMPLE_NOTE, load_recording, replay_client
+    from builders.bqa_pipeline.sample_replay import SAMPLE_NOTE, build_options, load_recording
 
     steps = [s.strip() for s in args.steps.split(",") if s.strip()]
     common = {
@@ -141,10 +141,10 @@ def _build(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"--replay uses the settings the sample was recorded with; drop {', '.join(clashing)}"
             )
-        options = recording.options(
-            **{k: v for k, v in common.items() if k not in ("group_mapping", "demographic_codes")}
+        options = build_options(
+            recording, **{k: v for k, v in common.items() if k not in ("group_mapping", "demographic_codes")}
         )
-        client = replay_client()
+        client = recording.replay_client()
     else:
         options = BuildOptions(
             bold_root=sample_root() if args.sample else args.bold_root,

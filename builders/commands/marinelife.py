@@ -128,8 +128,8 @@ def _build(args: argparse.Namespace) -> int:
         attributes, video_root = args.attributes, args.video_root
     note = None
     if args.sample and args.replay:
-        client, recorded = replay_client(sample_root())
-        config, note = _config(args, recorded.config), recorded.note
+        client, recorded_config, recorded_note = replay_client(sample_root())
+        config, note = _config(args, recorded_config), recorded_note
     else:
         if args.replay:
             args.llm_mode = "replay"

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from builders.demo.recordings import Recording
 from builders.frame_spec import FrameSpec
-from builders.llm import LLMClient
+from builders.llm import LLMClient, Recording
 
 BQA_DATA, MARINE_DATA = "bqa", "marinelife16k"
 

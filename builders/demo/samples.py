@@ -31,10 +31,11 @@ def rebuild_bqa(work: str | Path, hub: str | Path, cache_dir: str | Path) -> Bui
     """BQA: STEP1-4 and the split over the bundled BoLD-format sample, every LLM reply replayed."""
     from bqa.export import export_release
     from builders.bqa_pipeline.runner import build
-    from builders.bqa_pipeline.sample_replay import load_recording, replay_client
+    from builders.bqa_pipeline.sample_replay import build_options, load_recording
 
-    with replay_client() as client:
-        summary = build(work, load_recording().options(), client)
+    recording = load_recording()
+    with recording.replay_client() as client:
+        summary = build(work, build_options(recording), client)
     if not summary.ok or summary.splits is None:
         raise RuntimeError(f"the BQA sample did not rebuild from its recorded replies:\n{summary.format()}")
     export_release(work, hub, cache_dir=cache_dir, check=False)
@@ -54,10 +55,10 @@ def rebuild_marinelife(work: str | Path, hub: str | Path, cache_dir: str | Path)
     from marinelife16k.export import export_release
     from marinelife16k.sample import sample_attributes_path, sample_root, sample_video_root
 
-    client, recorded = replay_client(sample_root())
+    client, recorded_config, recorded_note = replay_client(sample_root())
     with client:
         result = build(work, client, attributes=sample_attributes_path(), video_root=sample_video_root(),
-                       config=recorded.config, note=recorded.note)  # fmt: skip
+                       config=recorded_config, note=recorded_note)  # fmt: skip
     if not result.complete:
         raise RuntimeError(
             f"the MarineLife-16K sample did not rebuild from its recorded replies:\n{format_summary(result.summary)}"

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import builders
-from builders.demo.recordings import Recording
 from builders.judge.scoring import ENV_PREFIX as JUDGE_ENV_PREFIX
+from builders.llm import Recording
 
 METRIC_NAMES: tuple[str, ...] = ("bqa_accuracy", "self_bleu", "marinelife_qa", "judge")
 

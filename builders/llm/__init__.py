@@ -29,6 +29,7 @@ from .cache import (
 )
 from .client import MODES, LLMClient, LLMRequest, LLMResult, Mode, ReplayMissError
 from .messages import Message, assistant_message, system_message, user_message
+from .recording import Recording
 from .schema import ReplyError, ReplySchema, gemini_safe_schema, parse_json_reply, validate_json_schema
 from .settings import LLMSettings, add_llm_arguments, settings_from_args
 from .usage import TokenUsage, UsageSummary
@@ -50,6 +51,7 @@ def client_from_args(
 
 __all__ = [
     "MODES",
+    "Recording",
     "CachedReply",
     "LLMClient",
     "LLMRequest",

@@ -17,9 +17,8 @@ stays pending (``reject_failures``: rejected with reason ``llm_failure`` instead
 belongs to one configuration: resuming it with another tau, seed, frame setting, model or
 attribute file is refused.
 
-Recorded runs (the bundled sample's replies): a folder with ``replies.jsonl`` (the exported reply
-cache) and ``llm_settings.json`` (the LLM settings that make up the cache keys, never a key, and
-the pipeline configuration) rebuilds offline with :func:`replay_client`.
+Recorded runs (the bundled sample's replies): the :class:`builders.llm.Recording` ``pipeline`` of a
+folder (its options are the pipeline configuration) rebuilds offline with :func:`replay_client`.
 """
 
 from __future__ import annotations
@@ -34,8 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.jsonio import write_json_atomic
-from builders.llm import LLMClient, LLMSettings
-from builders.llm.settings import CACHE_IDENTITY_FIELDS
+from builders.llm import LLMClient, Recording
 from builders.llm_step import DEFAULT_BATCH_SIZE
 from builders.prompts import load_prompt
 from builders.steps import StepRecords, bind_work_folder
@@ -57,8 +55,7 @@ from .outcomes import Failure, total_cost
 
 CONFIG_FILE = "pipeline.json"
 SUMMARY_FILE = "summary.json"
-REPLIES_FILE = "replies.jsonl"
-SETTINGS_FILE = "llm_settings.json"
+PIPELINE = "pipeline"  # the recording of a sample run: pipeline_replies.jsonl + pipeline_settings.json
 STEPS: tuple[str, ...] = (*CAPTION_STEPS, qa_generation.STEP)
 
 
@@ -336,44 +333,13 @@ def format_summary(summary: Mapping[str, Any]) -> str:
 # -- recorded runs ---------------------------------------------------------------------------
 
 
-def write_recorded_settings(
-    folder: str | os.PathLike[str], settings: LLMSettings, config: PipelineConfig, note: str = ""
-) -> Path:
-    """``<folder>/llm_settings.json``: the keyed LLM settings (no key, no key *name*) and the config."""
-    data = {
-        "llm": settings.cache_identity(),
-        "pipeline": config.outputs(),
-        "note": note,
-    }
-    return write_json_atomic(Path(folder) / SETTINGS_FILE, data)
+def load_recording(folder: str | os.PathLike[str]) -> Recording:
+    """The recording ``pipeline`` in ``folder``: replies and the settings and config they answer."""
+    return Recording.read(folder, PIPELINE)
 
 
-@dataclass(frozen=True)
-class RecordedRun:
-    """What ``llm_settings.json`` holds: the keyed LLM settings, the pipeline config and a note."""
-
-    settings: LLMSettings
-    config: PipelineConfig
-    note: str = ""
-
-
-def read_recorded_settings(folder: str | os.PathLike[str]) -> RecordedRun:
-    path = Path(folder) / SETTINGS_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"no recorded LLM settings at {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        llm = {name: data["llm"][name] for name in CACHE_IDENTITY_FIELDS}
-        config = PipelineConfig.from_outputs(data["pipeline"])
-        note = str(data.get("note", ""))
-    except (KeyError, TypeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path}: not a recorded-settings file ({type(err).__name__}: {err})") from None
-    # Replay sends nothing, so no key is needed (and none was recorded).
-    return RecordedRun(LLMSettings(**llm, api_key_env=None, progress=False), config, note)
-
-
-def replay_client(folder: str | os.PathLike[str]) -> tuple[LLMClient, RecordedRun]:
-    """A client that answers only from ``<folder>/replies.jsonl`` under the recorded settings, and
-    what was recorded (the pipeline config the replies need, the note to carry into provenance)."""
-    recorded = read_recorded_settings(folder)
-    return LLMClient(recorded.settings, replies_path=Path(folder) / REPLIES_FILE), recorded
+def replay_client(folder: str | os.PathLike[str]) -> tuple[LLMClient, PipelineConfig, str]:
+    """A client that answers only from ``folder``'s recorded pipeline replies, the pipeline config
+    those replies need, and the recording's note (carried into provenance)."""
+    recording = load_recording(folder)
+    return recording.replay_client(), PipelineConfig.from_outputs(recording.options), recording.note

@@ -5,7 +5,7 @@ synthetic pictures standing in for the real footage; the attributes, captions an
 realistic values written for the sample. ``qa.jsonl`` holds hand-written sample QA records (distractors
 from fixed pools, no LLM), the ground truth of the sample work folder (:func:`write_sample_work_folder`).
 
-``replies.jsonl`` and ``llm_settings.json`` are recorded replies of a deterministic *scripted
+``pipeline_replies.jsonl`` and ``pipeline_settings.json`` are recorded replies of a deterministic *scripted
 responder* (not a model) with the settings they were recorded under: ``vqabench marinelife build --work WORK
 --sample --replay`` reruns the regeneration pipeline on the sample offline from them. Re-record with
 ``python -m marinelife16k.sample.record_replies``.

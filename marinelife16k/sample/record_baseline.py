@@ -31,21 +31,15 @@ from typing import Any
 import datasets
 
 from builders.demo.baseline import predict_marinelife
-from builders.demo.recordings import (
-    BASELINE,
-    JUDGE,
-    MARINE_SAMPLE_DIR,
-    SCRIPTED_NOTE,
-    Recording,
-    recording_session,
-)
+from builders.demo.recordings import BASELINE, JUDGE, MARINE_SAMPLE_DIR, SCRIPTED_NOTE
 from builders.demo.samples import rebuild_marinelife
 from builders.frame_spec import FrameSpec
 from builders.jsonio import read_jsonl
-from builders.llm import LLMSettings
+from builders.llm import LLMSettings, Recording
 from builders.marinelife_eval import JUDGE_TASKS, MarineEvalData, judge
 from builders.testing.baseline_responder import BaselineModel, ScriptedJudge
 from builders.testing.chat_server import frames_digest
+from builders.testing.recorder import recording_session
 from marinelife16k.splits import SPLITS
 
 
@@ -98,14 +92,14 @@ def record(
         if hub is None:
             hub = rebuild_marinelife(root / "work", root / "hub", root / "cache").hub
         model = BaselineModel(marine_videos=oracle(hub, frames, root / "cache"))
-        with recording_session(baseline, model, root / "baseline.sqlite", REPORTED[BASELINE]) as client:
+        session = recording_session(baseline, model, root / "baseline.sqlite", REPORTED[BASELINE])
+        with session as (client, _):
             paths = predict_marinelife(
                 baseline, hub, client, root / "eval", root / "predictions", root / "cache"
             )
         predictions = [row for path in paths.values() for row in read_jsonl(path)]
-        with recording_session(
-            judge_recording, ScriptedJudge(), root / "judge.sqlite", REPORTED[JUDGE]
-        ) as client:
+        session = recording_session(judge_recording, ScriptedJudge(), root / "judge.sqlite", REPORTED[JUDGE])
+        with session as (client, _):
             results = judge(predictions, client)
             failed = {task: r["failed"][:3] for task, r in results.items() if r["n_failed"]}
             if failed:  # raised inside the session: nothing is exported

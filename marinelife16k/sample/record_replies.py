@@ -7,10 +7,10 @@ the tooling offline (``vqabench marinelife build --sample --replay --work WORK``
 
 Writes, next to this file (or under ``--out``):
 
-* ``replies.jsonl`` - the run's reply cache, exported (one validated reply per request, sorted by
+* ``pipeline_replies.jsonl`` - the run's reply cache, exported (one validated reply per request, sorted by
   key; no request text, no credentials). Creation times and durations are zeroed so that recording
   again without changes gives the same file.
-* ``llm_settings.json`` - the settings that make up the cache keys (model, base URL, temperature,
+* ``pipeline_settings.json`` - the settings that make up the cache keys (model, base URL, temperature,
   seed, max tokens, extra body) and the pipeline configuration, which a replay must use.
 
 The cache key includes the base URL, and the test server listens on a random port. So the run uses
@@ -27,17 +27,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from builders.llm import LLMClient, LLMSettings, export_replies
-from builders.marinelife_pipeline.runner import (
-    REPLIES_FILE,
-    SETTINGS_FILE,
-    PipelineConfig,
-    build,
-    format_summary,
-    write_recorded_settings,
-)
-from builders.testing.chat_server import ChatServer
+from builders.llm import LLMSettings, Recording
+from builders.marinelife_pipeline.runner import PIPELINE, PipelineConfig, build, format_summary
 from builders.testing.marinelife_responder import MarineLifeResponder
+from builders.testing.recorder import recording_session
 from marinelife16k.annotations import read_annotations
 from marinelife16k.sample import sample_attributes_path, sample_root, sample_video_root
 
@@ -50,8 +43,9 @@ NOTE = (
 )
 
 
-def sample_settings() -> LLMSettings:
-    return LLMSettings(model=MODEL, base_url=BASE_URL, api_key_env=None, progress=False)
+def sample_recording(folder: str | os.PathLike[str], config: PipelineConfig) -> Recording:
+    settings = LLMSettings(model=MODEL, base_url=BASE_URL, api_key_env=None, progress=False)
+    return Recording(Path(folder), PIPELINE, settings, config.outputs(), NOTE)
 
 
 def record(
@@ -65,30 +59,23 @@ def record(
     config = config or PipelineConfig()
     out = Path(out_dir) if out_dir is not None else sample_root()
     rows = read_annotations(sample_attributes_path(), video_root=sample_video_root())
+    recording = sample_recording(out, config)
     with tempfile.TemporaryDirectory(prefix="marinelife-record-") as tmp:
         work = Path(work_dir) if work_dir is not None else Path(tmp) / "work"
-        cache = Path(tmp) / "llm-cache.sqlite"
-        with ChatServer(model=REPORTED_MODEL) as server, server.as_http_proxy():
-            server.handler = MarineLifeResponder(
-                rows, sample_video_root(), num_frames=config.num_frames, max_side=config.max_side
+        responder = MarineLifeResponder(
+            rows, sample_video_root(), num_frames=config.num_frames, max_side=config.max_side
+        )
+        session = recording_session(recording, responder, Path(tmp) / "llm-cache.sqlite", REPORTED_MODEL)
+        with session as (client, _):
+            result = build(
+                work,
+                client,
+                attributes=sample_attributes_path(),
+                video_root=sample_video_root(),
+                config=config,
             )
-            with LLMClient(sample_settings(), cache_path=cache) as client:
-                result = build(
-                    work,
-                    client,
-                    attributes=sample_attributes_path(),
-                    video_root=sample_video_root(),
-                    config=config,
-                )
-            if server.errors:
-                raise RuntimeError(f"the scripted responder failed: {server.errors[:3]}")
-        if not result.complete:
-            raise RuntimeError(f"the sample run did not complete: {result.failures[:3]}")
-        out.mkdir(parents=True, exist_ok=True)
-        export_replies(cache, out / REPLIES_FILE, stable=True)
-        write_recorded_settings(out, sample_settings(), config, note=NOTE)
-        for name in (REPLIES_FILE, SETTINGS_FILE):
-            (out / name).chmod(0o644)  # package data: readable by all, like the rest of the sample
+            if not result.complete:  # raised inside the session: nothing is written
+                raise RuntimeError(f"the sample run did not complete: {result.failures[:3]}")
     return result.summary
 
 
