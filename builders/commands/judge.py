@@ -86,7 +86,7 @@ def _column(rows: list[dict[str, Any]], key: str, path: str, required: bool) -> 
 
 def _score(args: argparse.Namespace) -> int:
     from builders.judge.rubrics import get_rubric
-    from builders.judge.scoring import judge_client, judge_predictions
+    from builders.judge.scoring import judge_client_from_args, judge_predictions
 
     rubric = get_rubric(args.rubric, args.rubric_file)
     path = Path(args.predictions)
@@ -105,15 +105,7 @@ def _score(args: argparse.Namespace) -> int:
             ("evidence", args.evidence_key),
         )
     }
-    with judge_client(
-        model=args.llm_model,
-        base_url=args.llm_base_url,
-        api_key_env=args.llm_api_key_env,
-        max_concurrency=args.llm_concurrency,
-        cache_path=args.llm_cache,
-        mode=args.llm_mode if args.llm_mode != "normal" else None,
-        replies_path=args.llm_replies,
-    ) as client:
+    with judge_client_from_args(args) as client:
         result = judge_predictions(
             columns["predictions"],
             columns["references"],

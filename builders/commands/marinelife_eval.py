@@ -88,21 +88,13 @@ def _predict(args: argparse.Namespace) -> int:
 
 def _judge(args: argparse.Namespace) -> int:
     from builders.jsonio import read_jsonl, write_json_atomic
-    from builders.judge.scoring import judge_client
+    from builders.judge.scoring import judge_client_from_args
     from builders.marinelife_eval import judge
 
     if not args.predictions.is_file():
         raise FileNotFoundError(f"no predictions file at {args.predictions}")
     rows = read_jsonl(args.predictions)
-    with judge_client(
-        model=args.llm_model,
-        base_url=args.llm_base_url,
-        api_key_env=args.llm_api_key_env,
-        max_concurrency=args.llm_concurrency,
-        cache_path=args.llm_cache,
-        mode=args.llm_mode if args.llm_mode != "normal" else None,
-        replies_path=args.llm_replies,
-    ) as client:
+    with judge_client_from_args(args) as client:
         results = judge(rows, client)
     if not results:
         raise ValueError(

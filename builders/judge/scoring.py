@@ -12,6 +12,7 @@ kept failing validation after the re-asks) is *failed*: excluded from every mean
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -69,6 +70,20 @@ def judge_client(
         return LLMClient(config, replies_path=replies_path)
     mode = mode or environ.get(MODE_ENV) or "normal"
     return LLMClient(config, cache_path=cache_path or default_cache_path(environ), mode=mode)  # type: ignore[arg-type]
+
+
+def judge_client_from_args(args: argparse.Namespace) -> LLMClient:
+    """A judge client from :func:`builders.llm.add_llm_arguments` options; unset ones fall back to
+    ``VQABENCH_JUDGE_*`` (not ``VQABENCH_LLM_*``), as :func:`judge_client` does."""
+    return judge_client(
+        model=args.llm_model,
+        base_url=args.llm_base_url,
+        api_key_env=args.llm_api_key_env,
+        max_concurrency=args.llm_concurrency,
+        cache_path=args.llm_cache,
+        mode=args.llm_mode if args.llm_mode != "normal" else None,
+        replies_path=args.llm_replies,
+    )
 
 
 def _check_lengths(n: int, **columns: Sequence[Any] | None) -> None:
