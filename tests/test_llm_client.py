@@ -136,7 +136,15 @@ def test_schema_passes_a_gemini_like_server():
 
 
 def test_concurrency_is_bounded(chat_server):
-    chat_server.latency = 0.05
+    # Replies go out in groups of 3 (a barrier, not a sleep): a client that never had 3 in flight
+    # would time the barrier out, and one that had 4 would show it in max_in_flight.
+    barrier = threading.Barrier(3, timeout=30)
+
+    def three_at_a_time(body):
+        barrier.wait()
+        return None  # then the default reply
+
+    chat_server.handler = three_at_a_time
     client = LLMClient(make_settings(chat_server, max_concurrency=3))
     results = client.run([ask(i) for i in range(12)])
     assert all(r.ok for r in results)
@@ -437,10 +445,18 @@ def test_server_serves_models_and_logs_without_the_key(chat_server):
 
 
 def test_server_sustains_many_slow_requests_at_once():
-    with ChatServer(latency=0.2) as server:
+    # Every handler waits until all 40 requests are inside the server at the same moment: a server
+    # that serialised slow replies would never get there (the barrier times out and replies fail).
+    barrier = threading.Barrier(40, timeout=30)
+
+    def all_at_once(body):
+        barrier.wait()
+        return None  # then the default reply
+
+    with ChatServer() as server:
+        server.handler = all_at_once
         results = LLMClient(make_settings(server, max_concurrency=40)).run([ask(i) for i in range(40)])
-    # All 40 were being served at the same moment: the server does not serialise slow replies.
-    assert all(r.ok for r in results) and server.max_in_flight == 40
+    assert all(r.ok for r in results) and server.max_in_flight == 40 and not server.errors
 
 
 def test_handler_errors_are_visible(chat_server):
