@@ -7,6 +7,7 @@ from pathlib import Path
 
 from builders.frame_spec import add_frame_arguments, frame_spec_from_args
 from builders.llm import add_llm_arguments, client_from_args
+from builders.prediction_cli import add_prediction_arguments, run_prediction_command
 from builders.steps import DEFAULT_CACHE
 
 STEP_NAMES = "candidates,clips,questions,filter,difficulty,split"
@@ -86,23 +87,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "like the build; prints Easy/Hard/Total accuracy.",
     )
     e.add_argument(
-        "--data", type=Path, required=True, help="a BQA work folder or an exported Hub-layout folder"
+        "--style",
+        choices=("single_word", "rationale"),
+        default="single_word",
+        help="the paper's prompt styles: answer in a single word, or give a rationale first (CoT)",
     )
-    e.add_argument("--split", default="test", help="train, validation or test (default test)")
-    e.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
-    e.add_argument(
-        "--style", choices=("single_word", "rationale"), default="single_word", help="prompt style"
-    )
-    e.add_argument("--limit", type=int, help="only the first N rows of the split")
-    e.add_argument(
-        "--work", type=Path, help="resume state and LLM cache (default: <out without suffix>.work/)"
-    )
-    e.add_argument("--batch-size", type=int, default=32, help="items per LLM batch (default 32)")
-    e.add_argument(
-        "--reject-llm-failures", action="store_true", help="give up on rows whose call keeps failing"
-    )
-    add_frame_arguments(e, "16 frames")
-    add_llm_arguments(e)
+    add_prediction_arguments(e, dataset="BQA", unit="rows", frames="16 frames")
     e.set_defaults(func=_evaluate)
 
 
@@ -178,17 +168,4 @@ def _build(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     from builders.bqa_pipeline.evaluate import EvalData, evaluate
 
-    work = args.work or args.out.with_suffix(".work")
-    data = EvalData.open(args.data, args.split, cache_dir=work / "datasets-cache")
-    client = client_from_args(args, default_cache=work / DEFAULT_CACHE, progress=False)
-    identity = {"data": str(args.data.resolve()), "split": args.split}
-    frames = frame_spec_from_args(args, None, 16)
-    try:
-        summary = evaluate(
-            data, client, work, args.out, style=args.style, frames=frames, limit=args.limit,
-            batch_size=args.batch_size, reject_failures=args.reject_llm_failures, identity=identity,
-        )  # fmt: skip
-    finally:
-        client.close()
-    print(summary.format())
-    return 0 if summary.ok else 1
+    return run_prediction_command(args, EvalData.open, evaluate, 16, style=args.style)

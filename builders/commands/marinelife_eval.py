@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from builders.frame_spec import add_frame_arguments, frame_spec_from_args
-from builders.llm import add_llm_arguments, client_from_args
-from builders.steps import DEFAULT_CACHE
+from builders.llm import add_llm_arguments
+from builders.prediction_cli import add_prediction_arguments, run_prediction_command
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,24 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: vqabench marinelife-eval predict --data hub/marinelife16k --split test --out qwen.jsonl "
         "--llm-model Qwen2.5-VL-7B --llm-base-url http://localhost:8000/v1 --llm-api-key-env none",
     )
-    p.add_argument(
-        "--data",
-        type=Path,
-        required=True,
-        help="a MarineLife-16K work folder or an exported Hub-layout folder",
-    )
-    p.add_argument("--split", default="test", help="train, validation or test (default test)")
-    p.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
-    p.add_argument("--limit", type=int, help="only the first N questions of the split")
-    p.add_argument(
-        "--work", type=Path, help="resume state and LLM cache (default: <out without suffix>.work/)"
-    )
-    p.add_argument("--batch-size", type=int, default=32, help="questions per LLM batch (default 32)")
-    p.add_argument(
-        "--reject-llm-failures", action="store_true", help="give up on questions whose call keeps failing"
-    )
-    add_frame_arguments(p, "8 frames")
-    add_llm_arguments(p)
+    add_prediction_arguments(p, dataset="MarineLife-16K", unit="questions", frames="8 frames")
     p.set_defaults(func=_predict)
 
     j = actions.add_parser(
@@ -71,19 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _predict(args: argparse.Namespace) -> int:
     from builders.marinelife_eval import MarineEvalData, evaluate
 
-    work = args.work or args.out.with_suffix(".work")
-    data = MarineEvalData.open(args.data, args.split, cache_dir=work / "datasets-cache")
-    client = client_from_args(args, default_cache=work / DEFAULT_CACHE, progress=False)
-    identity = {"data": str(args.data.resolve()), "split": args.split}
-    try:
-        summary = evaluate(
-            data, client, work, args.out, frames=frame_spec_from_args(args, None, 8), limit=args.limit,
-            batch_size=args.batch_size, reject_failures=args.reject_llm_failures, identity=identity,
-        )  # fmt: skip
-    finally:
-        client.close()
-    print(summary.format())
-    return 0 if summary.ok else 1
+    return run_prediction_command(args, MarineEvalData.open, evaluate, 8)
 
 
 def _judge(args: argparse.Namespace) -> int:
