@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from markdown_tables import read_table
 from PIL import Image
 from scipy.stats import binomtest, chi2_contingency
 
@@ -142,20 +143,6 @@ def report(bqa_data, tmp_path_factory):
     ), predictions
 
 
-def _table(markdown: str, first_header: str) -> tuple[list[str], dict[str, list[str]]]:
-    """(header, {row label: cells}) of the first table whose first header cell is ``first_header``."""
-    lines = markdown.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first_header} |"))
-    header = [c.strip() for c in lines[start].strip("|").split(" | ")]
-    rows = {}
-    for line in lines[start + 2 :]:
-        if not line.startswith("|"):
-            break
-        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-        rows[cells[0]] = cells[1:]
-    return header, rows
-
-
 def _rate(cell: str) -> tuple[float, float, float]:
     value, low, high = re.fullmatch(r"([\d.]+) \[([\d.]+), ([\d.]+)\]", cell).groups()
     return float(value), float(low), float(high)
@@ -169,7 +156,7 @@ def _assert_rate(cell: str, k: int, n: int) -> None:
 
 def test_accuracy_by_difficulty_matches_hand_worked_counts(report, bqa_data):
     result, _ = report
-    header, rows = _table(result.markdown.read_text(encoding="utf-8"), "Difficulty")
+    header, rows = read_table(result.markdown.read_text(encoding="utf-8"), "Difficulty")
     assert header == ["Difficulty", "n", "alpha", "beta"]
     # alpha: Easy right on items 0,1,2,4; Hard right on item 7. beta: Easy all; Hard 7,8,9.
     expected = {"Easy": (5, 4, 5), "Hard": (5, 1, 3), "Total": (10, 5, 8)}
@@ -195,7 +182,7 @@ def test_error_rates_by_demographics_match_hand_worked_counts(report):
         "Ethnicity": {"White": (6, 2, 1), "Asian": (4, 3, 1)},
     }
     for field, groups in expected.items():
-        header, rows = _table(markdown, field)
+        header, rows = read_table(markdown, field)
         assert header == [field, "n", "alpha", "beta"]
         assert [label for label in rows if label in groups] == list(groups)  # vocabulary order
         for group, (n, alpha, beta) in groups.items():
@@ -228,7 +215,7 @@ def test_confusion_of_emotion_groups(report, bqa_data):
             if answered:
                 expected[row["answer_group"]][answered(row)] += 1
         section = markdown[markdown.index(f"**{name}**") :]
-        header, table = _table(section, "Correct \\ answered")
+        header, table = read_table(section, "Correct \\ answered")
         assert header[1:] == [*DEFAULT_GROUP_MAPPING.group_names, OTHERS, "wrong"]
         for group, counts in expected.items():
             assert [int(c) for c in table[group]] == [*counts.values(), sum(counts.values())]

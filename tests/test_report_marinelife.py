@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from markdown_tables import read_table
 from PIL import Image
 from scipy.stats import binomtest
 
@@ -131,19 +132,6 @@ def report(marine, tmp_path_factory):
     )
 
 
-def _table(markdown: str, first_header: str) -> tuple[list[str], dict[str, list[str]]]:
-    lines = markdown.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first_header} |"))
-    header = [c.strip() for c in lines[start].strip("|").split(" | ")]
-    rows = {}
-    for line in lines[start + 2 :]:
-        if not line.startswith("|"):
-            break
-        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-        rows[cells[0]] = cells[1:]
-    return header, rows
-
-
 def _assert_percent(cell: str, k: int, n: int) -> None:
     value, low, high = map(float, re.fullmatch(r"([\d.]+) \[([\d.]+), ([\d.]+)\]", cell).groups())
     ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
@@ -152,7 +140,7 @@ def _assert_percent(cell: str, k: int, n: int) -> None:
 
 def test_accuracy_by_dimension_matches_hand_worked_values(report, marine):
     markdown = report.markdown.read_text(encoding="utf-8")
-    header, rows = _table(markdown, "Dimension")
+    header, rows = read_table(markdown, "Dimension")
     assert header == ["Dimension", "n", "steady", "always-a"]
     by_type = Counter(r["type"] for r in marine["mcq"])
     a_answers = Counter(r["type"] for r in marine["mcq"] if r["answer"] == "A")
@@ -171,13 +159,13 @@ def test_accuracy_by_dimension_matches_hand_worked_values(report, marine):
 
 def test_table3_and_table4_layouts_carry_the_judge_results(report):
     markdown = report.markdown.read_text(encoding="utf-8")
-    header, rows = _table(markdown, "Model")
+    header, rows = read_table(markdown, "Model")
     assert header == ["Model", "Predictions", "Missing", "Unparsed", "Judge results"]  # the inputs table
-    header, rows = _table(markdown[markdown.index("Table 3 layout") :], "Model")
+    header, rows = read_table(markdown[markdown.index("Table 3 layout") :], "Model")
     assert header[-1] == "OEMU (0-5)"
     assert rows["steady"][-1] == "2.43" and rows["always-a"][-1] == "–"
     assert rows["judged-only"] == ["–"] * 8  # judge results without multiple-choice predictions
-    header, rows = _table(markdown[markdown.index("Table 4 layout") :], "Model")
+    header, rows = read_table(markdown[markdown.index("Table 4 layout") :], "Model")
     assert header[1:] == [
         "static BEH",
         "static AH",
@@ -274,9 +262,9 @@ def test_judge_results_without_camera_kinds(marine, tmp_path):
     path.write_text(json.dumps({"plain": {"oemu": result}}))
     report = write_marinelife_report(marine["hub"], "test", {}, tmp_path / "out", judge_results=[path])
     markdown = report.markdown.read_text(encoding="utf-8")
-    _, rows = _table(markdown[markdown.index("Table 3 layout") :], "Model")
+    _, rows = read_table(markdown[markdown.index("Table 3 layout") :], "Model")
     assert rows["plain"][-1] == "1.50"
-    _, rows = _table(markdown[markdown.index("(OEMU)**") :], "")
+    _, rows = read_table(markdown[markdown.index("(OEMU)**") :], "")
     assert rows["all: n judged"] == ["3"] and rows["all: failed judge calls"] == ["2"]
     assert rows["all: activity"] == ["2.00"] and rows["static: n judged"] == rows["moving: score"] == ["–"]
     assert report.metrics["figures"] == ["judge_oemu_by_camera.png"]
