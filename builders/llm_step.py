@@ -171,8 +171,7 @@ def run_predictions(
     )  # fmt: skip
     written = None
     if not failures:
-        if not records.complete:
-            records.finish(item["id"] for item in items)
+        records.finish(item["id"] for item in items)
         write_jsonl_atomic(out, records.kept())
         written = out
     counts = records.counts()

@@ -92,7 +92,12 @@ class StepRecords:
         self._done[str(record[self.key])] = entry
 
     def finish(self, order: Iterable[str]) -> None:
-        """Write the kept records and the rejects in input order, atomically, then drop the partial log."""
+        """Write the kept records and the rejects in input order, atomically, then drop the partial log.
+
+        A step that is already complete stays as it is: finishing is idempotent, so a resumed run can
+        finish every step it went through without checking which ones an earlier run finished."""
+        if self.complete:
+            return
         order = [str(o) for o in order]
         missing = [o for o in order if o not in self._done]
         if missing:

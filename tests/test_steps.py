@@ -34,7 +34,11 @@ def test_finish_writes_input_order_and_rejects(tmp_path: Path) -> None:
     ]  # fmt: skip
     assert step.counts() == {"kept": 16, "rejected: multiple_of_5": 4}
     assert not step.partial_path.exists()
-    assert StepRecords(tmp_path, "square").pending(ITEMS) == []
+    again = StepRecords(tmp_path, "square")
+    assert again.pending(ITEMS) == []
+    before = again.path.read_bytes()
+    again.finish([i["id"] for i in ITEMS])  # a resumed run finishing a finished step changes nothing
+    assert again.path.read_bytes() == before and again.counts() == {"kept": 16, "rejected: multiple_of_5": 4}
 
 
 def test_resume_ignores_torn_tail(tmp_path: Path) -> None:

@@ -97,6 +97,6 @@ def run_drafts(
         records, rows, client, request_of, outcome,
         batch_size=batch_size, reject_failures=reject_failures, desc="caption drafts",
     )  # fmt: skip
-    if not failures and not records.complete:  # a finished step is never run (or finished) again
+    if not failures:
         records.finish(row["id"] for row in rows)
     return failures

@@ -279,6 +279,6 @@ def run_qa(
         records, rows, client, lambda row: qa_request(row, reference=reference), outcome,
         batch_size=batch_size, reject_failures=reject_failures, desc="QA distractors",
     )  # fmt: skip
-    if not failures and not records.complete:  # a finished step is never run (or finished) again
+    if not failures:
         records.finish(row["id"] for row in rows)
     return failures

@@ -79,6 +79,6 @@ def run_refinements(
         records, items, client, request_of, outcome,
         batch_size=batch_size, reject_failures=reject_failures, desc="caption refinements",
     )  # fmt: skip
-    if not failures and not records.complete:  # a finished step is never run (or finished) again
+    if not failures:
         records.finish(item["id"] for item in items)
     return failures
