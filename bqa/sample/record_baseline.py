@@ -32,24 +32,17 @@ from builders.demo.baseline import predict_bqa
 from builders.demo.recordings import BASELINE, BQA_SAMPLE_DIR, SCRIPTED_NOTE
 from builders.demo.samples import rebuild_bqa
 from builders.frame_spec import FrameSpec
-from builders.llm import LLMSettings, Recording
+from builders.llm import Recording
 from builders.report.inputs import load_hub_rows
 from builders.testing.baseline_responder import BaselineModel
-from builders.testing.recorder import recording_session
+from builders.testing.recorder import recording_session, scripted_settings
 
 REPORTED_MODEL = "scripted-baseline-responder"
 RESPONDER = {"easy": 0.8, "hard": 0.4, "unparsed": 0.06}
 RECORDING = Recording(
     folder=BQA_SAMPLE_DIR,
     name=BASELINE,
-    settings=LLMSettings(
-        model="scripted-baseline",
-        base_url="http://scripted-baseline.invalid/v1",
-        api_key_env=None,
-        temperature=0.0,
-        seed=0,
-        progress=False,
-    ),
+    settings=scripted_settings("scripted-baseline"),
     options={
         "frames": FrameSpec(fps=None, num_frames=16).to_json(),  # the paper's setting for open models
         "styles": ["single_word", "rationale"],

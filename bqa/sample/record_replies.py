@@ -28,23 +28,16 @@ from bqa.sample import sample_root
 from builders.bqa_pipeline.runner import BuildSummary, build
 from builders.bqa_pipeline.sample_replay import PIPELINE, SAMPLE_DIR, build_options
 from builders.frame_spec import FrameSpec
-from builders.llm import LLMSettings, Recording
+from builders.llm import Recording
 from builders.steps import DEFAULT_CACHE
 from builders.testing.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
-from builders.testing.recorder import recording_session
+from builders.testing.recorder import recording_session, scripted_settings
 
 RECORDING = Recording(
     folder=SAMPLE_DIR,
     name=PIPELINE,
-    settings=LLMSettings(
-        model="scripted-bqa-sample",
-        base_url="http://scripted-bqa-sample.invalid/v1",
-        api_key_env=None,
-        temperature=0.0,
-        seed=0,
-        progress=False,
-    ),
+    settings=scripted_settings("scripted-bqa-sample"),
     options={
         "seed": 0,
         "frames": FrameSpec(fps=1.0).to_json(),

@@ -7,9 +7,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from builders.llm import LLMClient, export_replies
+from builders.llm import LLMClient, LLMSettings, export_replies
 from builders.llm.recording import Recording
 from builders.testing.chat_server import ChatServer
+
+
+def scripted_settings(name: str) -> LLMSettings:
+    """Fixed settings for a recording named ``name``: model ``name`` at ``http://<name>.invalid/v1``
+    (``.invalid`` never resolves, so nothing real is reachable), greedy, no key."""
+    return LLMSettings(
+        model=name,
+        base_url=f"http://{name}.invalid/v1",
+        api_key_env=None,
+        temperature=0.0,
+        seed=0,
+        progress=False,
+    )
 
 
 @contextmanager

@@ -35,23 +35,17 @@ from builders.demo.recordings import BASELINE, JUDGE, MARINE_SAMPLE_DIR, SCRIPTE
 from builders.demo.samples import rebuild_marinelife
 from builders.frame_spec import FrameSpec
 from builders.jsonio import read_jsonl
-from builders.llm import LLMSettings, Recording
+from builders.llm import Recording
 from builders.marinelife_eval import JUDGE_TASKS, MarineEvalData, judge
 from builders.testing.baseline_responder import BaselineModel, ScriptedJudge
 from builders.testing.chat_server import frames_digest
-from builders.testing.recorder import recording_session
+from builders.testing.recorder import recording_session, scripted_settings
 from marinelife16k.splits import SPLITS
-
-
-def _settings(name: str) -> LLMSettings:
-    return LLMSettings(model=name, base_url=f"http://{name}.invalid/v1", api_key_env=None, temperature=0.0,
-                       seed=0, progress=False)  # fmt: skip
-
 
 BASELINE_RECORDING = Recording(
     folder=MARINE_SAMPLE_DIR,
     name=BASELINE,
-    settings=_settings("scripted-baseline"),
+    settings=scripted_settings("scripted-baseline"),
     options={"frames": FrameSpec(fps=None, num_frames=8).to_json(), "splits": list(SPLITS)},
     note=f"MarineLife-16K answers of a {SCRIPTED_NOTE} (builders/testing/baseline_responder.py) on the bundled "
     "sample, recorded by 'python -m marinelife16k.sample.record_baseline' for 'vqabench demo'.",
@@ -59,7 +53,7 @@ BASELINE_RECORDING = Recording(
 JUDGE_RECORDING = Recording(
     folder=MARINE_SAMPLE_DIR,
     name=JUDGE,
-    settings=_settings("scripted-judge"),
+    settings=scripted_settings("scripted-judge"),
     options={"rubrics": {task: rubric for task, (_, rubric) in JUDGE_TASKS.items()}},
     note="Judge scores of the scripted baseline's open-ended answers from a scripted judge (word overlap with "
     "the ground truth; builders/testing/baseline_responder.py), not from an LLM judge.",

@@ -14,7 +14,7 @@ Writes, next to this file (or under ``--out``):
   seed, max tokens, extra body) and the pipeline configuration, which a replay must use.
 
 The cache key includes the base URL, and the test server listens on a random port. So the run uses
-a fixed, never-resolved base URL (:data:`BASE_URL`) and reaches the server as an HTTP proxy
+a fixed, never-resolved base URL (``http://scripted-marinelife-sample.invalid/v1``) and reaches the server as an HTTP proxy
 (:meth:`ChatServer.as_http_proxy`, ``HTTP_PROXY`` honoured by the OpenAI SDK's HTTP client): the keys
 do not depend on the port.
 """
@@ -27,15 +27,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from builders.llm import LLMSettings, Recording
+from builders.llm import Recording
 from builders.marinelife_pipeline.runner import PIPELINE, PipelineConfig, build, format_summary
 from builders.testing.marinelife_responder import MarineLifeResponder
-from builders.testing.recorder import recording_session
+from builders.testing.recorder import recording_session, scripted_settings
 from marinelife16k.annotations import read_annotations
 from marinelife16k.sample import sample_attributes_path, sample_root, sample_video_root
 
-MODEL = "scripted-sample-model"
-BASE_URL = "http://scripted-responder.invalid/v1"  # .invalid never resolves: nothing real is reachable
+MODEL = "scripted-marinelife-sample"  # also names the never-resolving endpoint http://<MODEL>.invalid/v1
 REPORTED_MODEL = "scripted-marinelife-responder"  # what the server says answered: not a model
 NOTE = (
     "Replies of a deterministic scripted responder (builders.testing.marinelife_responder), not of a model; "
@@ -44,8 +43,7 @@ NOTE = (
 
 
 def sample_recording(folder: str | os.PathLike[str], config: PipelineConfig) -> Recording:
-    settings = LLMSettings(model=MODEL, base_url=BASE_URL, api_key_env=None, progress=False)
-    return Recording(Path(folder), PIPELINE, settings, config.outputs(), NOTE)
+    return Recording(Path(folder), PIPELINE, scripted_settings(MODEL), config.outputs(), NOTE)
 
 
 def record(
