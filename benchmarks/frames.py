@@ -1,4 +1,4 @@
-"""Time 16-frame uniform sampling (``builders.video.sample_frames``) against common baselines.
+"""Time 16-frame uniform sampling (``builders.video.sampler.sample_frames``) against common baselines.
 
 Clips like BQA's (5-10 s, 25 fps, 720p and smaller, with and without B-frames, one with a single
 keyframe) are written into a temporary folder with :mod:`builders.testing.clips`. For each clip:
@@ -28,8 +28,8 @@ import av
 import numpy as np
 
 from builders.testing.clips import write_clip
-from builders.video import ClipReader, available_cpus, sample_frames
-from builders.video_index import uniform_indices
+from builders.video.index import uniform_indices
+from builders.video.sampler import ClipReader, available_cpus, sample_frames
 
 try:
     import decord

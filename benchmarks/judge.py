@@ -21,8 +21,8 @@ from typing import Any
 
 from llm import ServerProcess  # benchmarks/llm.py: a ChatServer in a child process
 
-from builders.judge.rubrics import get_rubric
-from builders.judge.scoring import judge_client, judge_predictions
+from builders.scoring.judge import judge_client, judge_predictions
+from builders.scoring.rubrics import get_rubric
 from builders.testing.chat_server import Fault
 
 

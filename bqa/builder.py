@@ -1,4 +1,4 @@
-"""BQA as a ``datasets`` builder over a work folder (see :mod:`bqa.workdir` for the folder's contract).
+"""BQA as a ``datasets`` builder over a work folder (see :mod:`bqa.workfolder` for the folder's contract).
 
 datasets 5 runs no loading scripts, so the builder is used as a class::
 
@@ -25,7 +25,7 @@ import datasets
 
 from bqa.card import CITATION, DEFAULT_REPO_ID
 from bqa.features import FEATURES, SPLITS
-from bqa.workdir import CLIPS_DIR, meta_path, read_release, split_path
+from bqa.workfolder import CLIPS_DIR, meta_path, read_release, split_path
 
 _DESCRIPTION = (
     "BQA: multiple-choice questions about the emotion a person's body language shows in a short "

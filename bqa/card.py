@@ -1,6 +1,6 @@
 """The dataset card of a BQA release: YAML metadata (``card_data``) and Markdown prose (``card_body``).
 
-``builders.hub.write_hub_folder`` adds ``configs`` and ``dataset_info`` to the YAML; this module
+``builders.hub.layout.write_hub_folder`` adds ``configs`` and ``dataset_info`` to the YAML; this module
 supplies the rest, and prose that states the release's own numbers, group mapping, demographic
 tables and provenance (taken from the records, not from what a run was configured to do).
 """
@@ -15,7 +15,7 @@ from bqa.features import FEATURES, SPLITS
 from bqa.records import PROVENANCE_STEPS, BQARecord
 from bqa.stats import DEMOGRAPHICS, TOTAL, ReleaseStats
 from bqa.vocabulary import DEFAULT_MAPPING_NAME, DIFFICULTIES, EMOTIONS
-from bqa.workdir import ReleaseMeta
+from bqa.workfolder import ReleaseMeta
 
 DEFAULT_REPO_ID = "naist-nlp/BQA"
 CITATION = """@article{ozaki2025bqa,
@@ -176,8 +176,8 @@ def card_body(
         f'ds = load_dataset("{repo_id}")  # DatasetDict: train, validation, test\n'
         'row = ds["test"][0]  # decoding `video` needs torchcodec (and torch)\n```',
         "Without torch, read the video as bytes and sample frames with PyAV "
-        "(`builders.video` from the project's tooling):",
-        "```python\nfrom builders.video import sample_frames\n\n"
+        "(`builders.video.sampler` from the project's tooling):",
+        "```python\nfrom builders.video.sampler import sample_frames\n\n"
         'test = ds["test"].cast_column("video", Video(decode=False))\n'
         'row = test[0]  # row["video"] == {"path": "<id>.mp4", "bytes": b"..."}\n'
         'frames = sample_frames(row["video"], num_frames=16)  # 16 uniform frames, as for open models\n'

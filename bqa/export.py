@@ -2,8 +2,8 @@
 
 ``export_release(work, out)`` = read and check the release -> build the DatasetDict
 (:func:`bqa.builder.build_dataset`) -> statistics (:mod:`bqa.stats`) -> card (:mod:`bqa.card`)
--> ``builders.hub.write_hub_folder`` (Parquet shards with the clips embedded + README.md, written
-atomically) -> ``builders.hub.check_hub_folder`` (``load_dataset`` on the folder, split sizes).
+-> ``builders.hub.layout.write_hub_folder`` (Parquet shards with the clips embedded + README.md, written
+atomically) -> ``builders.hub.layout.check_hub_folder`` (``load_dataset`` on the folder, split sizes).
 The statistics are also written as ``<work>/release/stats.json`` for the maintainer.
 """
 
@@ -19,9 +19,9 @@ import datasets
 from bqa.builder import build_dataset
 from bqa.card import DEFAULT_REPO_ID, card_body, card_data
 from bqa.stats import ReleaseStats, release_stats
-from bqa.workdir import RELEASE_DIR, read_release
-from builders.hub import DEFAULT_MAX_SHARD_BYTES, check_hub_folder, write_hub_folder
-from builders.jsonio import write_json_atomic
+from bqa.workfolder import RELEASE_DIR, read_release
+from builders.files.jsonio import write_json_atomic
+from builders.hub.layout import DEFAULT_MAX_SHARD_BYTES, check_hub_folder, write_hub_folder
 
 log = logging.getLogger(__name__)
 

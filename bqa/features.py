@@ -6,7 +6,7 @@ one-word answer with the label text. The vocabularies are listed in the dataset 
 
 ``video`` is ``datasets.Video()``; decoding it needs torchcodec (and torch). Without them, read
 it as ``{"path", "bytes"}`` with ``ds.cast_column("video", Video(decode=False))`` and sample
-frames with ``builders.video.sample_frames``.
+frames with ``builders.video.sampler.sample_frames``.
 """
 
 from __future__ import annotations

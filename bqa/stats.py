@@ -16,7 +16,7 @@ from typing import Any
 
 from bqa.records import BQARecord
 from bqa.vocabulary import DIFFICULTIES, EMOTIONS
-from bqa.workdir import ReleaseMeta
+from bqa.workfolder import ReleaseMeta
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The dataset card of a MarineLife-16K release: YAML metadata (``card_data``) and Markdown (``card_body``).
 
-``builders.hub.write_hub_folder`` adds ``configs`` and ``dataset_info``; this module supplies the rest:
+``builders.hub.layout.write_hub_folder`` adds ``configs`` and ``dataset_info``; this module supplies the rest:
 the research-only terms, the attribute and dimension tables, how to join ``qa`` to ``videos``, how to
 get frames, and the release's own numbers (counted from its files, not from what a run intended).
 """
@@ -195,7 +195,7 @@ print(question["prompt"], question["answer"])
 ```
 
 Frames: the paper feeds 8 uniformly sampled frames. With this project's tools,
-`builders.video.sample_frames(video["video"], num_frames=8)` decodes them with PyAV from the
+`builders.video.sampler.sample_frames(video["video"], num_frames=8)` decodes them with PyAV from the
 `{{"path", "bytes"}}` value.
 
 ## Attributes

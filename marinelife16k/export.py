@@ -2,8 +2,8 @@
 
 ``export_release(work, out)`` = read and validate the release (:mod:`marinelife16k.workfolder`) ->
 build both configs (:func:`marinelife16k.builder.build_configs`) -> card (:mod:`marinelife16k.card`)
--> ``builders.hub.write_hub_folder`` (Parquet with the videos embedded + README.md, atomic) ->
-``builders.hub.check_hub_folder`` (``load_dataset`` of every config, split sizes).
+-> ``builders.hub.layout.write_hub_folder`` (Parquet with the videos embedded + README.md, atomic) ->
+``builders.hub.layout.check_hub_folder`` (``load_dataset`` of every config, split sizes).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import datasets
 
-from builders.hub import DEFAULT_MAX_SHARD_BYTES, check_hub_folder, write_hub_folder
+from builders.hub.layout import DEFAULT_MAX_SHARD_BYTES, check_hub_folder, write_hub_folder
 from marinelife16k.builder import build_configs
 from marinelife16k.card import DEFAULT_REPO_ID, card_body, card_data
 from marinelife16k.features import DEFAULT_CONFIG

@@ -10,7 +10,7 @@ it) because Parquet needs a fixed schema; :func:`qa_record` turns a row back int
 
 ``video`` is ``datasets.Video()``; decoding it needs torchcodec (and torch). Without them read it as
 ``{"path", "bytes"}`` with ``ds.cast_column("video", Video(decode=False))`` and sample frames with
-``builders.video.sample_frames``. Labels are strings (the paper's values), not ``ClassLabel``.
+``builders.video.sampler.sample_frames``. Labels are strings (the paper's values), not ``ClassLabel``.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from builders.jsonio import atomic_directory, iter_jsonl, read_json_object, write_jsonl_atomic
+from builders.files.jsonio import atomic_directory, iter_jsonl, read_json_object, write_jsonl_atomic
 from marinelife16k.annotations import VIDEO_ROW_KEYS, video_row
 from marinelife16k.schema import check_records
 from marinelife16k.splits import SPLITS, assign_splits

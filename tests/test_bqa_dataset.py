@@ -26,11 +26,11 @@ from bqa.records import Provenance, StepProvenance
 from bqa.sample import sample_root
 from bqa.stats import TOTAL, release_stats
 from bqa.vocabulary import DEFAULT_MAPPING_NAME, DIFFICULTIES, GROUP_NAMES
-from bqa.workdir import ReleaseMeta, make_record, read_release, write_release
+from bqa.workfolder import ReleaseMeta, make_record, read_release, write_release
 from builders.cli import main as cli_main
-from builders.hub import read_card
+from builders.hub.layout import read_card
 from builders.testing.clips import packet_summary, read_frame_code
-from builders.video import remove_audio, sample_frames
+from builders.video.sampler import remove_audio, sample_frames
 
 PROVENANCE = Provenance(
     question=StepProvenance("gen-model-002", "bqa-question", "1"),

@@ -11,10 +11,10 @@ import re
 
 import pytest
 
-from bqa.workdir import read_release
-from builders.bqa_pipeline.evaluate import EvalData
+from bqa.workfolder import read_release
 from builders.cli import main as cli_main
-from builders.jsonio import read_jsonl
+from builders.evaluation.bqa import EvalData
+from builders.files.jsonio import read_jsonl
 from builders.testing.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer, Fault, image_count
 

@@ -21,12 +21,12 @@ import pytest
 from bqa.bold import read_bold
 from bqa.candidates import extract_candidates
 from bqa.sample import sample_root
-from bqa.sample.record_replies import oracle
-from bqa.workdir import read_release
-from builders.bqa_pipeline.runner import BuildOptions, build
+from bqa.workfolder import read_release
 from builders.cli import main as cli_main
-from builders.jsonio import read_jsonl
+from builders.demo.record_bqa_pipeline import oracle
+from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMSettings
+from builders.pipelines.bqa.runner import BuildOptions, build
 from builders.testing.bqa_responder import (
     CARELESS_FORMS,
     FILTER_SCHEMA,

@@ -17,10 +17,10 @@ import sys
 import threading
 
 from bqa.sample import sample_root
-from builders.bqa_pipeline.runner import BuildOptions, build
-from builders.bqa_pipeline.sample_replay import SAMPLE_NOTE
-from builders.jsonio import read_jsonl
+from builders.demo.bqa_sample import SAMPLE_NOTE
+from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMSettings
+from builders.pipelines.bqa.runner import BuildOptions, build
 from builders.testing.bqa_responder import BQAResponder, schema_name
 from builders.testing.chat_server import ChatServer
 

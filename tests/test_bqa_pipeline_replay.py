@@ -8,10 +8,10 @@ import json
 import datasets
 import pytest
 
-from bqa.sample.record_replies import RECORDING, record
-from bqa.workdir import read_release
-from builders.bqa_pipeline.sample_replay import SAMPLE_DIR, SCRIPTED_NOTE, load_recording
+from bqa.workfolder import read_release
 from builders.cli import main as cli_main
+from builders.demo.bqa_sample import SAMPLE_DIR, SCRIPTED_NOTE, load_recording
+from builders.demo.record_bqa_pipeline import RECORDING, record
 from builders.llm import ReplayMissError, read_replies
 from builders.testing.chat_server import ChatServer
 

@@ -12,12 +12,12 @@ from PIL import Image
 
 from bqa.sample import sample_root
 from bqa.vocabulary import EMOTIONS
-from builders.bqa_pipeline.answers import format_options, read_answer
-from builders.bqa_pipeline.split import RATIOS, grouped_stratified_split
-from builders.bqa_pipeline.step3_filter import LABEL_FORMS, BQAFilterVerdict, named_labels, rule_violation
-from builders.bqa_pipeline.step4_difficulty import difficulty_of
-from builders.frame_spec import FrameSpec
+from builders.evaluation.bqa_answers import format_options, read_answer
+from builders.pipelines.bqa.split import RATIOS, grouped_stratified_split
+from builders.pipelines.bqa.step3_filter import LABEL_FORMS, BQAFilterVerdict, named_labels, rule_violation
+from builders.pipelines.bqa.step4_difficulty import difficulty_of
 from builders.testing.bqa_responder import CARELESS_FORMS
+from builders.video.frame_spec import FrameSpec
 
 CHOICES = ["Surprise", "Confidence", "Anger", "Doubt/Confusion"]
 

@@ -16,7 +16,7 @@ from bqa.features import FEATURES, SPLITS, TEXT_COLUMNS
 from bqa.records import BQARecord, Provenance, StepProvenance
 from bqa.sample import sample_root
 from bqa.vocabulary import DEFAULT_GROUP_MAPPING, EMOTION_GROUPS, GroupMapping
-from bqa.workdir import ReleaseMeta, make_record, meta_path, read_release, split_path, write_release
+from bqa.workfolder import ReleaseMeta, make_record, meta_path, read_release, split_path, write_release
 
 PROVENANCE = Provenance(
     question=StepProvenance("gen-model-001", "bqa-question", "2"),

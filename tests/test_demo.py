@@ -15,20 +15,20 @@ from pathlib import Path
 import datasets
 import pytest
 
-from bqa.sample import record_baseline as bqa_recording
+from bqa.accuracy import bqa_accuracy
+from builders.demo import record_bqa_baseline as bqa_recording
+from builders.demo import record_marinelife_baseline as marine_recording
 from builders.demo.recordings import bqa_baseline, marine_baseline, marine_judge
 from builders.demo.run import MARKER, prepare_output, score_everything
 from builders.demo.samples import BuiltSample
 from builders.demo.scoring import Metrics
-from builders.jsonio import read_jsonl
-from builders.judge.rubrics import get_rubric
-from builders.judge.scoring import judge_predictions
-from builders.marinelife_eval import JUDGE_TASKS, judge_inputs
+from builders.evaluation.marinelife import JUDGE_TASKS, judge_inputs
+from builders.files.jsonio import read_jsonl
 from builders.report.tables import fmt_number
-from builders.scoring.bqa_accuracy import bqa_accuracy
-from builders.scoring.marinelife_accuracy import marinelife_accuracy
+from builders.scoring.judge import judge_predictions
+from builders.scoring.rubrics import get_rubric
 from builders.scoring.self_bleu import self_bleu
-from marinelife16k.sample import record_baseline as marine_recording
+from marinelife16k.accuracy import marinelife_accuracy
 from marinelife16k.vocabulary import MULTIPLE_CHOICE
 
 SPLITS = ("train", "validation", "test")

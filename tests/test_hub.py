@@ -9,7 +9,7 @@ import datasets
 import numpy as np
 import pytest
 
-from builders.hub import check_hub_folder, read_card, write_hub_folder
+from builders.hub.layout import check_hub_folder, read_card, write_hub_folder
 
 
 def _tiny_mp4(path: Path, shade: int) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from builders.jsonio import (
+from builders.files.jsonio import (
     atomic_directory,
     read_json_object,
     read_jsonl,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from builders.judge.agreement import (
+from builders.scoring.agreement import (
     agreement,
     agreement_stats,
     average_ranks,

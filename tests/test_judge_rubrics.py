@@ -7,8 +7,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from builders.judge.rubrics import RUBRICS, Criterion, CustomRubric, get_rubric
 from builders.llm import LLMRequest
+from builders.scoring.rubrics import RUBRICS, Criterion, CustomRubric, get_rubric
 from marinelife16k.vocabulary import ATTRIBUTES, CAPTION_CRITERIA
 
 ATTRS = {

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from builders.judge.rubrics import get_rubric
-from builders.judge.scoring import default_cache_path, judge_client, judge_predictions
 from builders.llm import export_replies
 from builders.llm.cache import ReplyCache
+from builders.scoring.judge import default_cache_path, judge_client, judge_predictions
+from builders.scoring.rubrics import get_rubric
 from builders.testing.chat_server import ChatServer, Fault, last_user_text, response_schema
 
 MARK = re.compile(r"<<([^>]*)>>")

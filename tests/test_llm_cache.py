@@ -22,7 +22,7 @@ from builders.llm import (
     user_message,
 )
 from builders.llm.messages import data_url_bytes
-from builders.video import frames_to_data_urls
+from builders.video.sampler import frames_to_data_urls
 
 
 def _key(**changes):

@@ -28,7 +28,7 @@ from builders.llm import (
 )
 from builders.llm.cache import ReplyCache
 from builders.testing.chat_server import DEFAULT_TEXT, ChatServer, Fault, Reply, image_count, last_user_text
-from builders.video import frames_to_data_urls
+from builders.video.sampler import frames_to_data_urls
 
 
 class Label(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from builders.llm import LLMRequest
-from builders.prompts import PROMPT_DIR, list_prompts, load_prompt, parse_prompt
+from builders.llm.prompts import PROMPT_DIR, list_prompts, load_prompt, parse_prompt
 
 PROMPT = """---
 name: demo_question

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 
 from builders.cli import main as cli_main
-from builders.frame_spec import FrameSpec
-from builders.jsonio import read_jsonl
+from builders.demo.record_marinelife_baseline import oracle
+from builders.evaluation.marinelife import JUDGE_TASKS, MarineEvalData, evaluate, judge, judge_inputs
+from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMSettings
-from builders.marinelife_eval import JUDGE_TASKS, MarineEvalData, evaluate, judge, judge_inputs
 from builders.scoring.answer_parsing import parse_choice
 from builders.testing.baseline_responder import BaselineModel, ScriptedJudge
 from builders.testing.chat_server import Fault, frames_digest, image_urls, last_user_text
+from builders.video.frame_spec import FrameSpec
 from marinelife16k.export import export_release
 from marinelife16k.sample import write_sample_work_folder
-from marinelife16k.sample.record_baseline import oracle
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, OPTION_LABELS
 
 FRAMES = FrameSpec(fps=None, num_frames=8)

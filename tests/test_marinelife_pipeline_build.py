@@ -17,15 +17,15 @@ from pathlib import Path
 import pytest
 
 from builders.cli import main as cli_main
+from builders.demo.record_marinelife_pipeline import record
 from builders.llm import LLMClient, LLMSettings, ReplyCache
-from builders.marinelife_pipeline.caption_engine import read_captions
-from builders.marinelife_pipeline.runner import PipelineConfig, build, load_recording
+from builders.pipelines.marinelife.caption_engine import read_captions
+from builders.pipelines.marinelife.runner import PipelineConfig, build, load_recording
 from builders.testing.chat_server import ChatServer, message_text
 from builders.testing.marinelife_responder import MarineLifeResponder, parse_attributes, review_score
 from marinelife16k.annotations import read_annotations
 from marinelife16k.questions import applicable_types
 from marinelife16k.sample import sample_attributes_path, sample_qa_path, sample_root, sample_video_root
-from marinelife16k.sample.record_replies import record
 from marinelife16k.vocabulary import ATTRIBUTES
 from marinelife16k.workfolder import read_release
 

@@ -8,14 +8,14 @@ import re
 import pytest
 
 from builders.llm.schema import ReplyError, ReplySchema, check_value
-from builders.marinelife_pipeline.checks import (
+from builders.pipelines.marinelife.checks import (
     caption_problems,
     foreign_subject,
     mentions,
     normalized,
     option_problems,
 )
-from builders.marinelife_pipeline.qa_generation import (
+from builders.pipelines.marinelife.qa_generation import (
     REFERENCE_FIELD,
     build_records,
     mcq_types,
@@ -23,8 +23,8 @@ from builders.marinelife_pipeline.qa_generation import (
     reply_model,
     reply_problems,
 )
-from builders.marinelife_pipeline.refiner import refine_request
-from builders.marinelife_pipeline.reviewer import review_request, review_score
+from builders.pipelines.marinelife.refiner import refine_request
+from builders.pipelines.marinelife.reviewer import review_request, review_score
 from marinelife16k.annotations import read_annotations
 from marinelife16k.sample import sample_attributes_path
 from marinelife16k.schema import validate_records

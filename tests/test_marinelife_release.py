@@ -11,9 +11,10 @@ import datasets
 import pytest
 
 from builders.cli import main as cli_main
-from builders.hub import read_card
+from builders.demo.make_marinelife_sample import FPS, HEIGHT, WIDTH, write_sample
+from builders.hub.layout import read_card
 from builders.testing.clips import read_frame_code
-from builders.video import sample_frames
+from builders.video.sampler import sample_frames
 from marinelife16k.annotations import read_annotations
 from marinelife16k.builder import MarineLife16K, build_configs
 from marinelife16k.card import ATTRIBUTE_DESCRIPTIONS, DIMENSION_DESCRIPTIONS, card_body
@@ -26,7 +27,6 @@ from marinelife16k.sample import (
     sample_video_root,
     write_sample_work_folder,
 )
-from marinelife16k.sample.make_sample import FPS, HEIGHT, WIDTH, write_sample
 from marinelife16k.vocabulary import ATTRIBUTES, DIMENSIONS
 from marinelife16k.workfolder import QA_FILE, RELEASE_DIR, VIDEOS_FILE, read_release, write_release
 

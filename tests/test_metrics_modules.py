@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from builders.scoring.bqa_accuracy import bqa_accuracy
-from builders.scoring.marinelife_accuracy import marinelife_accuracy
+from bqa.accuracy import bqa_accuracy
 from builders.scoring.self_bleu import self_bleu
 from builders.testing.questions import synthetic_questions
+from marinelife16k.accuracy import marinelife_accuracy
 
 ROOT = Path(__file__).resolve().parents[1]
 

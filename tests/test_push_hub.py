@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from builders.cli import main as cli_main
-from builders.hub import check_hub_folder
-from builders.publish import PushError
+from builders.hub.layout import check_hub_folder
+from builders.hub.publish import PushError
 from builders.testing.hub_server import HubServer
 from marinelife16k.export import export_release
 from marinelife16k.sample import write_sample_work_folder

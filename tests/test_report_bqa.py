@@ -24,7 +24,7 @@ from bqa.export import export_release
 from bqa.records import Provenance, StepProvenance
 from bqa.sample import sample_root
 from bqa.vocabulary import DEFAULT_GROUP_MAPPING, EMOTIONS, OTHERS
-from bqa.workdir import ReleaseMeta, make_record, write_release
+from bqa.workfolder import ReleaseMeta, make_record, write_release
 from builders.cli import main as cli_main
 from builders.report import write_bqa_report
 

@@ -7,8 +7,8 @@ import json
 import pytest
 from scipy import stats
 
+from bqa.accuracy import bqa_accuracy, error_breakdown
 from bqa.vocabulary import DEFAULT_GROUP_MAPPING, EMOTION_GROUPS, GroupMapping
-from builders.scoring.bqa_accuracy import bqa_accuracy, error_breakdown
 
 # (choices, reference, difficulty, reply, gender, age, ethnicity, rationale)
 ITEMS = [

@@ -7,7 +7,7 @@ import json
 import pytest
 from scipy import stats
 
-from builders.scoring.marinelife_accuracy import marinelife_accuracy
+from marinelife16k.accuracy import marinelife_accuracy
 
 # (question type, reply, answer letter): dimension, right?, unparsed?
 ITEMS = [

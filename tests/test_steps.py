@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from builders.steps import StepRecords
+from builders.runs.steps import StepRecords
 
 ITEMS = [{"id": f"item{i}", "x": i} for i in range(20)]
 
@@ -65,7 +65,7 @@ def test_killed_process_resumes_without_redoing_work(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import json, sys, time
-        from builders.steps import StepRecords
+        from builders.runs.steps import StepRecords
         work, calls = sys.argv[1], sys.argv[2]
         items = [{"id": f"item{i}", "x": i} for i in range(20)]
         step = StepRecords(work, "slow")

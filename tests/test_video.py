@@ -1,4 +1,4 @@
-"""Frame sampling is exact: every path of ``builders.video`` gives the frames of a full sequential decode.
+"""Frame sampling is exact: every path of ``builders.video.sampler`` gives the frames of a full sequential decode.
 
 Clips are real MP4s written with PyAV (H.264 with B-frames and several keyframes, single-keyframe
 clips with and without B-frames, HEVC, MPEG-4 Part 2, VP9). The reference is a plain PyAV decode
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from builders.testing.clips import packet_summary, read_frame_code, write_clip
-from builders.video import ClipReader, output_size, remove_audio, sample_frames
-from builders.video_index import fps_indices, plan_segments, uniform_indices
+from builders.video.index import fps_indices, plan_segments, uniform_indices
+from builders.video.sampler import ClipReader, output_size, remove_audio, sample_frames
 
 T = 125  # frames per test clip (5 s at 25 fps)
 

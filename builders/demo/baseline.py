@@ -3,8 +3,8 @@ the recording scripts (live, against the scripted server): one code path, so bot
 requests and the recorded replies answer every one.
 
 Each run is the project's evaluation runner on an exported Hub-layout folder: BQA with
-:func:`builders.bqa_pipeline.evaluate.evaluate` (per split and prompt style), MarineLife-16K with
-:func:`builders.marinelife_eval.evaluate` (per split). The recording's options fix the frames, the
+:func:`builders.evaluation.bqa.evaluate` (per split and prompt style), MarineLife-16K with
+:func:`builders.evaluation.marinelife.evaluate` (per split). The recording's options fix the frames, the
 styles and the splits, because the frames' bytes are part of every request's key.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from builders.frame_spec import FrameSpec
 from builders.llm import LLMClient, Recording
+from builders.video.frame_spec import FrameSpec
 
 BQA_DATA, MARINE_DATA = "bqa", "marinelife16k"
 
@@ -31,7 +31,7 @@ def predict_bqa(
     cache_dir: str | Path,
 ) -> dict[str, dict[str, Path]]:  # fmt: skip
     """Predictions of every split and style in ``recording.options``: split -> style -> JSONL path."""
-    from builders.bqa_pipeline.evaluate import EvalData, evaluate
+    from builders.evaluation.bqa import EvalData, evaluate
 
     frames = FrameSpec.from_json(recording.options["frames"])
     paths: dict[str, dict[str, Path]] = {}
@@ -52,7 +52,7 @@ def predict_marinelife(
     cache_dir: str | Path,
 ) -> dict[str, Path]:  # fmt: skip
     """Predictions of every split in ``recording.options``: split -> JSONL path."""
-    from builders.marinelife_eval import MarineEvalData, evaluate
+    from builders.evaluation.marinelife import MarineEvalData, evaluate
 
     frames = FrameSpec.from_json(recording.options["frames"])
     paths = {}

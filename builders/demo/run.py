@@ -45,9 +45,9 @@ from builders.demo.baseline import predict_bqa, predict_marinelife
 from builders.demo.recordings import SCRIPTED_NOTE, bqa_baseline, marine_baseline, marine_judge
 from builders.demo.samples import BuiltSample, rebuild_bqa, rebuild_marinelife
 from builders.demo.scoring import Metrics
-from builders.jsonio import read_jsonl, write_json_atomic, write_text_atomic
+from builders.files.jsonio import read_jsonl, write_json_atomic, write_text_atomic
 from builders.llm import ReplayMissError
-from builders.video import Frames
+from builders.video.sampler import Frames
 
 MARKER = ".vqabench-demo"
 OWNED = ("work", "hub", "frames", "eval", "predictions", "reports", "cache", "summary.md")
@@ -121,7 +121,7 @@ def contact_sheet(frames: Frames, path: Path, columns: int = 8) -> Path:
     """The frames side by side (``columns`` per row), as one JPEG."""
     from PIL import Image
 
-    from builders.jsonio import write_file_atomic
+    from builders.files.jsonio import write_file_atomic
 
     h, w = frames.frames.shape[1:3]
     rows = -(-len(frames) // columns)
@@ -135,7 +135,7 @@ def sample_some_frames(bqa: BuiltSample, marine: BuiltSample, out: Path, steps: 
     """Uniform frames of the first test clip of each dataset, read as bytes (no torch)."""
     import datasets
 
-    from builders.video import sample_frames
+    from builders.video.sampler import sample_frames
 
     sheets = []
     picks = (
@@ -184,7 +184,7 @@ def score_everything(
     marine_preds: Mapping[str, Path],
 ) -> dict[str, Any]:
     """Every metric on the test split and on all splits pooled (see the module doc)."""
-    from builders.marinelife_eval import JUDGE_TASKS, judge_inputs
+    from builders.evaluation.marinelife import JUDGE_TASKS, judge_inputs
 
     questions = bqa.loaded["default"]
     bqa_scores: dict[str, Any] = {
@@ -214,11 +214,7 @@ def next_steps(out: Path, metrics: Metrics) -> list[tuple[str, str]]:
     """(what, command) pairs: where to go from the demo."""
     hub_bqa, hub_marine = out / "hub" / "bqa", out / "hub" / "marinelife16k"
     model = "--llm-model MODEL --llm-base-url URL --llm-api-key-env KEY_VARIABLE"
-    metric = (
-        f"evaluate.load('{metrics.folder}/bqa_accuracy')"
-        if metrics.folder
-        else "builders.scoring.bqa_accuracy"
-    )
+    metric = f"evaluate.load('{metrics.folder}/bqa_accuracy')" if metrics.folder else "bqa.accuracy"
     baseline = out / "predictions" / "bqa" / "test.single_word.jsonl"
     reports = out / "reports"
     compare = (
@@ -304,7 +300,7 @@ def predict_baseline(
         raise RuntimeError(
             f"{err}\nThe bundled baseline replies do not answer these requests: a prompt, the runner, the frames "
             "or the sample changed since they were recorded. Re-record them with 'python -m "
-            "bqa.sample.record_baseline' and 'python -m marinelife16k.sample.record_baseline'."
+            "builders.demo.record_bqa_baseline' and 'python -m builders.demo.record_marinelife_baseline'."
         ) from None
     n_bqa = sum(len(read_jsonl(p)) for by_style in bqa_preds.values() for p in by_style.values())
     steps.note(
@@ -331,7 +327,7 @@ def score_baseline(
     except ReplayMissError as err:
         raise RuntimeError(
             f"{err}\nThe bundled judge replies do not answer these requests; re-record them with "
-            "'python -m marinelife16k.sample.record_baseline'."
+            "'python -m builders.demo.record_marinelife_baseline'."
         ) from None
     failed = {
         f"{scope} {task}": result["n_failed"]

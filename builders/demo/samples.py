@@ -11,7 +11,7 @@ from typing import Any
 
 import datasets
 
-from builders.hub import check_hub_folder
+from builders.hub.layout import check_hub_folder
 
 
 @dataclass
@@ -30,8 +30,8 @@ class BuiltSample:
 def rebuild_bqa(work: str | Path, hub: str | Path, cache_dir: str | Path) -> BuiltSample:
     """BQA: STEP1-4 and the split over the bundled BoLD-format sample, every LLM reply replayed."""
     from bqa.export import export_release
-    from builders.bqa_pipeline.runner import build
-    from builders.bqa_pipeline.sample_replay import build_options, load_recording
+    from builders.demo.bqa_sample import build_options, load_recording
+    from builders.pipelines.bqa.runner import build
 
     recording = load_recording()
     with recording.replay_client() as client:
@@ -51,7 +51,7 @@ def rebuild_bqa(work: str | Path, hub: str | Path, cache_dir: str | Path) -> Bui
 
 def rebuild_marinelife(work: str | Path, hub: str | Path, cache_dir: str | Path) -> BuiltSample:
     """MarineLife-16K: caption engine and QA generation over the bundled sample, every reply replayed."""
-    from builders.marinelife_pipeline.runner import build, format_summary, replay_client
+    from builders.pipelines.marinelife.runner import build, format_summary, replay_client
     from marinelife16k.export import export_release
     from marinelife16k.sample import sample_attributes_path, sample_root, sample_video_root
 

@@ -2,7 +2,7 @@
 metric folders of the repository checkout (``<repo>/metrics/<name>``).
 
 Where those folders are not next to the installed ``builders`` package (a non-editable install), the
-same functions behind them are called directly (:mod:`builders.scoring`, :mod:`builders.judge`), and
+same functions behind them are called directly (:mod:`builders.scoring`, :mod:`builders.scoring.rubrics`), and
 :attr:`Metrics.via` says so. The judge replays recorded replies only: its settings are passed
 explicitly, and ``VQABENCH_JUDGE_*`` variables of the caller's environment are set aside meanwhile,
 so they can neither change a cache key nor reach a server.
@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import builders
-from builders.judge.scoring import ENV_PREFIX as JUDGE_ENV_PREFIX
 from builders.llm import Recording
+from builders.scoring.judge import ENV_PREFIX as JUDGE_ENV_PREFIX
 
 METRIC_NAMES: tuple[str, ...] = ("bqa_accuracy", "self_bleu", "marinelife_qa", "judge")
 
@@ -65,7 +65,7 @@ class Metrics:
     @property
     def via(self) -> str:
         if self.folder is None:
-            return "builders.scoring / builders.judge functions (no metrics/ folder next to the installed package)"
+            return "builders.scoring / builders.scoring.rubrics functions (no metrics/ folder next to the installed package)"
         return f"evaluate.load('{self.folder}/<name>')"
 
     def module(self, name: str, config: str | None = None) -> Any:
@@ -80,7 +80,7 @@ class Metrics:
 
     def bqa_accuracy(self, **inputs: Any) -> dict[str, Any]:
         if self.folder is None:
-            from builders.scoring.bqa_accuracy import bqa_accuracy
+            from bqa.accuracy import bqa_accuracy
 
             return bqa_accuracy(**inputs)
         return self.module("bqa_accuracy").compute(**inputs)
@@ -95,7 +95,7 @@ class Metrics:
 
     def marinelife_qa(self, **inputs: Any) -> dict[str, Any]:
         if self.folder is None:
-            from builders.scoring.marinelife_accuracy import marinelife_accuracy
+            from marinelife16k.accuracy import marinelife_accuracy
 
             return marinelife_accuracy(**inputs)
         return self.module("marinelife_qa").compute(**inputs)
@@ -105,8 +105,8 @@ class Metrics:
         camera, evidence), answered from the recorded judge replies."""
         s = self.judge_recording.settings
         if self.folder is None:
-            from builders.judge.rubrics import get_rubric
-            from builders.judge.scoring import judge_predictions
+            from builders.scoring.judge import judge_predictions
+            from builders.scoring.rubrics import get_rubric
 
             columns = {k: v for k, v in inputs.items() if k not in ("predictions", "references")}
             with self.judge_recording.replay_client() as client:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bqa.accuracy import DEMOGRAPHIC_FIELDS
 from bqa.vocabulary import OTHERS
 from builders.report.tables import fmt_number, fmt_p_value, markdown_table
-from builders.scoring.bqa_accuracy import DEMOGRAPHIC_FIELDS
-from builders.scoring.marinelife_accuracy import ACCURACY_DIMENSIONS, OVERALL
+from marinelife16k.accuracy import ACCURACY_DIMENSIONS, OVERALL
 from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA
 
 #: The BQA paper's Table 2 (Self-BLEU of the generated questions), for comparison.

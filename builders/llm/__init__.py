@@ -5,7 +5,7 @@ Public API (see each module for details):
 - :class:`LLMSettings` (endpoint, model, *name* of the key variable, concurrency, retries, sampling);
   :func:`add_llm_arguments` / :func:`settings_from_args` / :func:`client_from_args` for CLIs.
 - Messages: :func:`system_message`, :func:`user_message` (text + image data URLs),
-  :func:`assistant_message` (frames -> data URLs: :func:`builders.video.frames_to_data_urls`).
+  :func:`assistant_message` (frames -> data URLs: :func:`builders.video.sampler.frames_to_data_urls`).
 - :class:`LLMRequest` -> :class:`LLMClient` ``.run()`` / ``await .arun()`` -> :class:`LLMResult`;
   :class:`UsageSummary` in ``client.usage``.
 - Structured replies: :func:`gemini_safe_schema`, :func:`parse_json_reply`, :class:`ReplyError`.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .cache import (
+from builders.llm.cache import (
     CachedReply,
     ReplyCache,
     cache_key,
@@ -27,12 +27,18 @@ from .cache import (
     load_replies,
     read_replies,
 )
-from .client import MODES, LLMClient, LLMRequest, LLMResult, Mode, ReplayMissError
-from .messages import Message, assistant_message, system_message, user_message
-from .recording import Recording
-from .schema import ReplyError, ReplySchema, gemini_safe_schema, parse_json_reply, validate_json_schema
-from .settings import LLMSettings, add_llm_arguments, settings_from_args
-from .usage import TokenUsage, UsageSummary
+from builders.llm.client import MODES, LLMClient, LLMRequest, LLMResult, Mode, ReplayMissError
+from builders.llm.messages import Message, assistant_message, system_message, user_message
+from builders.llm.recording import Recording
+from builders.llm.schema import (
+    ReplyError,
+    ReplySchema,
+    gemini_safe_schema,
+    parse_json_reply,
+    validate_json_schema,
+)
+from builders.llm.settings import LLMSettings, add_llm_arguments, settings_from_args
+from builders.llm.usage import TokenUsage, UsageSummary
 
 
 def client_from_args(

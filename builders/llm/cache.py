@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .messages import data_url_bytes
+from builders.llm.messages import data_url_bytes
 
 KEY_VERSION = 1  # bump when the key recipe changes, so old rows stop matching instead of lying
 

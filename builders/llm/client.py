@@ -31,12 +31,12 @@ import openai
 from pydantic import BaseModel
 from tqdm.auto import tqdm
 
-from ..prompts import Prompt
-from .cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
-from .messages import Message, assistant_message, system_message, user_message
-from .schema import ReplyError, ReplySchema, check_value, parse_reply
-from .settings import LLMSettings
-from .usage import TokenUsage, UsageSummary
+from builders.llm.cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
+from builders.llm.messages import Message, assistant_message, system_message, user_message
+from builders.llm.prompts import Prompt
+from builders.llm.schema import ReplyError, ReplySchema, check_value, parse_reply
+from builders.llm.settings import LLMSettings
+from builders.llm.usage import TokenUsage, UsageSummary
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class LLMRequest:
 
     ``schema``: a pydantic model class (the value comes back as an instance) or a JSON-schema
     dict (the value is the validated dict); None for a plain-text reply. ``prompt``: the
-    :class:`~builders.prompts.Prompt` (or ``(name, version)``) the messages were rendered from; it
+    :class:`~builders.llm.prompts.Prompt` (or ``(name, version)``) the messages were rendered from; it
     is part of the cache key and recorded with the reply. ``validator(value)``: an optional domain
     check that raises ValueError to have the model re-asked. ``metadata``: yours, copied to the
     result untouched (not part of the key).

@@ -1,8 +1,8 @@
 """Chat messages in the chat-completions format, with images as JPEG data URLs.
 
 A message is a plain dict (what the OpenAI SDK sends), so requests stay JSON-serialisable and
-hashable into cache keys. Frames from :mod:`builders.video` become JPEG data URLs with
-:func:`builders.video.frames_to_data_urls`; pass those to :func:`user_message`.
+hashable into cache keys. Frames from :mod:`builders.video.sampler` become JPEG data URLs with
+:func:`builders.video.sampler.frames_to_data_urls`; pass those to :func:`user_message`.
 """
 
 from __future__ import annotations

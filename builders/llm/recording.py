@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from builders.jsonio import read_json_object, write_json_atomic
-
-from .client import LLMClient
-from .settings import CACHE_IDENTITY_FIELDS, LLMSettings
+from builders.files.jsonio import read_json_object, write_json_atomic
+from builders.llm.client import LLMClient
+from builders.llm.settings import CACHE_IDENTITY_FIELDS, LLMSettings
 
 
 @dataclass(frozen=True)

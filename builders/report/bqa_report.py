@@ -1,6 +1,6 @@
 """The BQA report: one or more models' predictions on one split, as Markdown tables, PNGs and JSON.
 
-Every number comes from :func:`builders.scoring.bqa_accuracy.bqa_accuracy` (the function behind the
+Every number comes from :func:`bqa.accuracy.bqa_accuracy` (the function behind the
 ``metrics/bqa`` module), called once per model on the raw replies: Easy/Hard/Total accuracy (the
 paper's Table 1), error rates by gender, age and ethnicity with a chi-square test (Figure 4), the
 emotion groups of wrong answers with "Others" for replies that are no emotion (Figure 6), and, for
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bqa.accuracy import DEMOGRAPHIC_FIELDS, bqa_accuracy, resolve_group_mapping
 from bqa.vocabulary import DEFAULT_GROUP_MAPPING, DIFFICULTIES, OTHERS, GroupMapping
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import (
@@ -28,7 +29,6 @@ from builders.report.inputs import (
 )
 from builders.report.plots import Bar, grouped_bars, heatmaps
 from builders.report.tables import fmt_number, fmt_p_value, fmt_rate, markdown_table
-from builders.scoring.bqa_accuracy import DEMOGRAPHIC_FIELDS, bqa_accuracy, resolve_group_mapping
 
 COLUMNS: tuple[str, ...] = (
     "id",
@@ -65,7 +65,7 @@ def load_bqa_split(
     The group mapping is ``group_mapping``, else the work folder's own, else the default; it must
     agree with the rows' ``answer_group``/``choice_groups``, or the confusion table would be wrong.
     """
-    from bqa.workdir import meta_path, read_release
+    from bqa.workfolder import meta_path, read_release
 
     data = Path(data)
     codes = None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from builders.jsonio import write_json_atomic, write_text_atomic
+from builders.files.jsonio import write_json_atomic, write_text_atomic
 
 REPORT_FILE = "report.md"
 METRICS_FILE = "metrics.json"

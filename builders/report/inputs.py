@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builders.hub import read_card
-from builders.jsonio import iter_jsonl
+from builders.files.jsonio import iter_jsonl
+from builders.hub.layout import read_card
 
 TEXT_FIELDS: tuple[str, ...] = ("raw_output", "prediction")
 RATIONALE_FIELD = "rationale"

@@ -1,6 +1,6 @@
 """The MarineLife-16K report: per-dimension accuracy and judge scores, one column per model.
 
-Multiple-choice accuracy comes from :func:`builders.scoring.marinelife_accuracy.marinelife_accuracy`
+Multiple-choice accuracy comes from :func:`marinelife16k.accuracy.marinelife_accuracy`
 (0-100 per dimension, 95% Wilson intervals; the paper's Table 3), called once per model on the raw
 replies. Open-ended answers are scored by the LLM judge, which this report does not call: it reads
 the judge's results, already computed, from a JSON file (``--judge-results``)::
@@ -23,12 +23,12 @@ from numbers import Real
 from pathlib import Path
 from typing import Any
 
-from builders.jsonio import read_json_object
+from builders.files.jsonio import read_json_object
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, is_hub_folder, load_hub_rows, read_predictions
 from builders.report.plots import Bar, grouped_bars
 from builders.report.tables import fmt_number, fmt_rate, markdown_table
-from builders.scoring.marinelife_accuracy import ACCURACY_DIMENSIONS, OVERALL, marinelife_accuracy
+from marinelife16k.accuracy import ACCURACY_DIMENSIONS, OVERALL, marinelife_accuracy
 from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA, DIMENSION_OF_TYPE, MULTIPLE_CHOICE
 
 COLUMNS: tuple[str, ...] = ("question_id", "type", "question_format", "options", "answer")

@@ -18,7 +18,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from builders.jsonio import write_file_atomic
+from builders.files.jsonio import write_file_atomic
 
 DPI = 120
 _LABEL_WIDTH = 16  # characters per line of a category label

@@ -9,12 +9,12 @@ write reads plausibly but is not model output, and says nothing about any model.
 :class:`BaselineModel` answers the evaluation runners' requests, knowing the right answers (an
 oracle built from the dataset being evaluated) and getting some wrong on purpose:
 
-* BQA (``builders.bqa_pipeline.answers`` prompts, found by their ``Question:``/``A. <label>`` lines):
+* BQA (``builders.evaluation.bqa_answers`` prompts, found by their ``Question:``/``A. <label>`` lines):
   right with probability ``easy``/``hard`` by the item's difficulty, else a distractor; about 6% of
   replies name no single choice (unparsed). Single-word replies vary in form ("Anger", "anger.",
   "Answer: Anger", "C"). Rationales either name the chosen emotion only (a leak when it is right),
   describe the body language without naming any choice, or weigh two choices.
-* MarineLife-16K (``builders.marinelife_eval`` prompts, whose frames it recognises by their digest):
+* MarineLife-16K (``builders.evaluation.marinelife`` prompts, whose frames it recognises by their digest):
   multiple choice right with a per-type probability (:data:`MCQ_ACCURACY`), about 6% unparsed;
   open-ended camera-object answers and captions written from the video's attributes at four levels
   of quality (complete, activity or camera only / partial, wrong or hallucinating, vague).
@@ -30,7 +30,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from builders.marinelife_pipeline.checks import content_words, words
+from builders.pipelines.marinelife.checks import content_words, words
 from builders.testing.bqa_responder import draw, first_user_text, pick, schema_name
 from builders.testing.chat_server import frames_digest, image_urls
 from builders.testing.marinelife_responder import caption_from, parse_attributes

@@ -30,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from builders.marinelife_pipeline.captioner import MAX_SIDE, NUM_FRAMES, caption_frames
-from builders.marinelife_pipeline.checks import MAX_CAPTION_WORDS, content_words, mentions, normalized
+from builders.pipelines.marinelife.captioner import MAX_SIDE, NUM_FRAMES, caption_frames
+from builders.pipelines.marinelife.checks import MAX_CAPTION_WORDS, content_words, mentions, normalized
 from builders.testing.chat_server import frames_digest, image_urls, message_text, response_schema
 from marinelife16k.vocabulary import ATTRIBUTES, SECONDARY_OBJECTS
 

@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from builders.scoring.bqa_accuracy import bqa_accuracy
+from bqa.accuracy import bqa_accuracy
 
 _CITATION = """\
 @misc{ozaki-bqa,

@@ -3,8 +3,8 @@
 import datasets
 import evaluate
 
-from builders.judge.rubrics import DEFAULT_RUBRIC, MarineLifeCaptionReview, get_rubric
-from builders.judge.scoring import judge_client, judge_predictions
+from builders.scoring.judge import judge_client, judge_predictions
+from builders.scoring.rubrics import DEFAULT_RUBRIC, MarineLifeCaptionReview, get_rubric
 from marinelife16k.vocabulary import ATTRIBUTES
 
 _CITATION = """\

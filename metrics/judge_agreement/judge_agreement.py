@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from builders.judge.agreement import agreement, agreement_stats
+from builders.scoring.agreement import agreement, agreement_stats
 
 _CITATION = """\
 @misc{marinelife16k,

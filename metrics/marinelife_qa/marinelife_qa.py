@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from builders.scoring.marinelife_accuracy import marinelife_accuracy
+from marinelife16k.accuracy import marinelife_accuracy
 
 _CITATION = """\
 @misc{marinelife16k,

@@ -1,0 +1,171 @@
+"""``vqabench bqa``: rebuild BQA from BoLD with an LLM (``build``) and run a VideoLLM on it (``evaluate``)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from builders.evaluation.options import add_prediction_arguments, run_prediction_command
+from builders.llm import add_llm_arguments, client_from_args
+from builders.runs.steps import DEFAULT_CACHE
+from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
+
+STEP_NAMES = "candidates,clips,questions,filter,difficulty,split"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "bqa",
+        help="rebuild BQA from BoLD with an LLM (build); run a VideoLLM on a BQA split (evaluate)",
+        description="The BQA regeneration pipeline (the paper's four steps, resumable, cached) and the model "
+        "evaluation runner. Both talk to any OpenAI-compatible endpoint (Gemini, GPT, vLLM, Ollama).",
+    )
+    actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
+
+    b = actions.add_parser(
+        "build",
+        help="run STEP1-STEP4 and the 6:2:2 split over a BoLD root into a work folder",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Build a BQA release in a work folder, step by step:\n"
+            "  candidates  STEP1: answer + 3 distractors from BoLD's scores (no LLM)\n"
+            "  clips       each row's clip without audio, <work>/clips/<id>.mp4\n"
+            "  questions   STEP2: the LLM writes a question from the frames and the 4 candidates\n"
+            "  filter      STEP3: rule filter, then the LLM judges objectivity, leaks, harm\n"
+            "  difficulty  STEP4: the LLM answers; right = Easy, wrong = Hard, unparsable = rejected\n"
+            "  split       train/validation/test 6:2:2 by film, stratified, seeded -> <work>/release/\n"
+            "Every step resumes: kill it and rerun the same command; finished items are not redone and "
+            "replies that validated come from the cache (<work>/llm-cache.sqlite). Rejected items are kept "
+            "with their reason in <work>/steps/<step>.rejects.jsonl. Prints a summary (also "
+            "<work>/summary.json).\n\n"
+            "Offline demo: vqabench bqa build --sample --replay --work /tmp/bqa-sample"
+        ),
+    )
+    source = b.add_mutually_exclusive_group(required=True)
+    source.add_argument("--bold-root", type=Path, help="BoLD root (annotations/train.csv, val.csv, videos/)")
+    source.add_argument("--sample", action="store_true", help="the bundled BoLD-format sample (38 rows)")
+    b.add_argument("--work", type=Path, required=True, help="work folder (created; reruns resume it)")
+    b.add_argument(
+        "--steps", default=STEP_NAMES, help=f"comma-separated steps to run, in order (default: {STEP_NAMES})"
+    )
+    b.add_argument("--limit", type=int, help="only the first N BoLD rows (train.csv, then val.csv)")
+    b.add_argument("--seed", type=int, help="seed of STEP1's draws and of the split (default 0)")
+    b.add_argument("--batch-size", type=int, default=32, help="items per LLM batch (default 32)")
+    b.add_argument(
+        "--skip-missing", action="store_true", help="leave out rows whose clip is missing (listed)"
+    )
+    b.add_argument(
+        "--group-mapping", type=Path, help="JSON/YAML emotion-group mapping (default: the project's)"
+    )
+    b.add_argument("--codes", type=Path, help="JSON/YAML demographic code tables (default: the project's)")
+    b.add_argument(
+        "--reject-llm-failures",
+        action="store_true",
+        help="reject items whose LLM call still fails after retries (reason llm_failure) instead of leaving "
+        "them pending for the next run",
+    )
+    b.add_argument(
+        "--replay",
+        action="store_true",
+        help="with --sample: rebuild from the sample's recorded replies (bqa/sample/pipeline_replies.jsonl) and settings, "
+        "sending no request",
+    )
+    b.add_argument(
+        "--export", type=Path, metavar="OUT", help="then export the release to a Hub-layout folder"
+    )
+    b.add_argument("--repo-id", help="Hub repo named in the exported card (default naist-nlp/BQA)")
+    add_frame_arguments(b, "1 fps")
+    add_llm_arguments(b)
+    b.set_defaults(func=_build)
+
+    e = actions.add_parser(
+        "evaluate",
+        help="run an OpenAI-compatible VideoLLM on a BQA split and write predictions JSONL",
+        description="Ask a VideoLLM every question of one split (frames + question + 4 choices), in the paper's "
+        "single-word or rationale style, and write one JSON line per row: id, raw_output, parsed_answer, "
+        "rationale, the reference and metadata (score it with metrics/bqa_accuracy). Resumable and cached "
+        "like the build; prints Easy/Hard/Total accuracy.",
+    )
+    e.add_argument(
+        "--style",
+        choices=("single_word", "rationale"),
+        default="single_word",
+        help="the paper's prompt styles: answer in a single word, or give a rationale first (CoT)",
+    )
+    add_prediction_arguments(e, dataset="BQA", unit="rows", frames="16 frames")
+    e.set_defaults(func=_evaluate)
+
+
+def _build(args: argparse.Namespace) -> int:
+    from bqa.export import export_release
+    from bqa.sample import sample_root
+    from bqa.vocabulary import (
+        DEFAULT_DEMOGRAPHIC_CODES,
+        DEFAULT_GROUP_MAPPING,
+        load_demographic_codes,
+        load_group_mapping,
+    )
+    from builders.demo.bqa_sample import SAMPLE_NOTE, build_options, load_recording
+    from builders.pipelines.bqa.runner import LLM_STEPS, BuildOptions, build
+
+    steps = [s.strip() for s in args.steps.split(",") if s.strip()]
+    common = {
+        "skip_missing": args.skip_missing,
+        "batch_size": args.batch_size,
+        "reject_llm_failures": args.reject_llm_failures,
+        "group_mapping": load_group_mapping(args.group_mapping)
+        if args.group_mapping
+        else DEFAULT_GROUP_MAPPING,
+        "demographic_codes": load_demographic_codes(args.codes) if args.codes else DEFAULT_DEMOGRAPHIC_CODES,
+    }
+    if args.replay:
+        if not args.sample:
+            raise ValueError("--replay rebuilds the bundled sample (--sample); for your own build use "
+                             "--llm-mode replay (cache) or --llm-replies FILE")  # fmt: skip
+        recording = load_recording()
+        given = {"--seed": args.seed, "--limit": args.limit, "--fps": args.fps, "--num-frames": args.num_frames,
+                 "--max-side": args.max_side, "--llm-replies": args.llm_replies, "--llm-model": args.llm_model,
+                 "--group-mapping": args.group_mapping, "--codes": args.codes}  # fmt: skip
+        clashing = [flag for flag, value in given.items() if value is not None]
+        if clashing:
+            raise ValueError(
+                f"--replay uses the settings the sample was recorded with; drop {', '.join(clashing)}"
+            )
+        options = build_options(
+            recording, **{k: v for k, v in common.items() if k not in ("group_mapping", "demographic_codes")}
+        )
+        client = recording.replay_client()
+    else:
+        options = BuildOptions(
+            bold_root=sample_root() if args.sample else args.bold_root,
+            limit=args.limit,
+            seed=0 if args.seed is None else args.seed,
+            frames=frame_spec_from_args(args, 1.0, None),
+            source_note=SAMPLE_NOTE if args.sample else "BoLD",
+            **common,
+        )
+        needs_llm = LLM_STEPS.intersection(steps)
+        client = client_from_args(args, args.work / DEFAULT_CACHE, progress=False) if needs_llm else None
+    try:
+        summary = build(args.work, options, client, steps)
+    finally:
+        if client is not None:
+            client.close()
+    print(summary.format())
+    if not summary.ok:
+        return 1
+    if args.export is not None:
+        if summary.splits is None:
+            raise ValueError(f"{args.work}: no release to export yet; run the split step first")
+        from bqa.card import DEFAULT_REPO_ID
+
+        result = export_release(args.work, args.export, repo_id=args.repo_id or DEFAULT_REPO_ID)
+        sizes = ", ".join(f"{split} {len(ds)}" for split, ds in result.dataset.items())
+        print(f"exported {result.folder} ({sizes}); load_dataset check passed")
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from builders.evaluation.bqa import EvalData, evaluate
+
+    return run_prediction_command(args, EvalData.open, evaluate, 16, style=args.style)

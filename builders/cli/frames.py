@@ -1,0 +1,51 @@
+"""``vqabench frames``: sample frames from one video the way the benchmarks' evaluations do."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from PIL import Image
+
+from builders.video.sampler import sample_frames
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "frames",
+        help="sample frames from a video (uniform N frames or F per second), optionally save JPEGs",
+        description=(
+            "Sample frames from VIDEO exactly as a full sequential decode would give them: "
+            "--num-frames N takes N evenly spaced frames, first and last included (BQA evaluates "
+            "open models on 16); --fps F takes one frame every 1/F seconds from the start (BQA "
+            "evaluates API models at 1 fps). Prints each frame's index and timestamp."
+        ),
+    )
+    parser.add_argument("video", type=Path, metavar="VIDEO", help="video file (MP4, MKV, WebM, ...)")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--num-frames", type=int, metavar="N", help="number of evenly spaced frames")
+    mode.add_argument("--fps", type=float, metavar="F", help="frames per second of video")
+    parser.add_argument(
+        "--max-side", type=int, metavar="S", help="shrink frames so that the longer side is at most S pixels"
+    )
+    parser.add_argument("--out-dir", type=Path, metavar="DIR", help="write the frames as JPEG files into DIR")
+    parser.add_argument("--quality", type=int, default=90, help="JPEG quality for --out-dir (default: 90)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 1 <= args.quality <= 95:
+        raise ValueError(f"--quality must be in 1..95, got {args.quality}")
+    frames = sample_frames(args.video, num_frames=args.num_frames, fps=args.fps, max_side=args.max_side)
+    height, width = frames.frames.shape[1:3]
+    print(f"{args.video}: {frames.total_frames} frames; sampled {len(frames)} at {width}x{height}")
+    print("index\ttime_s")
+    for index, timestamp in zip(frames.indices, frames.timestamps, strict=True):
+        print(f"{index}\t{timestamp:.3f}")
+    if args.out_dir is not None:
+        args.out_dir.mkdir(parents=True, exist_ok=True)
+        for k, (index, rgb) in enumerate(zip(frames.indices, frames.frames, strict=True)):
+            target = args.out_dir / f"{args.video.stem}_{k:03d}_frame{index:06d}.jpg"
+            Image.fromarray(rgb).save(target, quality=args.quality)
+        print(f"wrote {len(frames)} JPEG files to {args.out_dir}")
+    return 0

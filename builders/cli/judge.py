@@ -1,0 +1,162 @@
+"""``vqabench judge``: score a predictions file with an LLM judge and a rubric; list the rubrics."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from builders.files.jsonio import read_jsonl, write_json_atomic
+from builders.llm import add_llm_arguments
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from builders.scoring.rubrics import DEFAULT_RUBRIC, RUBRICS
+
+    parser = subparsers.add_parser(
+        "judge",
+        help="score predictions with an LLM judge and a rubric (OEMU, captions, custom)",
+        description=(
+            "Score open-ended answers or captions 0-5 against references with an LLM judge, by rubric, "
+            "through the cached LLM client (a rerun pays for nothing that already succeeded). The same "
+            "scoring as evaluate.load('./metrics/judge')."
+        ),
+    )
+    commands = parser.add_subparsers(title="judge commands", metavar="ACTION", required=True)
+
+    score = commands.add_parser(
+        "score",
+        help="judge every row of a predictions JSONL file",
+        description=(
+            "Judge every row of a JSONL file (one object per line with the prediction, the reference and "
+            "optionally the question, camera kind and evidence attributes) and print the mean score, the "
+            "per-criterion means, the static/moving split and any failed items. Unset --llm-* options "
+            "fall back to VQABENCH_JUDGE_* variables (VQABENCH_JUDGE_MODEL, _BASE_URL, _API_KEY_ENV, "
+            "_MAX_CONCURRENCY, _CACHE, _MODE, _REPLIES), not VQABENCH_LLM_*. Exit status 1 when some "
+            "judgements failed (they are listed, and a rerun asks for them alone)."
+        ),
+    )
+    score.add_argument("predictions", help="JSONL file, one item per line")
+    score.add_argument(
+        "--rubric", default=DEFAULT_RUBRIC, choices=list(RUBRICS), help=f"rubric (default {DEFAULT_RUBRIC})"
+    )
+    score.add_argument("--rubric-file", help="YAML or JSON rubric file (with --rubric custom)")
+    score.add_argument(
+        "--prediction-key", default="prediction", help="field of the prediction (default %(default)s)"
+    )
+    score.add_argument(
+        "--reference-key",
+        default="reference",
+        help="field of the reference text, or of the attribute mapping for marinelife_caption_review "
+        "(default %(default)s)",
+    )
+    score.add_argument("--question-key", default="question", help="field of the question, if present")
+    score.add_argument("--camera-key", default="camera", help="field of 'static'/'moving', if present")
+    score.add_argument(
+        "--evidence-key", default="evidence", help="field of the evidence attributes, if present"
+    )
+    score.add_argument("--output", help="write the full result (JSON) here")
+    score.add_argument("--items", action="store_true", help="include per-item scores in --output")
+    add_llm_arguments(score)
+    score.set_defaults(func=_score)
+
+    rubrics = commands.add_parser(
+        "rubrics",
+        help="list the rubrics with their criteria, weights and signatures",
+        description="Show every built-in rubric (or a custom rubric file) with criteria, scales, weights and signature.",
+    )
+    rubrics.add_argument("--rubric-file", help="also show this custom rubric file")
+    rubrics.set_defaults(func=_rubrics)
+
+
+def _column(rows: list[dict[str, Any]], key: str, path: str, required: bool) -> list[Any] | None:
+    present = [key in row for row in rows]
+    if not any(present):
+        if required:
+            raise ValueError(
+                f"{path}: no row has the field {key!r} (choose fields with --prediction-key etc.)"
+            )
+        return None
+    if not all(present):
+        missing = present.index(False)
+        raise ValueError(f"{path}, row {missing + 1}: field {key!r} is missing (other rows have it)")
+    return [row[key] for row in rows]
+
+
+def _score(args: argparse.Namespace) -> int:
+    from builders.scoring.judge import judge_client_from_args, judge_predictions
+    from builders.scoring.rubrics import get_rubric
+
+    rubric = get_rubric(args.rubric, args.rubric_file)
+    path = Path(args.predictions)
+    if not path.is_file():
+        raise FileNotFoundError(f"no predictions file at {path}")
+    rows = read_jsonl(path)
+    if not rows:
+        raise ValueError(f"{path}: no rows")
+    columns = {
+        name: _column(rows, key, str(path), required=name in ("predictions", "references"))
+        for name, key in (
+            ("predictions", args.prediction_key),
+            ("references", args.reference_key),
+            ("questions", args.question_key),
+            ("camera", args.camera_key),
+            ("evidence", args.evidence_key),
+        )
+    }
+    with judge_client_from_args(args) as client:
+        result = judge_predictions(
+            columns["predictions"],
+            columns["references"],
+            rubric,
+            client,
+            questions=columns["questions"],
+            camera=columns["camera"],
+            evidence=columns["evidence"],
+            return_items=args.items,
+        )
+        print(client.last_usage)
+    if args.output:
+        write_json_atomic(args.output, result)
+    print(_summary(result))
+    return 0 if result["n_failed"] == 0 else 1
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _summary(result: dict[str, Any]) -> str:
+    judge = result["judge"]
+    lines = [
+        f"{judge['signature']}",
+        f"score {_fmt(result['score'])}  n={result['n']}  failed={result['n_failed']}  "
+        + "  ".join(f"{name} {_fmt(v)}" for name, v in result["criteria"].items()),
+    ]
+    for kind, part in result.get("by_camera", {}).items():
+        lines.append(
+            f"  {kind:<7} score {_fmt(part['score'])}  n={part['n']}  "
+            + "  ".join(f"{name} {_fmt(v)}" for name, v in part["criteria"].items())
+        )
+    for failure in result["failed"][:20]:
+        lines.append(f"  failed item {failure['index']}: {failure['error']}")
+    if result["n_failed"] > 20:
+        lines.append(f"  ... and {result['n_failed'] - 20} more failed items (see --output)")
+    return "\n".join(lines)
+
+
+def _rubrics(args: argparse.Namespace) -> int:
+    from builders.scoring.rubrics import RUBRICS, CustomRubric, get_rubric
+
+    rubrics = [get_rubric(name) for name in RUBRICS if name != CustomRubric.name]
+    if args.rubric_file:
+        rubrics.append(get_rubric(CustomRubric.name, args.rubric_file))
+    for rubric in rubrics:
+        print(f"{rubric.name} (v{rubric.version}): {rubric.description}")
+        print(f"  {rubric.signature}")
+        for c in rubric.criteria:
+            print(f"  - {c.name} [{c.min}-{c.max}, weight {c.weight:g}] {c.label}: {c.description}")
+    print(f"custom: criteria from a YAML/JSON file (--rubric custom --rubric-file PATH); format:\n"
+          f"{json.dumps({'name': 'my_rubric', 'version': 1, 'criteria': [{'name': 'correct', 'description': '...', 'weight': 1}]})}")  # fmt: skip
+    return 0

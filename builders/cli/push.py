@@ -1,0 +1,71 @@
+"""``vqabench push``: publish an exported dataset folder to a Hub dataset repo as one commit (or PR), tagged."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "push",
+        help="validate an exported folder and publish it to a Hub dataset repo (one commit or PR, tagged)",
+        description=(
+            "Check FOLDER the way the Hub will read it (load_dataset round trip, card YAML with exactly one "
+            "default config, no *.py loading script at the root, split sizes as the card says), then upload "
+            "every file in one commit onto main, or as a pull request with --create-pr, and tag that commit "
+            "with --tag. Prints the commit and how to load that revision. The token comes from HF_TOKEN or "
+            "'hf auth login' and is never printed; HF_ENDPOINT selects another Hub. Before anything changes, "
+            "the repo must be reachable, writable and exist (or use --create-repo), and the tag free. If "
+            "tagging fails after the commit landed, the error names the commit."
+        ),
+        epilog="Example: vqabench push hub/BQA naist-nlp/BQA --create-pr --tag v1.1 --dry-run",
+    )
+    parser.add_argument("folder", type=Path, help="exported Hub-layout folder (README.md + data/)")
+    parser.add_argument("repo_id", help="dataset repo, <namespace>/<name>")
+    parser.add_argument(
+        "--create-pr", action="store_true", help="open a pull request instead of committing to main"
+    )
+    parser.add_argument("--tag", help="tag the new commit, e.g. v1.1 (must not exist yet)")
+    parser.add_argument("--message", help="commit message (default: 'Release <tag>' or 'Upload <folder>')")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="validate and print the operations; no network at all"
+    )
+    parser.add_argument(
+        "--create-repo",
+        action="store_true",
+        help="create the dataset repo if it does not exist; private unless --public",
+    )
+    parser.add_argument("--public", action="store_true", help="with --create-repo: make the new repo public")
+    parser.add_argument(
+        "--cache-dir", type=Path, help="datasets cache for the check (default: a temporary one)"
+    )
+    parser.set_defaults(func=_push)
+
+
+def _push(args: argparse.Namespace) -> int:
+    import logging
+
+    from builders.hub.publish import plan_push, push
+
+    if not args.verbose:  # one INFO line per HTTP request drowns the summary; -v shows them
+        for name in ("httpx2", "httpx"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+    if args.public and not args.create_repo:
+        raise ValueError("--public only applies with --create-repo")
+    plan = plan_push(
+        args.folder,
+        args.repo_id,
+        commit_message=args.message,
+        create_pr=args.create_pr,
+        tag=args.tag,
+        create_repo=args.create_repo,
+        private=not args.public,
+        cache_dir=args.cache_dir,
+    )
+    print(plan.describe())
+    if args.dry_run:
+        print("dry run: nothing was sent")
+        return 0
+    print(push(plan).describe())
+    return 0

@@ -1,1 +1,0 @@
-"""Subcommands of the ``vqabench`` CLI: one module each, exposing ``register(subparsers)``."""

@@ -1,0 +1,87 @@
+"""Asking a video LLM to answer a BQA question, and reading its reply: STEP4 and evaluation share it.
+
+Two prompt styles, as in the paper: ``single_word`` (the emotion, in one word; STEP4 uses this)
+and ``rationale`` (what the body language shows first, then a final ``Answer:`` line). Replies are
+plain text, as most VideoLLM servers return, and are read with the project's one answer parser
+(:func:`builders.scoring.answer_parsing.parse_answer`): it never guesses, so a reply naming no
+choice (or two) is *unparsed*, never counted as a choice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from builders.llm import LLMRequest
+from builders.llm.prompts import Prompt, load_prompt
+from builders.scoring.answer_parsing import UNPARSED, parse_answer
+from builders.video.frame_spec import FrameSpec
+from builders.video.source import SourceLike
+
+STYLES: tuple[str, ...] = ("single_word", "rationale")
+PROMPTS: dict[str, str] = {"single_word": "bqa_answer_single_word", "rationale": "bqa_answer_rationale"}
+LETTERS = "ABCD"
+# The last line that declares the answer ("Answer: X", "**Answer:** X") ends the rationale.
+_ANSWER_LINE = re.compile(r"^[ \t*_#>]*(?:final\s+)?answer[ \t*_]*[:：]", re.IGNORECASE | re.MULTILINE)
+_RATIONALE_LABEL = re.compile(r"^[ \t*_#>]*rationale[ \t*_]*[:：][ \t*_]*", re.IGNORECASE)
+
+
+def answer_prompt(style: str) -> Prompt:
+    if style not in PROMPTS:
+        raise ValueError(f"unknown prompt style {style!r}; expected one of {list(STYLES)}")
+    return load_prompt(PROMPTS[style])
+
+
+def format_options(choices: Sequence[str]) -> str:
+    """The choices as shown to the model, one per line: ``A. Surprise``."""
+    if len(choices) > len(LETTERS):
+        raise ValueError(f"at most {len(LETTERS)} choices, got {len(choices)}")
+    return "\n".join(f"{letter}. {choice}" for letter, choice in zip(LETTERS, choices, strict=False))
+
+
+def answer_request(
+    question: str,
+    choices: Sequence[str],
+    video: SourceLike,
+    frames: FrameSpec,
+    style: str = "single_word",
+    metadata: Mapping[str, Any] | None = None,
+) -> LLMRequest:
+    """A request asking for the answer to ``question`` about ``video`` (path or ``{"path","bytes"}``)."""
+    prompt = answer_prompt(style)
+    images = frames.data_urls(video)
+    variables = {
+        "frame_description": frames.describe(len(images)),
+        "question": question,
+        "options": format_options(choices),
+    }
+    return LLMRequest.from_prompt(prompt, variables, images=images, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class ReadAnswer:
+    """A reply, read: ``answer`` is the chosen choice's text or None (unparsed); ``rationale`` the
+    reasoning before the final answer line (rationale style only)."""
+
+    answer: str | None
+    rationale: str | None
+
+    @property
+    def parsed(self) -> str:
+        """The answer, or :data:`~builders.scoring.answer_parsing.UNPARSED`."""
+        return UNPARSED if self.answer is None else self.answer
+
+
+def read_answer(raw: str | None, choices: Sequence[str], style: str = "single_word") -> ReadAnswer:
+    """Parse one reply (see the module doc); ``rationale`` is None for the single-word style."""
+    if style not in STYLES:
+        raise ValueError(f"unknown prompt style {style!r}; expected one of {list(STYLES)}")
+    parsed = parse_answer(raw, list(choices))
+    answer = None if parsed == UNPARSED else parsed
+    if style != "rationale" or raw is None:
+        return ReadAnswer(answer, None)
+    lines = list(_ANSWER_LINE.finditer(raw))
+    text = raw[: lines[-1].start()] if lines else raw
+    return ReadAnswer(answer, _RATIONALE_LABEL.sub("", text.strip(), count=1).strip() or None)

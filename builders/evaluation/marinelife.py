@@ -1,0 +1,278 @@
+"""Run any OpenAI-compatible VideoLLM on a MarineLife-16K split and write its predictions; judge them.
+
+Input: a MarineLife-16K work folder (``<work>/release/``) or an exported Hub-layout folder (the
+``qa`` and ``videos`` configs through ``load_dataset``, videos read as bytes, no torch). Every QA
+record of the split is asked as the dataset states it: the video's frames (N uniform or per second),
+then the record's own ``prompt`` field (multiple-choice prompts already list the options and ask for
+the letter; open-ended prompts are the question), in one versioned prompt
+(``builders/llm/prompts/marinelife_answer.md``). Output, one JSON object per record in split order::
+
+    {"id" and "question_id" (both the question id), "video" (the qa config's ``id``), "type",
+     "dimension", "question_format", "camera_kind", "question", "options" (texts A-D; [] when
+     open-ended), "raw_output", "parsed_answer" (multiple choice: a letter or "unparsed"; else null),
+     "reference" (the answer letter, or the reference text of an open-ended question),
+     "correct" (multiple choice: bool; open-ended: null), "evidence" (the record's evidence attributes),
+     "model" (as reported), "prompt", "prompt_version", "usage": [prompt_tokens, completion_tokens]}
+
+so that ``metrics/marinelife_qa`` scores the multiple-choice rows and ``metrics/judge`` the
+open-ended ones (:func:`judge_inputs`) from the file alone, and ``vqabench report marinelife`` reads
+it as is. Resumable like the BQA runner (same loop, :func:`builders.runs.llm_step.run_llm_step`):
+records go to ``<eval work>/steps/predictions.*`` as they finish, replies to the LLM cache; the
+predictions file is written (atomically) once every record has one.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from builders.llm import LLMClient, LLMRequest, LLMResult
+from builders.llm.prompts import load_prompt
+from builders.runs.llm_step import (
+    DEFAULT_BATCH_SIZE,
+    Outcome,
+    PredictionRun,
+    llm_fields,
+    run_predictions,
+    save_run_summary,
+)
+from builders.scoring.answer_parsing import UNPARSED, parse_choice
+from builders.video.frame_spec import FrameSpec
+from builders.video.source import SourceLike
+from marinelife16k.accuracy import OVERALL, marinelife_accuracy
+from marinelife16k.features import VIDEO_TEXT_COLUMNS, qa_record
+from marinelife16k.splits import SPLITS
+from marinelife16k.vocabulary import DIMENSION_OF_TYPE, MULTIPLE_CHOICE, OPTION_LABELS
+
+STEP = "predictions"
+PROMPT_NAME = "marinelife_answer"
+#: The paper's captioner input, and a common VideoLLM setting.
+DEFAULT_FRAMES = FrameSpec(fps=None, num_frames=8)
+OEMU_TYPE, CAPTION_TYPE = "camera_object_open_ended", "caption"
+#: Judge task (the report's ``--judge-results`` keys) -> (question type, rubric of metrics/judge).
+JUDGE_TASKS: dict[str, tuple[str, str]] = {
+    "oemu": (OEMU_TYPE, "marinelife_open_ended"),
+    "caption": (CAPTION_TYPE, "marinelife_caption"),
+}
+# Videos kept decoded at once: records come grouped by video, so a few suffice.
+_FRAME_CACHE_VIDEOS = 8
+
+
+@dataclass
+class MarineEvalData:
+    """One split: its QA records (the paper's JSONL fields), its video rows, and a way to get a video."""
+
+    rows: list[dict[str, Any]]
+    videos: dict[str, dict[str, Any]]  # video id -> video row (attributes, caption, camera_kind)
+    video: Callable[[str], SourceLike]  # video id -> path or {"path", "bytes"}
+    source: str
+    split: str
+
+    @classmethod
+    def open(cls, path: str | Path, split: str, cache_dir: str | Path | None = None) -> MarineEvalData:
+        """A work folder's release, or an exported Hub-layout folder (README.md + data/)."""
+        from marinelife16k.workfolder import QA_FILE, RELEASE_DIR, VIDEOS_FILE, read_release
+
+        path = Path(path)
+        if split not in SPLITS:
+            raise ValueError(f"unknown split {split!r}; expected one of {list(SPLITS)}")
+        if (path / RELEASE_DIR / VIDEOS_FILE).is_file() and (path / RELEASE_DIR / QA_FILE).is_file():
+            release = read_release(path)
+            videos = {row["id"]: row for row in release.videos if row["split"] == split}
+            rows = [r for r in release.records if r["id"] in videos]
+            data = cls(
+                rows, videos, lambda vid: release.video_file(videos[vid]), f"work folder {path}", split
+            )
+        elif (path / "README.md").is_file() and (path / "data").is_dir():
+            import datasets
+
+            cache = str(cache_dir) if cache_dir else tempfile.mkdtemp(prefix="marinelife-eval-")
+            qa = datasets.load_dataset(str(path), "qa", split=split, cache_dir=cache)
+            ds = datasets.load_dataset(str(path), "videos", split=split, cache_dir=cache)
+            texts = ds.select_columns(list(VIDEO_TEXT_COLUMNS)).to_list()
+            position = {row["id"]: i for i, row in enumerate(texts)}
+            media = ds.select_columns(["video"]).cast_column("video", datasets.Video(decode=False))
+            rows = [qa_record(example) for example in qa]
+            data = cls(
+                rows,
+                {row["id"]: row for row in texts},
+                lambda vid: media[position[vid]]["video"],
+                f"Hub-layout folder {path}",
+                split,
+            )
+        else:
+            raise FileNotFoundError(
+                f"{path}: neither a MarineLife-16K work folder (release/videos.jsonl, release/qa.jsonl) nor an "
+                "exported Hub-layout folder (README.md and data/)"
+            )
+        orphans = sorted({r["id"] for r in data.rows} - set(data.videos))
+        if orphans:
+            raise ValueError(
+                f"{data.source}: QA records of the {split} split name unknown videos {orphans[:5]}"
+            )
+        return data
+
+
+def answer_request(record: Mapping[str, Any], images: Sequence[str], frames: FrameSpec) -> LLMRequest:
+    """The request for one QA record: its video's frames (JPEG data URLs), then its ``prompt``."""
+    variables = {"frame_description": frames.describe(len(images)), "prompt": record["prompt"]}
+    return LLMRequest.from_prompt(load_prompt(PROMPT_NAME), variables, images=images)
+
+
+def parse_mcq(raw: str | None, record: Mapping[str, Any]) -> str:
+    """The option letter a reply chooses (letter or option text), or ``"unparsed"``: the same
+    reading as ``metrics/marinelife_qa``."""
+    texts = [o["text"] for o in record["options"]]
+    chosen = parse_choice(raw, texts, OPTION_LABELS) if raw is not None else None
+    return UNPARSED if chosen is None else OPTION_LABELS[chosen]
+
+
+def prediction_record(record: Mapping[str, Any], video: Mapping[str, Any], raw: str) -> dict[str, Any]:
+    """One line of the predictions file (without the LLM provenance fields)."""
+    mcq = record["question_format"] == MULTIPLE_CHOICE
+    parsed = parse_mcq(raw, record) if mcq else None
+    return {
+        "id": record["question_id"],  # the runner's item key (builders.runs.steps)
+        "question_id": record["question_id"],
+        "video": record["id"],
+        "type": record["type"],
+        "dimension": DIMENSION_OF_TYPE[record["type"]],
+        "question_format": record["question_format"],
+        "camera_kind": video["camera_kind"],
+        "question": record["question"],
+        "options": [o["text"] for o in record["options"]],
+        "raw_output": raw,
+        "parsed_answer": parsed,
+        "reference": record["answer"] if mcq else record["answer_text"],
+        "correct": (parsed == record["answer"]) if mcq else None,
+        "evidence": dict(record["evidence_attributes"]),
+    }
+
+
+def quick_scores(predictions: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Overall multiple-choice accuracy (0-100) and unparsed count, by the project's metric."""
+    mcq = [p for p in predictions if p["question_format"] == MULTIPLE_CHOICE]
+    if not mcq:
+        return None
+    result = marinelife_accuracy(
+        [p["raw_output"] for p in mcq], [p["reference"] for p in mcq], [p["type"] for p in mcq],
+        [p["options"] for p in mcq],
+    )  # fmt: skip
+    return {
+        "accuracy": result[OVERALL],
+        "n": result["n"][OVERALL],
+        "n_unparsed": result["n_unparsed"][OVERALL],
+    }
+
+
+class MarineEvalSummary(PredictionRun):
+    """A MarineLife-16K evaluation run; ``scores``: multiple-choice accuracy (0-100), n, n_unparsed."""
+
+    def format(self) -> str:
+        score_line = None
+        if self.scores:
+            score_line = (
+                f"  multiple-choice accuracy {self.scores['accuracy']:.1f} on {self.scores['n']} questions "
+                f"({self.scores['n_unparsed']} unparsed); per dimension: metrics/marinelife_qa, open-ended "
+                "answers: vqabench marinelife-eval judge"
+            )
+        header = f"MarineLife-16K evaluation: {self.predicted} of {self.rows} questions predicted"
+        return self._lines(header, score_line)
+
+
+def evaluate(
+    data: MarineEvalData,
+    client: LLMClient,
+    work_dir: str | Path,
+    out: str | Path,
+    *,
+    frames: FrameSpec | None = None,
+    limit: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    reject_failures: bool = False,
+    identity: Mapping[str, Any] | None = None,
+) -> MarineEvalSummary:
+    """Predict every record (the first ``limit``) of ``data``; write ``out`` once all have one.
+
+    ``identity``: what names the data (e.g. folder and split), checked against ``<work>/eval.json``
+    with the frames and LLM settings, so one work folder never mixes two evaluations.
+    """
+    frames = frames or DEFAULT_FRAMES
+    config = {**(identity or {"source": data.source, "split": data.split}), "frames": frames.to_json(),
+              "limit": limit, "prompt": "@".join(load_prompt(PROMPT_NAME).ref)}  # fmt: skip
+    rows = data.rows[:limit] if limit else data.rows
+    items = [{"id": row["question_id"], "index": i} for i, row in enumerate(rows)]  # keyed by question
+
+    @lru_cache(maxsize=_FRAME_CACHE_VIDEOS)
+    def images_of(video_id: str) -> tuple[str, ...]:
+        return tuple(frames.data_urls(data.video(video_id)))
+
+    def request_of(item: Mapping[str, Any]) -> LLMRequest:
+        row = rows[item["index"]]
+        return answer_request(row, images_of(row["id"]), frames)
+
+    def outcome(item: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
+        row = rows[item["index"]]
+        return Outcome(
+            {
+                **prediction_record(row, data.videos[row["id"]], result.value),
+                **llm_fields(result, request, client),
+            }
+        )
+
+    run, predictions = run_predictions(
+        work_dir, out, items, client, request_of, outcome, config=config, step=STEP,
+        batch_size=batch_size, reject_failures=reject_failures, desc="predict",
+    )  # fmt: skip
+    summary = MarineEvalSummary(**vars(run))
+    summary.scores = quick_scores(predictions)
+    save_run_summary(work_dir, summary)
+    return summary
+
+
+# -- judging the open-ended answers -------------------------------------------------------------
+
+
+def judge_inputs(predictions: Sequence[Mapping[str, Any]], task: str) -> dict[str, list[Any]] | None:
+    """The judge metric's inputs for one task (``oemu`` or ``caption``) from predictions rows:
+    ``predictions``, ``references``, ``questions``, ``camera`` (+ ``evidence`` for OEMU); None when
+    the rows hold no question of that task."""
+    if task not in JUDGE_TASKS:
+        raise ValueError(f"unknown judge task {task!r}; expected one of {list(JUDGE_TASKS)}")
+    qtype = JUDGE_TASKS[task][0]
+    rows = [p for p in predictions if p["type"] == qtype]
+    if not rows:
+        return None
+    for p in rows:
+        if not isinstance(p.get("raw_output"), str) or not isinstance(p.get("reference"), str):
+            raise ValueError(f"prediction {p.get('question_id')}: raw_output and reference must be text")
+    inputs = {
+        "predictions": [p["raw_output"] for p in rows],
+        "references": [p["reference"] for p in rows],
+        "questions": [p["question"] for p in rows],
+        "camera": [p["camera_kind"] for p in rows],
+    }
+    if task == "oemu":
+        inputs["evidence"] = [p["evidence"] for p in rows]
+    return inputs
+
+
+def judge(predictions: Sequence[Mapping[str, Any]], client: LLMClient) -> dict[str, dict[str, Any]]:
+    """Judge results per task (``{"oemu": ..., "caption": ...}``, the shape ``--judge-results`` reads),
+    with the same rubrics and aggregation as ``metrics/judge``."""
+    from builders.scoring.judge import judge_predictions
+    from builders.scoring.rubrics import get_rubric
+
+    results = {}
+    for task, (_, rubric) in JUDGE_TASKS.items():
+        inputs = judge_inputs(predictions, task)
+        if inputs is not None:
+            columns = {k: v for k, v in inputs.items() if k not in ("predictions", "references")}
+            results[task] = judge_predictions(
+                inputs["predictions"], inputs["references"], get_rubric(rubric), client, **columns
+            )
+    return results

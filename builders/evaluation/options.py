@@ -1,0 +1,61 @@
+"""Command-line options and handler shared by the evaluation runners (``bqa evaluate``,
+``marinelife-eval predict``): the same data, output, resume and LLM options, run the same way."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from builders.llm import add_llm_arguments, client_from_args
+from builders.runs.llm_step import DEFAULT_BATCH_SIZE, PredictionRun
+from builders.runs.steps import DEFAULT_CACHE
+from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
+
+
+def add_prediction_arguments(
+    parser: argparse.ArgumentParser, *, dataset: str, unit: str, frames: str
+) -> None:
+    """``--data --split --out --limit --work --batch-size --reject-llm-failures``, frames and LLM options."""
+    parser.add_argument(
+        "--data", type=Path, required=True, help=f"a {dataset} work folder or an exported Hub-layout folder"
+    )
+    parser.add_argument("--split", default="test", help="train, validation or test (default test)")
+    parser.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
+    parser.add_argument("--limit", type=int, help=f"only the first N {unit} of the split")
+    parser.add_argument(
+        "--work", type=Path, help="resume state and LLM cache (default: <out without suffix>.work/)"
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help=f"{unit} per LLM batch (default 32)"
+    )
+    parser.add_argument(
+        "--reject-llm-failures", action="store_true", help=f"give up on {unit} whose call keeps failing"
+    )
+    add_frame_arguments(parser, frames)
+    add_llm_arguments(parser)
+
+
+def run_prediction_command(
+    args: argparse.Namespace,
+    open_data: Callable[..., Any],
+    evaluate: Callable[..., PredictionRun],
+    default_num_frames: int,
+    **options: Any,
+) -> int:
+    """Open ``--data``, predict into ``--out`` (resumable in ``--work``), print the summary.
+
+    Exit status 1 when some LLM calls failed: they stay pending and a rerun asks for them alone.
+    """
+    work = args.work or args.out.with_suffix(".work")
+    data = open_data(args.data, args.split, cache_dir=work / "datasets-cache")
+    identity = {"data": str(args.data.resolve()), "split": args.split}
+    frames = frame_spec_from_args(args, None, default_num_frames)
+    with client_from_args(args, default_cache=work / DEFAULT_CACHE, progress=False) as client:
+        summary = evaluate(
+            data, client, work, args.out, frames=frames, limit=args.limit, batch_size=args.batch_size,
+            reject_failures=args.reject_llm_failures, identity=identity, **options,
+        )  # fmt: skip
+    print(summary.format())
+    return 0 if summary.ok else 1

@@ -1,0 +1,173 @@
+"""The one place that writes and checks a dataset folder in Hugging Face Hub layout.
+
+Layout (what `load_dataset(folder)` and the Hub both read; datasets 5 runs no loading scripts)::
+
+    README.md                                    card: YAML (configs, dataset_info, ...) + prose
+    data/<config>/<split>-00000-of-0000N.parquet  media bytes embedded, so the folder stands alone
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import datasets
+import yaml
+from datasets.table import embed_table_storage
+
+from builders.files.jsonio import atomic_directory
+
+DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
+SPLIT_ORDER = ("train", "validation", "test")
+
+
+def _ordered_splits(dataset_dict: datasets.DatasetDict) -> list[str]:
+    known = [s for s in SPLIT_ORDER if s in dataset_dict]
+    return known + sorted(s for s in dataset_dict if s not in SPLIT_ORDER)
+
+
+def _write_split(dataset: datasets.Dataset, data_dir: Path, split: str, max_shard_bytes: int) -> int:
+    """Write one split as Parquet shards with external media embedded; returns bytes written."""
+    num_shards = max(1, min(len(dataset), math.ceil(dataset._estimate_nbytes() / max_shard_bytes)))
+    written = 0
+    for index in range(num_shards):
+        shard = dataset.shard(num_shards=num_shards, index=index, contiguous=True)
+        # Same embedding step as Dataset.push_to_hub, so local and pushed folders are identical.
+        shard = shard.with_format("arrow").map(embed_table_storage, batched=True, keep_in_memory=True)
+        path = data_dir / f"{split}-{index:05d}-of-{num_shards:05d}.parquet"
+        shard.to_parquet(str(path))
+        written += path.stat().st_size
+    return written
+
+
+def _card_yaml(
+    configs: Mapping[str, datasets.DatasetDict],
+    default_config: str,
+    sizes: Mapping[str, Mapping[str, int]],
+    card_data: Mapping[str, Any],
+) -> dict[str, Any]:
+    meta: dict[str, Any] = dict(card_data)
+    meta["configs"] = [
+        {
+            "config_name": name,
+            **({"default": True} if name == default_config else {}),
+            "data_files": [
+                {"split": split, "path": f"data/{name}/{split}-*.parquet"} for split in _ordered_splits(dd)
+            ],
+        }
+        for name, dd in configs.items()
+    ]
+    infos = []
+    for name, dd in configs.items():
+        splits = datasets.SplitDict()
+        for split in _ordered_splits(dd):
+            splits.add(
+                datasets.SplitInfo(name=split, num_bytes=sizes[name][split], num_examples=len(dd[split]))
+            )
+        info = datasets.DatasetInfo(
+            features=next(iter(dd.values())).features,
+            splits=splits,
+            download_size=sum(sizes[name].values()),
+            dataset_size=sum(sizes[name].values()),
+        )
+        infos.append({"config_name": name, **info._to_yaml_dict()})
+    meta["dataset_info"] = infos
+    return meta
+
+
+def render_card(meta: Mapping[str, Any], body: str) -> str:
+    front = yaml.safe_dump(dict(meta), sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{front}---\n\n{body.strip()}\n"
+
+
+def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
+    """Split a folder's README.md into (YAML metadata, Markdown body)."""
+    path = Path(folder) / "README.md"
+    if not path.is_file():
+        raise ValueError(f"{folder}: no README.md dataset card")
+    text = path.read_text(encoding="utf-8")
+    if not text.startswith("---\n"):
+        raise ValueError(f"{path}: the card does not start with a YAML block ('---')")
+    end = text.find("\n---", 4)
+    if end < 0:
+        raise ValueError(f"{path}: the card's YAML block is not closed")
+    meta = yaml.safe_load(text[4:end]) or {}
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path}: the card's YAML block is not a mapping")
+    return meta, text[end + 4 :].lstrip("-\n")
+
+
+def write_hub_folder(
+    out_dir: str | Path,
+    configs: Mapping[str, datasets.DatasetDict],
+    *,
+    default_config: str,
+    card_body: str,
+    card_data: Mapping[str, Any] | None = None,
+    max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
+) -> Path:
+    """Write ``configs`` (name -> DatasetDict) and a card to ``out_dir``, replacing it atomically.
+
+    The folder is assembled beside ``out_dir`` and renamed into place, so a crash never leaves a
+    half-written release where a finished one is expected.
+    """
+    if default_config not in configs:
+        raise ValueError(f"default config {default_config!r} is not one of {sorted(configs)}")
+    with atomic_directory(out_dir) as tmp:
+        sizes: dict[str, dict[str, int]] = {}
+        for name, dd in configs.items():
+            data_dir = tmp / "data" / name
+            data_dir.mkdir(parents=True)
+            sizes[name] = {s: _write_split(dd[s], data_dir, s, max_shard_bytes) for s in _ordered_splits(dd)}
+        meta = _card_yaml(configs, default_config, sizes, card_data or {})
+        (tmp / "README.md").write_text(render_card(meta, card_body), encoding="utf-8")
+    return Path(out_dir).resolve()
+
+
+def check_hub_folder(
+    folder: str | Path, cache_dir: str | Path | None = None
+) -> dict[str, datasets.DatasetDict]:
+    """Validate a folder the way the Hub will read it; return each config loaded with `load_dataset`.
+
+    Checks: a card whose YAML declares configs with exactly one default, no ``*.py`` at the root
+    (datasets 5 refuses loading scripts), every config loads, and split sizes match ``dataset_info``.
+    Raises ValueError listing every problem found.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"{folder}: not a folder")
+    problems: list[str] = []
+    scripts = sorted(p.name for p in folder.glob("*.py"))
+    if scripts:
+        problems.append(f"loading scripts at the root (datasets 5 refuses them): {scripts}")
+    meta, _ = read_card(folder)
+    declared = meta.get("configs") or []
+    names = [c.get("config_name") for c in declared]
+    defaults = [c.get("config_name") for c in declared if c.get("default")]
+    if not declared:
+        problems.append("card YAML declares no 'configs'")
+    elif len(defaults) != 1 and names != ["default"]:
+        problems.append(f"card YAML must mark exactly one default config, found {defaults or 'none'}")
+    infos = meta.get("dataset_info") or []
+    infos = [infos] if isinstance(infos, dict) else infos
+    expected = {
+        i.get("config_name", "default"): {s["name"]: s["num_examples"] for s in i.get("splits", [])}
+        for i in infos
+    }
+    loaded: dict[str, datasets.DatasetDict] = {}
+    if not problems:
+        for name in names:
+            try:
+                dd = datasets.load_dataset(str(folder), name, cache_dir=str(cache_dir) if cache_dir else None)
+            except Exception as err:  # noqa: BLE001 - reported with the config name, then raised below
+                problems.append(f"config {name!r} does not load: {type(err).__name__}: {err}")
+                continue
+            loaded[name] = dd
+            got = {s: len(d) for s, d in dd.items()}
+            if name in expected and got != expected[name]:
+                problems.append(f"config {name!r}: split sizes {got} differ from the card's {expected[name]}")
+    if problems:
+        raise ValueError(f"{folder} is not a valid Hub dataset folder:\n  - " + "\n  - ".join(problems))
+    return loaded

@@ -1,0 +1,362 @@
+"""Publish an exported dataset folder to a Hugging Face Hub dataset repo: one commit, then a tag.
+
+:func:`plan_push` checks the folder the way the Hub will read it (:func:`builders.hub.layout.check_hub_folder`:
+``load_dataset`` round trip, card YAML with one default config, no ``*.py`` at the root, split
+sizes as the card says) and lists what would be uploaded; it touches no network, so it is also the
+``--dry-run``. :func:`push` then:
+
+1. checks the repo (reachable, token accepted, repo exists - or creates it with ``create_repo``,
+   private unless asked otherwise - and the tag is free), before anything changes;
+2. uploads every file in **one** commit (``HfApi.create_commit``), onto ``main`` or as a pull request;
+3. tags that commit.
+
+A commit is atomic on the Hub, so a failure in steps 1-2 leaves the repo as it was (except a repo
+that step 1 created, which the error says). A failure in step 3 happens after the commit landed:
+the error names the commit and how to tag it by hand. The token comes from ``HF_TOKEN`` or the
+saved ``hf auth login`` (:func:`huggingface_hub.get_token`); it is sent only as a header and is
+scrubbed from every message this module raises.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from builders.hub.layout import check_hub_folder, read_card
+
+REPO_TYPE = "dataset"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    path_in_repo: str
+    local: Path
+    size: int
+
+
+@dataclass(frozen=True)
+class PushPlan:
+    """Everything a push will do; :meth:`describe` prints it for ``--dry-run``."""
+
+    folder: Path
+    repo_id: str
+    endpoint: str
+    files: tuple[PlannedFile, ...]
+    commit_message: str
+    commit_description: str
+    create_pr: bool
+    tag: str | None
+    create_repo: bool
+    private: bool
+    configs: tuple[str, ...]  # from the card, default first
+    splits: dict[str, dict[str, int]]  # config -> split -> rows, as loaded
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+    def describe(self) -> str:
+        lines = [
+            f"push {self.folder} -> dataset repo {self.repo_id} at {self.endpoint}",
+            "checked: load_dataset round trip, one default config, no loading script, split sizes match the card",
+            *(
+                f"  config {name}: " + ", ".join(f"{s} {n}" for s, n in self.splits[name].items())
+                for name in self.configs
+            ),
+        ]
+        if self.create_repo:
+            lines.append(f"create the repo if it does not exist ({'private' if self.private else 'public'})")
+        target = "a pull request against main" if self.create_pr else "main"
+        lines.append(f"one commit onto {target}: {self.commit_message!r}")
+        lines += [f"  add {f.path_in_repo} ({_size(f.size)})" for f in self.files]
+        lines.append(f"  {len(self.files)} file(s), {_size(self.total_bytes)}")
+        lines.append(f"then tag that commit {self.tag!r}" if self.tag else "no tag")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class PushResult:
+    repo_id: str
+    commit_oid: str
+    commit_url: str
+    pr_url: str | None
+    pr_revision: str | None  # refs/pr/N for a pull request
+    tag: str | None
+    created_repo: bool
+    default_config: str
+    configs: tuple[str, ...]
+
+    @property
+    def revision(self) -> str:
+        """What to pass as ``revision=`` to load exactly this upload."""
+        return self.tag or self.commit_oid
+
+    def load_instructions(self) -> list[str]:
+        lines = [f'datasets.load_dataset("{self.repo_id}", revision="{self.revision}")']
+        lines += [
+            f'datasets.load_dataset("{self.repo_id}", "{c}", revision="{self.revision}")'
+            for c in self.configs
+            if c != self.default_config
+        ]
+        return lines
+
+    def describe(self) -> str:
+        lines = []
+        if self.created_repo:
+            lines.append(f"created dataset repo {self.repo_id}")
+        lines.append(f"commit {self.commit_oid}: {self.commit_url}")
+        if self.pr_url:
+            lines.append(f"pull request: {self.pr_url} (revision {self.pr_revision}; merge it on the Hub)")
+        if self.tag:
+            lines.append(f"tag {self.tag} -> {self.commit_oid}")
+        lines.append("load this revision with:")
+        lines += [f"  {line}" for line in self.load_instructions()]
+        return "\n".join(lines)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def resolve_endpoint(endpoint: str | None = None) -> str:
+    """``endpoint``, else ``HF_ENDPOINT`` (read now, not at import), else huggingface_hub's default."""
+    from huggingface_hub import constants
+
+    return (endpoint or os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+
+
+def _folder_files(folder: Path) -> tuple[PlannedFile, ...]:
+    """Every file under ``folder`` except hidden ones (``.git``, editor files, caches)."""
+    files = []
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if path.is_file() and not any(part.startswith(".") for part in rel.parts):
+            files.append(PlannedFile(rel.as_posix(), path, path.stat().st_size))
+    return tuple(files)
+
+
+def plan_push(
+    folder: str | os.PathLike[str],
+    repo_id: str,
+    *,
+    commit_message: str | None = None,
+    create_pr: bool = False,
+    tag: str | None = None,
+    create_repo: bool = False,
+    private: bool = True,
+    endpoint: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> PushPlan:
+    """Validate ``folder`` and list the push; no network. ValueError names every problem."""
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise ValueError(f"repo id {repo_id!r}: expected <namespace>/<name>")
+    if tag is not None and (not tag.strip() or tag != tag.strip() or " " in tag):
+        raise ValueError(f"tag {tag!r}: expected a name without spaces, like v1.1")
+    folder = Path(folder)
+    with tempfile.TemporaryDirectory(prefix="vqabench-push-check-") as tmp:
+        loaded = check_hub_folder(folder, cache_dir=cache_dir or tmp)
+    meta, _ = read_card(folder)
+    declared = meta.get("configs") or []
+    default = next((c["config_name"] for c in declared if c.get("default")), declared[0]["config_name"])
+    configs = (default, *(c["config_name"] for c in declared if c["config_name"] != default))
+    splits = {name: {s: len(d) for s, d in loaded[name].items()} for name in configs}
+    files = _folder_files(folder)
+    summary = "; ".join(f"{c}: " + ", ".join(f"{s} {n}" for s, n in splits[c].items()) for c in configs)
+    return PushPlan(
+        folder=folder,
+        repo_id=repo_id,
+        endpoint=resolve_endpoint(endpoint),
+        files=files,
+        commit_message=commit_message or (f"Release {tag}" if tag else f"Upload {folder.name}"),
+        commit_description=f"{len(files)} file(s) from {folder.name}, checked with load_dataset ({summary}).",
+        create_pr=create_pr,
+        tag=tag,
+        create_repo=create_repo,
+        private=private,
+        configs=configs,
+        splits=splits,
+    )
+
+
+# --- errors ------------------------------------------------------------------------------------------
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions meaning "no connection", across the HTTP clients huggingface_hub has used."""
+    errors: list[type[BaseException]] = [ConnectionError, TimeoutError]
+    for module, name in (
+        ("httpx2", "TransportError"),
+        ("httpx", "TransportError"),
+        ("requests", "ConnectionError"),
+    ):
+        try:
+            errors.append(getattr(importlib.import_module(module), name))
+        except (ImportError, AttributeError):
+            continue
+    return tuple(errors)
+
+
+class PushError(RuntimeError):
+    """A push failed; the message says what, if anything, changed on the Hub."""
+
+
+def _scrub(text: str, token: str | None) -> str:
+    return text.replace(token, "***") if token else text
+
+
+def _reason(err: BaseException, token: str | None) -> str:
+    """The server's own message (not the library's multi-line advice), with the token scrubbed."""
+    status = getattr(getattr(err, "response", None), "status_code", None)
+    lines = str(err).strip().splitlines()
+    text = getattr(err, "server_message", None) or (lines[0] if lines else type(err).__name__)
+    return _scrub(f"HTTP {status}: {text}" if status else text, token)
+
+
+def _call(
+    what: Callable[[], T],
+    plan: PushPlan,
+    token: str | None,
+    done: str = "",
+    step: str = "",
+    *,
+    repo_missing_ok: bool = False,
+    in_commit: bool = False,
+) -> T:
+    """Run one Hub call; turn its failure into a PushError that says what already happened.
+
+    ``done`` names what has changed on the Hub so far ("" = nothing) and ``step`` this call. A
+    commit is atomic, so a refused commit changed nothing; a connection lost during the commit
+    (``in_commit``) may have lost only the answer, and the message says so.
+    """
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled, RepositoryNotFoundError
+
+    prefix = f"{done}; {step} failed: " if done else ""
+    unchanged = "" if done else " (nothing was pushed)"
+    try:
+        return what()
+    except OfflineModeIsEnabled:
+        raise PushError(
+            f"{prefix}HF_HUB_OFFLINE is set: unset it (or set HF_HUB_OFFLINE=0) to push{unchanged}"
+        ) from None
+    except _transport_errors() as err:
+        where = f"cannot reach the Hub at {plan.endpoint} ({type(err).__name__}); check the network or HF_ENDPOINT"
+        if in_commit:
+            raise PushError(
+                f"{prefix}the connection to {plan.endpoint} failed during the commit ({type(err).__name__}): it may "
+                f"or may not have landed; look at the history of {plan.repo_id} before pushing again"
+            ) from None
+        raise PushError(f"{prefix}{where}{unchanged}") from None
+    except RepositoryNotFoundError as err:
+        if repo_missing_ok:
+            raise
+        status = getattr(err.response, "status_code", None)
+        raise PushError(
+            f"{prefix}dataset repo {plan.repo_id} does not exist"
+            + (" or this token cannot see it" if status == 401 else "")
+            + f" (create it with --create-repo or on the Hub){unchanged}"
+        ) from None
+    except HfHubHTTPError as err:
+        status = getattr(err.response, "status_code", None)
+        if status in (401, 403):
+            raise PushError(
+                f"{prefix}not authorised to write to {plan.repo_id} (check HF_TOKEN / hf auth login): "
+                f"{_reason(err, token)}{unchanged}"
+            ) from None
+        raise PushError(f"{prefix}the Hub refused the request ({_reason(err, token)}){unchanged}") from None
+
+
+def push(plan: PushPlan, *, token: str | None = None) -> PushResult:
+    """Carry out ``plan`` (see the module docstring). Raises PushError saying what changed, if anything."""
+    from huggingface_hub import CommitOperationAdd, HfApi, get_token
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    token = token or get_token()
+    if not token:
+        raise PushError("no Hugging Face token: set HF_TOKEN or run `hf auth login` (nothing was pushed)")
+    api = HfApi(endpoint=plan.endpoint, token=token)
+    created = False
+    try:
+        _call(
+            lambda: api.repo_info(plan.repo_id, repo_type=REPO_TYPE),
+            plan,
+            token,
+            repo_missing_ok=plan.create_repo,
+        )
+    except RepositoryNotFoundError:
+        _call(
+            lambda: api.create_repo(plan.repo_id, repo_type=REPO_TYPE, private=plan.private, exist_ok=True),
+            plan,
+            token,
+        )
+        created = True
+    done = f"created the empty dataset repo {plan.repo_id}" if created else ""
+    if plan.tag:
+        refs = _call(
+            lambda: api.list_repo_refs(plan.repo_id, repo_type=REPO_TYPE), plan, token, done, "listing tags"
+        )
+        existing = {t.name: t.target_commit for t in refs.tags}
+        if plan.tag in existing:
+            raise PushError(
+                (f"{done}; " if done else "")
+                + f"tag {plan.tag!r} already exists in {plan.repo_id} (at {existing[plan.tag]}); choose another tag"
+                + ("" if done else " (nothing was pushed)")
+            )
+    operations = [
+        CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=str(f.local)) for f in plan.files
+    ]
+    info: Any = _call(
+        lambda: api.create_commit(
+            plan.repo_id,
+            operations,
+            commit_message=plan.commit_message,
+            commit_description=plan.commit_description,
+            repo_type=REPO_TYPE,
+            create_pr=plan.create_pr,
+        ),
+        plan,
+        token,
+        done,
+        "the commit",
+        in_commit=True,
+    )
+    if plan.tag:
+        landed = f"commit {info.oid} landed ({info.pr_url or info.commit_url})"
+        try:
+            _call(
+                lambda: api.create_tag(
+                    plan.repo_id,
+                    tag=plan.tag,
+                    revision=info.oid,
+                    repo_type=REPO_TYPE,
+                    tag_message=plan.commit_message,
+                ),
+                plan,
+                token,
+                landed,
+                f"tag {plan.tag!r}",
+            )
+        except PushError as err:
+            raise PushError(
+                f"{err}\nthe upload is complete and loadable with revision={info.oid!r}; tag it later with "
+                f"huggingface_hub.HfApi().create_tag({plan.repo_id!r}, tag={plan.tag!r}, revision={info.oid!r}, "
+                f"repo_type={REPO_TYPE!r})"
+            ) from None
+    return PushResult(
+        repo_id=plan.repo_id,
+        commit_oid=info.oid,
+        commit_url=info.commit_url,
+        pr_url=info.pr_url,
+        pr_revision=info.pr_revision,
+        tag=plan.tag,
+        created_repo=created,
+        default_config=plan.configs[0],
+        configs=plan.configs,
+    )

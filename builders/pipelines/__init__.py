@@ -1,0 +1,1 @@
+"""Regeneration pipelines (the design's builder scripts): raw sources -> LLM steps -> a release."""

@@ -1,0 +1,361 @@
+"""The BQA build: BoLD rows -> STEP1..STEP4 -> split -> a work folder's release, resumably.
+
+Steps, in order (each writes ``<work>/steps/<step>.jsonl`` and ``<step>.rejects.jsonl`` when done):
+
+``candidates`` (STEP1) -> ``clips`` (audio removed) -> ``questions`` (STEP2, LLM) -> ``filter``
+(STEP3, rules then LLM) -> ``difficulty`` (STEP4, LLM) -> ``split`` (6:2:2 by film, written as the
+release with :func:`bqa.workfolder.write_release`).
+
+A killed build restarted with the same options ends with the same files: finished items are
+never redone, and replies that validated come from the LLM cache. ``<work>/build.json`` records
+the options that shape the records (source, limit, seed, frames, group mapping, codes) and the
+LLM identity (model, endpoint, sampling); a rerun with different ones is refused rather than mixing
+two builds in one folder. ``<work>/summary.json`` holds the last run's :class:`BuildSummary`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bqa.bold import read_bold
+from bqa.candidates import Candidates
+from bqa.features import SPLITS
+from bqa.records import BoLDAnnotation, BQARecord, Provenance, StepProvenance
+from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES, DEFAULT_GROUP_MAPPING, DIFFICULTIES, GroupMapping
+from bqa.workfolder import ReleaseMeta, make_record, meta_path, read_release, write_release
+from builders.files.jsonio import write_json_atomic
+from builders.llm import LLMClient, UsageSummary
+from builders.pipelines.bqa.prepare import CANDIDATES, CLIPS, run_candidates, run_clips
+from builders.pipelines.bqa.split import SPLIT_RULE, split_release
+from builders.pipelines.bqa.step2_questions import run_questions
+from builders.pipelines.bqa.step3_filter import run_filter
+from builders.pipelines.bqa.step4_difficulty import STEP4_UNPARSED, run_difficulty
+from builders.runs.llm_step import DEFAULT_BATCH_SIZE
+from builders.runs.steps import StepRecords, bind_work_folder
+from builders.video.frame_spec import FrameSpec
+
+log = logging.getLogger(__name__)
+
+QUESTIONS, FILTER, DIFFICULTY, SPLIT = "questions", "filter", "difficulty", "split"
+STEPS: tuple[str, ...] = (CANDIDATES, CLIPS, QUESTIONS, FILTER, DIFFICULTY, SPLIT)
+LLM_STEPS: frozenset[str] = frozenset({QUESTIONS, FILTER, DIFFICULTY})
+RECORD_STEPS: tuple[str, ...] = STEPS[:-1]  # the split writes the release, not step records
+CONFIG_FILE, SUMMARY_FILE = "build.json", "summary.json"
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """What shapes the records of a build (all of it is checked against ``<work>/build.json``)."""
+
+    bold_root: Path
+    limit: int | None = None  # the first N BoLD rows (train.csv, then val.csv)
+    seed: int = 0  # STEP1 draws and the split
+    frames: FrameSpec = field(default_factory=FrameSpec)
+    skip_missing: bool = False
+    group_mapping: GroupMapping = DEFAULT_GROUP_MAPPING
+    demographic_codes: Mapping[str, Mapping[int, str]] = field(
+        default_factory=lambda: DEFAULT_DEMOGRAPHIC_CODES
+    )
+    # How the run goes; these do not change the records.
+    batch_size: int = DEFAULT_BATCH_SIZE
+    reject_llm_failures: bool = False
+    source_note: str = "BoLD"  # the release's "source", shown in the card
+
+    def __post_init__(self) -> None:
+        if self.limit is not None and self.limit < 1:
+            raise ValueError(f"limit must be at least 1, got {self.limit}")
+
+    def identity(self) -> dict[str, Any]:
+        return _plain(
+            {
+                "bold_root": str(Path(self.bold_root).resolve()),
+                "limit": self.limit,
+                "seed": self.seed,
+                "frames": self.frames.to_json(),
+                "skip_missing": self.skip_missing,
+                "group_mapping": self.group_mapping.to_dict(),
+                "demographic_codes": {
+                    k: {str(c): v for c, v in t.items()} for k, t in self.demographic_codes.items()
+                },
+            }
+        )
+
+
+def _plain(value: Any) -> Any:
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
+@dataclass
+class StepSummary:
+    kept: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    complete: bool = False
+    failed: dict[str, str] = field(default_factory=dict)  # this run's failed LLM calls: id -> error
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kept": self.kept,
+            "rejected": self.rejected,
+            "complete": self.complete,
+            "failed": self.failed,
+        }
+
+
+@dataclass
+class BuildSummary:
+    """What a build run left in its work folder, and what the run itself cost."""
+
+    work_dir: Path
+    rows: int  # BoLD rows taken (after --limit)
+    missing_clips: list[str]  # rows left out by skip_missing: "file, line, column 1 (video): ..."
+    steps: dict[str, StepSummary]
+    difficulty: dict[str, int]  # Easy/Hard of the labelled items, plus "unparsed" (rejected)
+    splits: dict[str, dict[str, int]] | None  # per split: rows, films, Easy, Hard (None: no release yet)
+    tokens: tuple[int, int]  # recorded prompt/completion tokens of every reply the finished steps use
+    run: UsageSummary | None  # this run's LLM activity (None: no LLM step ran)
+
+    @property
+    def failed(self) -> dict[str, dict[str, str]]:
+        return {name: s.failed for name, s in self.steps.items() if s.failed}
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def to_json(self) -> dict[str, Any]:
+        run = None
+        if self.run is not None:
+            run = {name: getattr(self.run, name) for name in self.run.__dataclass_fields__}
+            run["seconds"] = round(run["seconds"], 3)
+        return {
+            "work_dir": str(self.work_dir),
+            "rows": self.rows,
+            "missing_clips": self.missing_clips,
+            "steps": {name: s.to_json() for name, s in self.steps.items()},
+            "difficulty": self.difficulty,
+            "splits": self.splits,
+            "tokens": {"prompt": self.tokens[0], "completion": self.tokens[1]},
+            "this_run": run,
+        }
+
+    def format(self) -> str:
+        head = f"BQA build in {self.work_dir}: {self.rows} BoLD rows"
+        if self.missing_clips:
+            head += f" ({len(self.missing_clips)} left out, clip missing; first: {self.missing_clips[0]})"
+        lines = [head]
+        lines.append(f"  {'step':<11} {'kept':>5}  rejected (reason: count)")
+        for name, s in self.steps.items():
+            rejected = ", ".join(f"{r}: {n}" for r, n in sorted(s.rejected.items())) or "-"
+            state = "" if s.complete else f"  [unfinished: {len(s.failed)} failed LLM call(s), left pending]"
+            lines.append(f"  {name:<11} {s.kept:>5}  {rejected}{state}")
+        if self.difficulty:
+            lines.append("  difficulty: " + ", ".join(f"{k} {v}" for k, v in self.difficulty.items()))
+        if self.splits:
+            parts = [
+                f"{s} {d['rows']} ({d['Easy']} Easy / {d['Hard']} Hard, {d['films']} films)"
+                for s, d in self.splits.items()
+            ]
+            lines.append("  release: " + "; ".join(parts))
+        lines.append(
+            f"  tokens recorded for the replies used: in {self.tokens[0]:,} / out {self.tokens[1]:,}"
+        )
+        if self.run is not None:
+            r = self.run
+            lines.append(
+                f"  this run: {r.items} LLM requests, {r.cache_hits} cache hits, {r.api_calls} API calls "
+                f"({r.reasks} re-asks), {r.failures} failures, tokens in {r.prompt_tokens:,} / out {r.completion_tokens:,}"
+            )
+        for name, failed in self.failed.items():
+            first = next(iter(failed.items()))
+            lines.append(
+                f"  step {name} did not finish: {len(failed)} LLM call(s) failed (e.g. {first[0]}: {first[1][:160]}); "
+                "rerun the same command to retry them (replies that succeeded are cached), "
+                "or pass --reject-llm-failures to reject them"
+            )
+        return "\n".join(lines)
+
+
+def _kept(work_dir: Path, step: str) -> dict[str, dict[str, Any]]:
+    return {r["id"]: r for r in StepRecords(work_dir, step).kept()}
+
+
+def _provenance(record: Mapping[str, Any]) -> StepProvenance:
+    return StepProvenance(record["model"], record["prompt"], record["prompt_version"])
+
+
+def release_records(work_dir: Path, rows: Mapping[str, BoLDAnnotation]) -> list[BQARecord]:
+    """The final rows, from the step records of a work folder (in BoLD order)."""
+    candidates = _kept(work_dir, CANDIDATES)
+    questions = _kept(work_dir, QUESTIONS)
+    filtered = _kept(work_dir, FILTER)
+    records = []
+    for item in StepRecords(work_dir, DIFFICULTY).kept():
+        i = item["id"]
+        if i not in rows:
+            raise ValueError(f"{work_dir}: step records name {i}, which is not among the BoLD rows read")
+        c = candidates[i]
+        cands = Candidates(c["answer"], c["answer_group"], tuple(c["choices"]), tuple(c["choice_groups"]))
+        provenance = Provenance(
+            question=_provenance(questions[i]), filter=_provenance(filtered[i]), difficulty=_provenance(item)
+        )
+        records.append(
+            make_record(
+                rows[i], cands, question=filtered[i]["question"], difficulty=item["difficulty"],
+                provenance=provenance, extra={"step4_answer": item["parsed"]},
+            )
+        )  # fmt: skip
+    return records
+
+
+def _items(work_dir: Path, step: str) -> list[dict[str, Any]]:
+    """The input items of an LLM step, joined from the records of the steps before it."""
+    candidates = _kept(work_dir, CANDIDATES)
+    clips = _kept(work_dir, CLIPS)
+    if step == QUESTIONS:
+        return [{"id": i, "clip": r["clip"], "choices": candidates[i]["choices"]} for i, r in clips.items()]
+    source = QUESTIONS if step == FILTER else FILTER
+    return [
+        {
+            "id": i,
+            "clip": clips[i]["clip"],
+            "question": r["question"],
+            "choices": candidates[i]["choices"],
+            "answer": candidates[i]["answer"],
+        }
+        for i, r in _kept(work_dir, source).items()
+    ]
+
+
+def _normalise_steps(steps: Iterable[str]) -> list[str]:
+    wanted = list(dict.fromkeys(steps))
+    unknown = [s for s in wanted if s not in STEPS]
+    if unknown or not wanted:
+        raise ValueError(f"unknown step(s) {unknown}; choose from {', '.join(STEPS)}")
+    return [s for s in STEPS if s in wanted]
+
+
+def build(
+    work_dir: str | Path,
+    options: BuildOptions,
+    client: LLMClient | None = None,
+    steps: Iterable[str] = STEPS,
+) -> BuildSummary:
+    """Run ``steps`` (all by default) of the build in ``work_dir``; stops after a step whose LLM calls
+    failed (its items stay pending; see :attr:`BuildSummary.failed`)."""
+    work_dir = Path(work_dir)
+    todo = _normalise_steps(steps)
+    needs_llm = LLM_STEPS.intersection(todo)
+    if needs_llm and client is None:
+        raise ValueError(f"steps {sorted(needs_llm)} need an LLM client")
+    for step in todo:
+        previous = STEPS[STEPS.index(step) - 1] if step != STEPS[0] else None
+        # <work>/steps/<step>.jsonl marks a finished step (builders.runs.steps); checked without creating folders.
+        if previous and previous not in todo and not (work_dir / "steps" / f"{previous}.jsonl").is_file():
+            raise ValueError(
+                f"step {step!r} needs step {previous!r} finished first in {work_dir}; "
+                "add it to the steps (or run all steps)"
+            )
+    source = read_bold(options.bold_root, codes=options.demographic_codes, skip_missing=options.skip_missing)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    llm = client.settings.cache_identity() if needs_llm else None
+    bind_work_folder(work_dir, {"data": options.identity(), "llm": llm}, CONFIG_FILE)
+    rows = source.annotations[: options.limit] if options.limit else source.annotations
+    by_id = {a.id: a for a in rows}
+    before = client.usage.snapshot() if client is not None else None
+    failures: dict[str, dict[str, str]] = {}
+    llm_args = {"batch_size": options.batch_size, "reject_failures": options.reject_llm_failures}
+    for step in todo:
+        log.info("BQA build: step %s", step)
+        if step == CANDIDATES:
+            run_candidates(work_dir, rows, seed=options.seed, mapping=options.group_mapping)
+        elif step == CLIPS:
+            run_clips(work_dir, list(_kept(work_dir, CANDIDATES)), by_id)
+        elif step == QUESTIONS:
+            failures[step] = run_questions(
+                work_dir, _items(work_dir, step), client, options.frames, **llm_args
+            )
+        elif step == FILTER:
+            failures[step] = run_filter(work_dir, _items(work_dir, step), client, **llm_args)
+        elif step == DIFFICULTY:
+            failures[step] = run_difficulty(
+                work_dir, _items(work_dir, step), client, options.frames, **llm_args
+            )
+        else:
+            _write_split(work_dir, options, by_id)
+        if failures.get(step):
+            break
+    run = client.usage.since(before) if client is not None and needs_llm else None
+    summary = summarize(work_dir, len(rows), [str(m) for m in source.missing], failures, run)
+    write_json_atomic(work_dir / SUMMARY_FILE, summary.to_json())
+    return summary
+
+
+def _write_split(work_dir: Path, options: BuildOptions, rows: Mapping[str, BoLDAnnotation]) -> None:
+    records = release_records(work_dir, rows)
+    splits = split_release(records, seed=options.seed)
+    config = json.loads((work_dir / CONFIG_FILE).read_text(encoding="utf-8"))
+    meta = ReleaseMeta(
+        group_mapping=options.group_mapping,
+        demographic_codes=options.demographic_codes,
+        seed=options.seed,
+        source=options.source_note,
+        split_rule=SPLIT_RULE,
+        extra={"frames": options.frames.to_json(), "limit": options.limit, "llm": config.get("llm")},
+    )
+    write_release(work_dir, splits, meta)
+    empty = [s for s in SPLITS if not splits[s]]
+    if empty:
+        log.warning(
+            "split(s) %s are empty: too few films (%d) for 6:2:2",
+            empty,
+            len({r.source.film_id for r in records}),
+        )
+
+
+def summarize(
+    work_dir: Path,
+    rows: int,
+    missing: list[str],
+    failures: Mapping[str, Mapping[str, str]] | None = None,
+    run: UsageSummary | None = None,
+) -> BuildSummary:
+    """The state of a work folder's steps and release (plus this run's failures and usage)."""
+    steps: dict[str, StepSummary] = {}
+    tokens = [0, 0]
+    difficulty: dict[str, int] = {}
+    for name in RECORD_STEPS:
+        records = StepRecords(work_dir, name)
+        counts = records.counts()
+        if not counts and not records.complete:
+            continue
+        rejected = {k.split(": ", 1)[1]: v for k, v in counts.items() if k != "kept"}
+        steps[name] = StepSummary(
+            counts.get("kept", 0), rejected, records.complete, dict((failures or {}).get(name, {}))
+        )
+        if records.complete and name in LLM_STEPS:
+            for r in [*records.kept(), *records.rejects()]:
+                usage = r.get("usage") or (0, 0)
+                tokens[0] += usage[0]
+                tokens[1] += usage[1]
+        if records.complete and name == DIFFICULTY:
+            labels = Counter(r["difficulty"] for r in records.kept())
+            difficulty = {d: labels.get(d, 0) for d in DIFFICULTIES}
+            difficulty["unparsed"] = rejected.get(STEP4_UNPARSED, 0)
+    splits = None
+    if meta_path(work_dir).is_file():
+        release = read_release(work_dir, check_clips=False)
+        splits = {
+            name: {
+                "rows": len(records),
+                "films": len({r.source.film_id for r in records}),
+                **{d: sum(r.difficulty == d for r in records) for d in DIFFICULTIES},
+            }
+            for name, records in release.splits.items()
+        }
+    return BuildSummary(Path(work_dir), rows, missing, steps, difficulty, splits, (tokens[0], tokens[1]), run)

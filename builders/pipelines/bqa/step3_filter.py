@@ -1,0 +1,193 @@
+"""STEP3: drop questions that break the rules, then those an LLM judges unfit.
+
+Rule filter (no LLM, in this order; the first broken rule is the reject reason):
+
+* ``rule_multiline``: the question spans more than one line;
+* ``rule_no_question_mark``: it does not end with ``?``;
+* ``rule_names_candidate``: it names one of the four candidates, or a form of one
+  (:data:`LABEL_FORMS`: "angry" for Anger, "confused" for Doubt/Confusion), as a whole word.
+
+LLM filter (questions that passed the rules): a structured verdict (:class:`BQAFilterVerdict`)
+on whether the question is objective, leaks the answer, or is harmful, with a one-sentence reason.
+Reject reasons, first that applies: ``llm_harmful``, ``llm_leaks_answer``, ``llm_not_objective``;
+the model's reason is kept as the reject's detail. The filter reads the question, the choices and
+the answer (it must know the answer to judge a leak), not the frames.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from bqa.vocabulary import EMOTIONS
+from builders.llm import LLMClient, LLMRequest, LLMResult
+from builders.llm.prompts import load_prompt
+from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
+from builders.runs.steps import REJECTED, StepRecords
+
+STEP = "filter"
+PROMPT = "bqa_filter"
+
+#: Word forms that name each emotion label (the label itself, inflections and derived adjectives
+#: and adverbs). A question containing any of them, as a whole word, names that candidate.
+LABEL_FORMS: dict[str, tuple[str, ...]] = {
+    "Peace": ("peace", "peaceful", "peacefully", "peacefulness"),
+    "Affection": ("affection", "affections", "affectionate", "affectionately"),
+    "Esteem": ("esteem", "esteemed"),
+    "Anticipation": ("anticipation", "anticipate", "anticipates", "anticipated", "anticipating", "anticipatory"),
+    "Engagement": ("engagement", "engage", "engages", "engaged", "engaging"),
+    "Confidence": ("confidence", "confident", "confidently"),
+    "Happiness": ("happiness", "happy", "happier", "happiest", "happily"),
+    "Pleasure": ("pleasure", "pleasures", "pleased", "pleasing", "pleasant", "pleasurable"),
+    "Excitement": ("excitement", "excite", "excited", "exciting", "excitedly"),
+    "Surprise": ("surprise", "surprises", "surprised", "surprising", "surprisingly"),
+    "Sympathy": ("sympathy", "sympathetic", "sympathize", "sympathise", "sympathizing", "sympathising"),
+    "Doubt/Confusion": (
+        "doubt/confusion", "doubt", "doubts", "doubted", "doubting", "doubtful",
+        "confusion", "confuse", "confused", "confusing",
+    ),
+    "Disconnection": ("disconnection", "disconnect", "disconnected"),
+    "Fatigue": ("fatigue", "fatigued"),
+    "Embarrassment": ("embarrassment", "embarrass", "embarrassed", "embarrassing"),
+    "Yearning": ("yearning", "yearn", "yearns", "yearned", "yearningly"),
+    "Disapproval": ("disapproval", "disapprove", "disapproves", "disapproved", "disapproving", "disapprovingly"),
+    "Aversion": ("aversion", "averse"),
+    "Annoyance": ("annoyance", "annoy", "annoys", "annoyed", "annoying"),
+    "Anger": ("anger", "angered", "angry", "angrier", "angrily"),
+    "Sensitivity": ("sensitivity", "sensitive", "sensitively"),
+    "Sadness": ("sadness", "sad", "sadder", "saddest", "sadly"),
+    "Disquietment": ("disquietment", "disquiet", "disquieted", "disquieting"),
+    "Fear": ("fear", "fears", "feared", "fearing", "fearful", "fearfully"),
+    "Pain": ("pain", "pains", "pained", "painful", "painfully"),
+    "Suffering": ("suffering", "suffer", "suffers", "suffered"),
+}  # fmt: skip
+assert tuple(LABEL_FORMS) == EMOTIONS, "one entry per BoLD emotion, in BoLD order"
+
+RULE_MULTILINE, RULE_NO_QUESTION_MARK, RULE_NAMES_CANDIDATE = (
+    "rule_multiline",
+    "rule_no_question_mark",
+    "rule_names_candidate",
+)
+LLM_HARMFUL, LLM_LEAKS_ANSWER, LLM_NOT_OBJECTIVE = "llm_harmful", "llm_leaks_answer", "llm_not_objective"
+
+
+@cache
+def _label_pattern(label: str) -> re.Pattern[str]:
+    forms = sorted(LABEL_FORMS[label], key=len, reverse=True)
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(f) for f in forms) + r")(?!\w)", re.IGNORECASE)
+
+
+def named_labels(text: str, labels: Sequence[str]) -> list[tuple[str, str]]:
+    """``(label, word as written)`` for each of ``labels`` that ``text`` names (see :data:`LABEL_FORMS`)."""
+    found = []
+    for label in labels:
+        match = _label_pattern(label).search(text)
+        if match:
+            found.append((label, match.group()))
+    return found
+
+
+def rule_violation(question: str, choices: Sequence[str]) -> tuple[str, str] | None:
+    """``(reason, detail)`` of the first rule ``question`` breaks, or None when it passes."""
+    text = question.strip()
+    if "\n" in text or "\r" in text:
+        return RULE_MULTILINE, f"the question has {len(text.splitlines())} lines"
+    if not text.endswith("?"):
+        return RULE_NO_QUESTION_MARK, f"the question ends with {text[-1:]!r}, not '?'"
+    named = named_labels(text, choices)
+    if named:
+        return RULE_NAMES_CANDIDATE, "names " + ", ".join(f"{label} ({word!r})" for label, word in named)
+    return None
+
+
+class BQAFilterVerdict(BaseModel):
+    """STEP3's structured verdict (its class name is the response schema's name)."""
+
+    objective: bool = Field(description="answerable from what the clip shows, without opinion")
+    leaks_answer: bool = Field(description="the wording gives the correct choice away")
+    harmful: bool = Field(description="offensive, demeaning, sexual, violent or stereotyping")
+    reason: str = Field(min_length=1, description="one sentence explaining the verdict")
+
+    def reject_reason(self) -> str | None:
+        if self.harmful:
+            return LLM_HARMFUL
+        if self.leaks_answer:
+            return LLM_LEAKS_ANSWER
+        if not self.objective:
+            return LLM_NOT_OBJECTIVE
+        return None
+
+
+def filter_request(item: Mapping[str, Any]) -> LLMRequest:
+    """``item``: ``question``, ``choices`` and ``answer``."""
+    variables = {
+        "question": item["question"],
+        "choices": ", ".join(item["choices"]),
+        "answer": item["answer"],
+    }
+    return LLMRequest.from_prompt(load_prompt(PROMPT), variables, schema=BQAFilterVerdict)
+
+
+def run_filter(
+    work_dir: Path,
+    items: Sequence[Mapping[str, Any]],
+    client: LLMClient | None,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    reject_failures: bool = False,
+) -> dict[str, str]:
+    """Run STEP3 over ``items`` (rules first, then the LLM on the rest). Returns ``{id: error}``."""
+    records = StepRecords(work_dir, STEP)
+    if records.complete:
+        return {}
+    passed = []
+    for item in records.pending(items):
+        violation = rule_violation(item["question"], item["choices"])
+        if violation is None:
+            passed.append(item)
+        else:
+            reason, detail = violation
+            records.add(
+                {"id": item["id"], "question": item["question"]},
+                status=REJECTED,
+                reason=reason,
+                detail=detail,
+            )
+    if passed and client is None:
+        raise RuntimeError("STEP3 needs an LLM client for the questions that passed the rule filter")
+
+    def outcome(item: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
+        verdict: BQAFilterVerdict = result.value
+        record = {
+            "id": item["id"],
+            "question": item["question"],
+            "verdict": verdict.model_dump(mode="json"),
+            **llm_fields(result, request, client),
+        }
+        reason = verdict.reject_reason()
+        if reason is None:
+            return Outcome(record)
+        return Outcome(record, REJECTED, reason, verdict.reason)
+
+    failures = (
+        run_llm_step(
+            records,
+            passed,
+            client,
+            filter_request,
+            outcome,
+            batch_size=batch_size,
+            reject_failures=reject_failures,
+            desc="STEP3 filter",
+        )  # fmt: skip
+        if passed
+        else {}
+    )
+    if not failures:
+        records.finish(item["id"] for item in items)
+    return failures

@@ -1,0 +1,101 @@
+"""Caption engine, stage 1: the captioner drafts one caption from 8 frames sampled in order.
+
+The captioner sees only the frames, never the attributes: the draft is what a model makes of the
+video, and the reviewer then measures how far it is from the experts' annotation.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from builders.llm import LLMClient, LLMRequest, LLMResult, user_message
+from builders.llm.prompts import load_prompt
+from builders.pipelines.marinelife.checks import caption_problems
+from builders.pipelines.marinelife.outcomes import call_cost
+from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
+from builders.runs.steps import StepRecords
+from builders.video.frame_spec import FrameSpec
+
+STEP = "caption_drafts"
+PROMPT_NAME = "marinelife_captioner"
+SCHEMA_NAME = "marinelife_caption_draft"
+NUM_FRAMES = 8  # the paper's captioner input
+MAX_SIDE = 512  # longer side of each frame sent; smaller videos are sent as decoded
+
+
+class Caption(BaseModel):
+    """The reply of the captioner and of the refiner."""
+
+    model_config = ConfigDict(extra="ignore")
+    caption: str = Field(min_length=1, description="one English sentence of fewer than 80 words")
+
+
+def check_caption(value: Caption) -> None:
+    """Validator: re-ask when the caption is not one line of fewer than 80 words."""
+    problems = caption_problems(value.caption)
+    if problems:
+        raise ValueError("; ".join(problems))
+
+
+def frame_spec(num_frames: int = NUM_FRAMES, max_side: int | None = MAX_SIDE) -> FrameSpec:
+    """Uniform frames, both ends included (the same sampler and JPEG encoding as the BQA pipeline)."""
+    return FrameSpec(fps=None, num_frames=num_frames, max_side=max_side)
+
+
+def caption_frames(
+    path: str | os.PathLike[str], num_frames: int = NUM_FRAMES, max_side: int | None = MAX_SIDE
+) -> list[str]:
+    """The captioner's frames of one video, in order, as JPEG data URLs."""
+    return frame_spec(num_frames, max_side).data_urls(path)
+
+
+def draft_request(frames: Sequence[str]) -> LLMRequest:
+    """The captioner's request: the frames, in order, then the instruction."""
+    prompt = load_prompt(PROMPT_NAME)
+    return LLMRequest(
+        [user_message(prompt.render(num_frames=len(frames)), frames)],
+        schema=Caption,
+        prompt=prompt,
+        validator=check_caption,
+        schema_name=SCHEMA_NAME,
+    )
+
+
+def run_drafts(
+    work_dir: Path,
+    rows: Sequence[Mapping[str, Any]],
+    video_root: str | os.PathLike[str],
+    client: LLMClient,
+    *,
+    num_frames: int = NUM_FRAMES,
+    max_side: int | None = MAX_SIDE,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    reject_failures: bool = False,
+) -> dict[str, str]:
+    """Draft a caption for each video row; finishes the step when nothing failed. Returns ``{id: error}``.
+
+    Record: ``{"id", "draft_caption", "llm": cost}``; an unreadable video is rejected
+    (``video_unreadable``).
+    """
+    records = StepRecords(work_dir, STEP)
+
+    def request_of(row: Mapping[str, Any]) -> LLMRequest:
+        return draft_request(caption_frames(Path(video_root) / row["video_path"], num_frames, max_side))
+
+    def outcome(row: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
+        return Outcome(
+            {"id": row["id"], "draft_caption": result.value.caption.strip(), "llm": call_cost(client, result)}
+        )
+
+    failures = run_llm_step(
+        records, rows, client, request_of, outcome,
+        batch_size=batch_size, reject_failures=reject_failures, desc="caption drafts",
+    )  # fmt: skip
+    if not failures:
+        records.finish(row["id"] for row in rows)
+    return failures

@@ -1,0 +1,344 @@
+"""The MarineLife-16K regeneration run: attributes + videos -> caption engine -> QA -> release.
+
+A work folder holds everything a run needs to resume::
+
+    <work>/pipeline.json           what the run was started with (config, model, input digest)
+    <work>/llm-cache.sqlite        every validated LLM reply (the CLI's default cache)
+    <work>/steps/<step>.jsonl      caption_drafts, caption_reviews, caption_refinements, qa
+                                   (+ .rejects.jsonl; .partial.jsonl while a step runs)
+    <work>/steps/captions.jsonl    one merged caption record per video (draft, S_c, path, final)
+    <work>/release/                videos.jsonl, qa.jsonl, meta.json (marinelife16k.workfolder)
+    <work>/summary.json            the last run's summary
+
+Each step records every finished video at once (atomic appends), is finished atomically, and is
+never run again; a killed run resumes with the videos that have no record, and the reply cache
+means no successful call is paid twice. A call that still fails after its re-asks is reported and
+stays pending (``reject_failures``: rejected with reason ``llm_failure`` instead). A work folder
+belongs to one configuration: resuming it with another tau, seed, frame setting, model or
+attribute file is refused.
+
+Recorded runs (the bundled sample's replies): the :class:`builders.llm.Recording` ``pipeline`` of a
+folder (its options are the pipeline configuration) rebuilds offline with :func:`replay_client`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from builders.files.jsonio import write_json_atomic
+from builders.llm import LLMClient, Recording
+from builders.llm.prompts import load_prompt
+from builders.pipelines.marinelife import captioner, qa_generation, refiner, reviewer
+from builders.pipelines.marinelife.caption_engine import (
+    CAPTION_STEPS,
+    REFINED,
+    TAU,
+    CaptionSettings,
+    captions_path,
+    read_captions,
+    run_caption_engine,
+)
+from builders.pipelines.marinelife.outcomes import Failure, total_cost
+from builders.runs.llm_step import DEFAULT_BATCH_SIZE
+from builders.runs.steps import StepRecords, bind_work_folder
+from marinelife16k.annotations import read_annotations
+from marinelife16k.vocabulary import MULTIPLE_CHOICE, QUESTION_TYPES
+from marinelife16k.workfolder import read_release, write_release
+
+CONFIG_FILE = "pipeline.json"
+SUMMARY_FILE = "summary.json"
+PIPELINE = "pipeline"  # the recording of a sample run: pipeline_replies.jsonl + pipeline_settings.json
+STEPS: tuple[str, ...] = (*CAPTION_STEPS, qa_generation.STEP)
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Everything that changes what a run produces (``batch_size``/``reject_failures`` change only how).
+
+    ``seed``: option order and split; ``split_sizes``: as :func:`marinelife16k.splits.split_counts`
+    (None: the paper's proportions); ``llm_reference``: the LLM writes the camera-object reference
+    sentence (else the template of :func:`marinelife16k.questions.camera_object_reference`).
+    """
+
+    tau: float = TAU
+    num_frames: int = captioner.NUM_FRAMES
+    max_side: int | None = captioner.MAX_SIDE
+    seed: int = 0
+    llm_reference: bool = True
+    split_sizes: Mapping[str, int | float] | None = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+    reject_failures: bool = False
+
+    @property
+    def caption_settings(self) -> CaptionSettings:
+        return CaptionSettings(tau=self.tau, num_frames=self.num_frames, max_side=self.max_side)
+
+    def outputs(self) -> dict[str, Any]:
+        """The settings a work folder is bound to."""
+        out = asdict(self)
+        for name in ("batch_size", "reject_failures"):
+            out.pop(name)
+        out["split_sizes"] = dict(self.split_sizes) if self.split_sizes is not None else None
+        return out
+
+    @classmethod
+    def from_outputs(cls, data: Mapping[str, Any]) -> PipelineConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown pipeline settings {sorted(unknown)}; known: {sorted(known)}")
+        return cls(**data)
+
+
+def prompt_versions() -> dict[str, str]:
+    """name@version of every prompt the run sends (the reviewer: its rubric's signature)."""
+    refs = {
+        "captioner": load_prompt(captioner.PROMPT_NAME).ref,
+        "refiner": load_prompt(refiner.PROMPT_NAME).ref,
+        "qa": load_prompt(qa_generation.PROMPT_NAME).ref,
+    }
+    out = {role: f"{name}@{version}" for role, (name, version) in refs.items()}
+    out["reviewer"] = reviewer.review_rubric().signature
+    return out
+
+
+def _digest(rows: Sequence[Mapping[str, Any]]) -> str:
+    # The attributes, not the file bytes: a CSV and its JSONL twin are the same input. The input's
+    # caption column is not part of it (the caption engine writes the captions).
+    keep = [{k: v for k, v in row.items() if k != "caption"} for row in rows]
+    return hashlib.sha256(json.dumps(keep, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+@dataclass
+class BuildResult:
+    """What :func:`build` did: ``summary`` (also in ``<work>/summary.json``) and the failures."""
+
+    work_dir: Path
+    summary: dict[str, Any]
+    failures: list[Failure]
+
+    @property
+    def complete(self) -> bool:
+        return self.summary["status"] == "complete"
+
+
+def _rounded(usage: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: round(value, 3) for name, value in usage.items()}
+
+
+def build(
+    work_dir: str | os.PathLike[str],
+    client: LLMClient,
+    *,
+    attributes: str | os.PathLike[str],
+    video_root: str | os.PathLike[str],
+    config: PipelineConfig = PipelineConfig(),
+    note: str | None = None,
+) -> BuildResult:
+    """Run or resume the whole pipeline; write the release when every step has finished.
+
+    ``note`` goes into the release's provenance (and so the dataset card), e.g. that the replies
+    were scripted.
+
+    Returns the summary; failed calls leave the run ``incomplete`` (run again to retry them).
+    Raises ValueError/FileNotFoundError on bad input (naming file and row), ValueError when the work
+    folder belongs to another configuration, and :class:`builders.llm.ReplayMissError` when a replay
+    lacks a reply.
+    """
+    work = Path(work_dir)
+    video_root = Path(video_root).resolve()
+    rows = read_annotations(attributes, video_root=video_root)
+    if not rows:
+        raise ValueError(f"{attributes}: no videos")
+    wanted = {"config": config.outputs(), "model": client.settings.model, "videos_sha256": _digest(rows),
+              "prompts": prompt_versions()}  # fmt: skip
+    bind_work_folder(work, wanted, CONFIG_FILE)
+    before = client.usage.snapshot()
+    common = {"batch_size": config.batch_size, "reject_failures": config.reject_failures}
+
+    released = False
+    failures = run_caption_engine(work, rows, video_root, client, config.caption_settings, **common)
+    if not failures:
+        final = {c["id"]: c["final_caption"] for c in read_captions(work)}
+        captioned = [{**row, "caption": final[row["id"]]} for row in rows if row["id"] in final]
+        failed = qa_generation.run_qa(
+            work, captioned, client, seed=config.seed, reference=config.llm_reference, **common
+        )
+        failures = [Failure(i, qa_generation.STEP, e) for i, e in failed.items()]
+        if not failures:
+            _release(work, captioned, video_root, client, config, note)
+            released = True
+    summary = summarize(work, rows, config, failures, _rounded(asdict(client.usage.since(before))), released)
+    write_json_atomic(work / SUMMARY_FILE, summary)
+    return BuildResult(work, summary, failures)
+
+
+def _release(
+    work: Path,
+    captioned: Sequence[Mapping[str, Any]],
+    video_root: Path,
+    client: LLMClient,
+    config: PipelineConfig,
+    note: str | None,
+) -> Path:
+    """The release of the videos that made it through every step, with their QA records in order."""
+    qa = {r["id"]: r for r in StepRecords(work, qa_generation.STEP).kept()}
+    videos = [row for row in captioned if row["id"] in qa]
+    if not videos:
+        raise RuntimeError(f"no video made it through the pipeline; see the rejects in {work / 'steps'}")
+    return write_release(
+        work,
+        videos,
+        [record for row in videos for record in qa[row["id"]]["records"]],
+        seed=config.seed,
+        sizes=config.split_sizes,
+        video_root=video_root,
+        provenance=_provenance(work, client, config, note),
+    )
+
+
+def _provenance(work: Path, client: LLMClient, config: PipelineConfig, note: str | None) -> dict[str, Any]:
+    models = sorted(
+        {
+            c["llm"][stage]["model"]
+            for c in read_captions(work)
+            for stage in ("draft", "review", "refine")
+            if c["llm"][stage]
+        }
+        | {r["llm"]["model"] for r in StepRecords(work, qa_generation.STEP).kept()}
+    )
+    return {
+        "pipeline": "builders.pipelines.marinelife (caption engine + QA generation)",
+        "model": client.settings.model,
+        "models_reported": models,
+        "prompts": prompt_versions(),
+        **config.outputs(),
+        "distractors": "LLM-written (three per multiple-choice question); all else computed from the attributes",
+        **({"note": note} if note else {}),
+    }
+
+
+def summarize(
+    work_dir: str | os.PathLike[str],
+    rows: Sequence[Mapping[str, Any]],
+    config: PipelineConfig,
+    failures: Sequence[Failure] = (),
+    this_run: Mapping[str, Any] | None = None,
+    released: bool = False,
+) -> dict[str, Any]:
+    """The run's numbers from its step records (so a resumed or replayed run reports the whole build)."""
+    work = Path(work_dir)
+    steps = {name: StepRecords(work, name) for name in STEPS}
+    records_of = {name: (s.kept() if s.complete else []) for name, s in steps.items()}
+    captions = read_captions(work) if captions_path(work).is_file() else []
+    qa = records_of[qa_generation.STEP]
+    types = Counter(r["type"] for item in qa for r in item["records"])
+    rejects = Counter(f"{name}: {r.get('_reason', '?')}" for name, s in steps.items() for r in s.rejects())
+    llm = {name: total_cost(r["llm"] for r in found) for name, found in records_of.items()}
+    summary: dict[str, Any] = {
+        "status": "complete" if released and not failures else "incomplete",
+        "work_dir": str(work),
+        "videos": {
+            "input": len(rows),
+            "captioned": len(captions),
+            "with_qa": len(qa),
+            "rejected": dict(rejects),
+        },
+        "captions": {
+            "tau": config.tau,
+            "kept": sum(c["path"] != REFINED for c in captions),
+            "refined": sum(c["path"] == REFINED for c in captions),
+            "s_c": {str(k): v for k, v in sorted(Counter(c["s_c"] for c in captions).items())},
+        },
+        "qa": {
+            "records": sum(types.values()),
+            "multiple_choice": sum(
+                n for t, n in types.items() if QUESTION_TYPES[t].question_format == MULTIPLE_CHOICE
+            ),
+            "open_ended": sum(
+                n for t, n in types.items() if QUESTION_TYPES[t].question_format != MULTIPLE_CHOICE
+            ),
+            "per_type": {t: types[t] for t in QUESTION_TYPES if types[t]},
+        },
+        "llm": {"per_step": llm, "total": _sum(llm.values())},
+        "this_run": dict(this_run or {}),
+        "failures": [f.to_dict() for f in failures],
+        "release": None,
+    }
+    if released:
+        release = read_release(work, check_videos=False, check_qa=False)
+        summary["release"] = {
+            "path": str(work / "release"),
+            "splits": {name: len(ids) for name, ids in _by_split(release.splits()).items()},
+        }
+    return summary
+
+
+def _sum(totals: Any) -> dict[str, int]:
+    totals = list(totals)
+    return {
+        key: sum(t[key] for t in totals)
+        for key in ("requests", "calls", "reasks", "prompt_tokens", "completion_tokens")
+    }
+
+
+def _by_split(splits: Mapping[str, str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for video, split in splits.items():
+        out.setdefault(split, []).append(video)
+    return out
+
+
+def format_summary(summary: Mapping[str, Any]) -> str:
+    """The summary as a few readable lines (what the CLI prints)."""
+    v, c, q, total = summary["videos"], summary["captions"], summary["qa"], summary["llm"]["total"]
+    lines = [
+        f"status: {summary['status']} ({summary['work_dir']})",
+        f"videos: {v['input']} in, {v['captioned']} captioned, {v['with_qa']} with QA"
+        + (f"; rejected {v['rejected']}" if v["rejected"] else ""),
+        f"captions: {c['kept']} kept, {c['refined']} refined (tau {c['tau']:g}); S_c counts {c['s_c']}",
+        f"QA records: {q['records']} ({q['multiple_choice']} multiple-choice, {q['open_ended']} open-ended); "
+        f"per type {q['per_type']}",
+        "LLM (whole build, as recorded): "
+        + "; ".join(
+            f"{step} {cost['requests']} req / {cost['reasks']} re-asks"
+            for step, cost in summary["llm"]["per_step"].items()
+        )
+        + f"; tokens in {total['prompt_tokens']:,} / out {total['completion_tokens']:,}",
+    ]
+    run = summary.get("this_run") or {}
+    if run:
+        lines.append(
+            f"this run: {run.get('items', 0)} requests, {run.get('cache_hits', 0)} cache hits, "
+            f"{run.get('api_calls', 0)} API calls ({run.get('reasks', 0)} re-asks), {run.get('failures', 0)} failures, "
+            f"tokens in {run.get('prompt_tokens', 0):,} / out {run.get('completion_tokens', 0):,}"
+        )
+    for failure in summary["failures"][:10]:
+        lines.append(f"FAILED {failure['id']} at {failure['step']}: {failure['error'][:300]}")
+    if len(summary["failures"]) > 10:
+        lines.append(f"... and {len(summary['failures']) - 10} more failures (see summary.json)")
+    if summary["release"]:
+        lines.append(f"release: {summary['release']['path']} {summary['release']['splits']}")
+    return "\n".join(lines)
+
+
+# -- recorded runs ---------------------------------------------------------------------------
+
+
+def load_recording(folder: str | os.PathLike[str]) -> Recording:
+    """The recording ``pipeline`` in ``folder``: replies and the settings and config they answer."""
+    return Recording.read(folder, PIPELINE)
+
+
+def replay_client(folder: str | os.PathLike[str]) -> tuple[LLMClient, PipelineConfig, str]:
+    """A client that answers only from ``folder``'s recorded pipeline replies, the pipeline config
+    those replies need, and the recording's note (carried into provenance)."""
+    recording = load_recording(folder)
+    return recording.replay_client(), PipelineConfig.from_outputs(recording.options), recording.note

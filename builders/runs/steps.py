@@ -1,0 +1,178 @@
+"""Crash-safe, resumable step records for the regeneration pipelines.
+
+A pipeline step turns input items into output records (and rejects). While it runs, every finished
+record is appended to ``<work>/steps/<step>.partial.jsonl`` and flushed, so a killed run loses at
+most the line being written (a torn last line is ignored on resume). When the step finishes, its
+records are written in input order to ``<step>.jsonl`` (and ``<step>.rejects.jsonl``) atomically,
+and the partial log is removed. A finished step is not run again; an unfinished one resumes with
+the items that have no record yet. Paid LLM calls are never repeated on top of that because the
+LLM engine caches every successful reply.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from builders.files.jsonio import (
+    dumps_line,
+    read_json_object,
+    read_jsonl,
+    write_json_atomic,
+    write_jsonl_atomic,
+)
+
+KEPT, REJECTED = "kept", "rejected"
+
+
+@dataclass
+class StepRecords:
+    """Records of one step of one pipeline run, keyed by item id (``key`` field of each record)."""
+
+    work_dir: Path
+    name: str
+    key: str = "id"
+    _done: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.work_dir = Path(self.work_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if not self.complete and self.partial_path.exists():
+            for record in read_jsonl(self.partial_path, tolerate_torn_tail=True):
+                self._done[str(record[self.key])] = record  # the last record of an id wins
+
+    @property
+    def dir(self) -> Path:
+        return self.work_dir / "steps"
+
+    @property
+    def path(self) -> Path:
+        return self.dir / f"{self.name}.jsonl"
+
+    @property
+    def rejects_path(self) -> Path:
+        return self.dir / f"{self.name}.rejects.jsonl"
+
+    @property
+    def partial_path(self) -> Path:
+        return self.dir / f"{self.name}.partial.jsonl"
+
+    @property
+    def complete(self) -> bool:
+        return self.path.exists()
+
+    def pending(self, items: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        """The items of ``items`` with no record yet (all of them are done once the step is complete)."""
+        if self.complete:
+            return []
+        return [item for item in items if str(item[self.key]) not in self._done]
+
+    def add(
+        self,
+        record: Mapping[str, Any],
+        *,
+        status: str = KEPT,
+        reason: str | None = None,
+        detail: str | None = None,
+    ) -> None:
+        """Record one finished item; ``status`` is kept or rejected with a short ``reason`` code
+        (counted in summaries) and an optional free-text ``detail``."""
+        if status not in (KEPT, REJECTED):
+            raise ValueError(f"status must be {KEPT!r} or {REJECTED!r}, not {status!r}")
+        if status == REJECTED and not reason:
+            raise ValueError(f"step {self.name}: a rejected item needs a reason ({record.get(self.key)})")
+        entry = {**record, "_status": status}
+        if reason:
+            entry["_reason"] = reason
+        if detail:
+            entry["_detail"] = detail
+        with self.partial_path.open("a", encoding="utf-8") as handle:
+            handle.write(dumps_line(entry))
+            handle.flush()
+            os.fsync(handle.fileno())
+        self._done[str(record[self.key])] = entry
+
+    def finish(self, order: Iterable[str]) -> None:
+        """Write the kept records and the rejects in input order, atomically, then drop the partial log.
+
+        A step that is already complete stays as it is: finishing is idempotent, so a resumed run can
+        finish every step it went through without checking which ones an earlier run finished."""
+        if self.complete:
+            return
+        order = [str(o) for o in order]
+        missing = [o for o in order if o not in self._done]
+        if missing:
+            raise RuntimeError(f"step {self.name}: {len(missing)} items have no record, e.g. {missing[:3]}")
+        entries = [self._done[o] for o in order]
+        rejects = [e for e in entries if e["_status"] == REJECTED]
+        write_jsonl_atomic(self.rejects_path, rejects)
+        # The kept file last: its existence is what marks the step complete.
+        write_jsonl_atomic(self.path, [_strip(e) for e in entries if e["_status"] == KEPT])
+        self.partial_path.unlink(missing_ok=True)
+
+    def kept(self) -> list[dict[str, Any]]:
+        if not self.complete:
+            raise RuntimeError(f"step {self.name} has not finished (no {self.path})")
+        return read_jsonl(self.path)
+
+    def rejects(self) -> list[dict[str, Any]]:
+        return read_jsonl(self.rejects_path) if self.rejects_path.exists() else []
+
+    def counts(self) -> Counter[str]:
+        """``kept`` and one ``rejected: <reason>`` entry per reason, for the run summary."""
+        entries: Iterator[Mapping[str, Any]]
+        if self.complete:
+            entries = iter([*({"_status": KEPT} for _ in self.kept()), *self.rejects()])
+        else:
+            entries = iter(self._done.values())
+        return Counter(
+            KEPT if e["_status"] == KEPT else f"{REJECTED}: {e.get('_reason', '?')}" for e in entries
+        )
+
+
+def _strip(entry: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k not in ("_status", "_reason", "_detail")}
+
+
+DEFAULT_CACHE = "llm-cache.sqlite"
+
+
+def _differences(old: Any, new: Any, prefix: str) -> list[str]:
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        return [
+            d
+            for key in sorted({*old, *new})
+            for d in _differences(old.get(key), new.get(key), f"{prefix}.{key}")
+        ]
+    return [] if old == new else [f"{prefix.lstrip('.')}: was {old!r}, now {new!r}"]
+
+
+def bind_work_folder(work_dir: str | os.PathLike[str], wanted: Mapping[str, Any], config_file: str) -> None:
+    """Record what a work folder is built from in ``<work>/<config_file>``, or refuse a run that differs.
+
+    Each part of ``wanted`` (e.g. ``data``, ``llm``) is compared key by key, nested mappings as dotted
+    keys; a part that is None is not checked, and is recorded once it has a value. Resuming with other
+    options would mix two runs' records in one folder, so it is an error listing every difference.
+    """
+    path = Path(work_dir) / config_file
+    wanted = json.loads(json.dumps(wanted))  # tuples and the like compare as they will be stored
+    stored = read_json_object(path) if path.is_file() else {}
+    problems = [
+        d for part, new in wanted.items() if new is not None and stored.get(part) is not None
+        for d in _differences(stored[part], new, part)
+    ]  # fmt: skip
+    if problems:
+        raise ValueError(
+            f"{path}: this work folder was built with other options:\n  "
+            + "\n  ".join(problems)
+            + "\nrerun with the same options, or use a new work folder (pass --llm-cache "
+            f"{Path(work_dir) / DEFAULT_CACHE} to reuse the replies already paid for)"
+        )
+    updated = {**stored, **{k: v for k, v in wanted.items() if stored.get(k) is None}}
+    if updated != stored:
+        write_json_atomic(path, updated)

@@ -1,0 +1,211 @@
+"""Judging predictions with a rubric through :mod:`builders.llm`, and aggregating the scores.
+
+    client = judge_client(cache_path="work/judge-cache.sqlite")        # settings from VQABENCH_JUDGE_*
+    result = judge_predictions(predictions, references, get_rubric("marinelife_caption"), client,
+                               camera=["static", "moving", ...])
+    result["score"], result["criteria"], result["by_camera"], result["n_failed"], result["failed"]
+
+A judgement the LLM could not give (transport failure after the SDK's retries, or replies that
+kept failing validation after the re-asks) is *failed*: excluded from every mean, counted in
+``n_failed`` and listed with its reason. It is never scored 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from builders.llm import LLMClient, LLMResult, LLMSettings
+from builders.scoring.rubrics import Rubric
+from marinelife16k.vocabulary import CAMERA_KINDS
+
+ENV_PREFIX = "VQABENCH_JUDGE_"
+# Beyond LLMSettings' own VQABENCH_JUDGE_<FIELD> variables (MODEL, BASE_URL, API_KEY_ENV, ...):
+CACHE_ENV, MODE_ENV, REPLIES_ENV = ENV_PREFIX + "CACHE", ENV_PREFIX + "MODE", ENV_PREFIX + "REPLIES"
+
+
+def default_cache_path(environ: Mapping[str, str] | None = None) -> Path:
+    """``$VQABENCH_JUDGE_CACHE``, else ``$XDG_CACHE_HOME/vqabench/judge-cache.sqlite`` (``~/.cache``):
+    on by default, so rerunning an evaluation never pays twice for a judgement."""
+    environ = os.environ if environ is None else environ
+    if environ.get(CACHE_ENV):
+        return Path(environ[CACHE_ENV]).expanduser()
+    root = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(root) / "vqabench" / "judge-cache.sqlite"
+
+
+def judge_client(
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    max_concurrency: int | None = None,
+    cache_path: str | Path | None = None,
+    mode: str | None = None,
+    replies_path: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    **settings: Any,
+) -> LLMClient:
+    """An :class:`LLMClient` for judging. Arguments left None come from ``VQABENCH_JUDGE_*``
+    variables (:meth:`LLMSettings.from_env` with that prefix; ``api_key_env="none"``: no key), then
+    the defaults. ``replies_path`` (or ``VQABENCH_JUDGE_REPLIES``) replays recorded replies instead
+    of using a cache. Extra keywords are further :class:`LLMSettings` fields (e.g. ``temperature``).
+    """
+    environ = os.environ if environ is None else environ
+    config = LLMSettings.from_env(
+        prefix=ENV_PREFIX,
+        environ=environ,
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        max_concurrency=max_concurrency,
+        **settings,
+    )
+    replies_path = replies_path or environ.get(REPLIES_ENV) or None
+    if replies_path is not None:
+        return LLMClient(config, replies_path=replies_path)
+    mode = mode or environ.get(MODE_ENV) or "normal"
+    return LLMClient(config, cache_path=cache_path or default_cache_path(environ), mode=mode)  # type: ignore[arg-type]
+
+
+def judge_client_from_args(args: argparse.Namespace) -> LLMClient:
+    """A judge client from :func:`builders.llm.add_llm_arguments` options; unset ones fall back to
+    ``VQABENCH_JUDGE_*`` (not ``VQABENCH_LLM_*``), as :func:`judge_client` does."""
+    return judge_client(
+        model=args.llm_model,
+        base_url=args.llm_base_url,
+        api_key_env=args.llm_api_key_env,
+        max_concurrency=args.llm_concurrency,
+        cache_path=args.llm_cache,
+        mode=args.llm_mode if args.llm_mode != "normal" else None,
+        replies_path=args.llm_replies,
+    )
+
+
+def _check_lengths(n: int, **columns: Sequence[Any] | None) -> None:
+    for name, column in columns.items():
+        if column is not None and len(column) != n:
+            raise ValueError(f"{name} has {len(column)} items but predictions has {n}")
+
+
+def judge_predictions(
+    predictions: Sequence[str],
+    references: Sequence[str | Mapping[str, Any]],
+    rubric: Rubric,
+    client: LLMClient,
+    *,
+    questions: Sequence[str | None] | None = None,
+    camera: Sequence[str] | None = None,
+    evidence: Sequence[Mapping[str, Any] | None] | None = None,
+    return_items: bool = False,
+) -> dict[str, Any]:
+    """Judge every prediction once (cached), then aggregate; see :func:`aggregate` for the result.
+
+    ``evidence``: per item the structured ground truth (attributes) for rubrics that take it
+    (``marinelife_open_ended``). A malformed input item is a ValueError naming its index before
+    anything is sent.
+    """
+    n = len(predictions)
+    _check_lengths(n, references=references, questions=questions, camera=camera, evidence=evidence)
+    if n == 0:
+        raise ValueError("no predictions to judge")
+    if camera is not None:
+        bad = [(i, kind) for i, kind in enumerate(camera) if kind not in CAMERA_KINDS]
+        if bad:
+            raise ValueError(
+                f"camera must be one of {CAMERA_KINDS} per item; item {bad[0][0]} is {bad[0][1]!r}"
+            )
+    requests = []
+    for i in range(n):
+        context = {"evidence": evidence[i]} if evidence is not None and evidence[i] is not None else {}
+        try:
+            requests.append(
+                rubric.request(
+                    predictions[i],
+                    references[i],
+                    questions[i] if questions is not None else None,
+                    metadata={"index": i},
+                    **context,
+                )
+            )
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"item {i}: {err}") from None
+    results = client.run(requests, desc=f"judge {rubric.name}")
+    return aggregate(rubric, results, camera=camera, client=client, return_items=return_items)
+
+
+def _means(rubric: Rubric, scored: list[dict[str, Any]]) -> dict[str, Any]:
+    if not scored:
+        return {"score": None, "criteria": {c: None for c in rubric.criterion_names}, "n": 0}
+    return {
+        "score": math.fsum(s["score"] for s in scored) / len(scored),
+        "criteria": {
+            c: math.fsum(s["criteria"][c] for s in scored) / len(scored) for c in rubric.criterion_names
+        },
+        "n": len(scored),
+    }
+
+
+def aggregate(
+    rubric: Rubric,
+    results: Sequence[LLMResult],
+    *,
+    camera: Sequence[str] | None = None,
+    client: LLMClient | None = None,
+    return_items: bool = False,
+) -> dict[str, Any]:
+    """The result of a judging run.
+
+    ``score``: mean weighted score over the judged items; ``criteria``: mean per criterion; ``n``:
+    items judged (in the means); ``n_failed`` and ``failed`` (``[{"index", "error", "raw"}]``): items
+    without a usable judgement. With ``camera``: ``by_camera = {"static": {score, criteria, n},
+    "moving": {...}}``. ``judge``: rubric name, version and signature, the model requested and the
+    model ids the server reported, tokens (recorded ones included for cache hits), cache hits and
+    API calls of this run. ``items`` (``return_items``): per item ``index`` and either ``score``,
+    ``criteria``, ``explanations``, ``cached`` or ``error``.
+    """
+    items: list[dict[str, Any]] = []
+    for i, r in enumerate(results):
+        if r.ok:
+            scored = rubric.score(r.value)
+            items.append(
+                {"index": i, **scored, "explanations": rubric.explanations(r.value), "cached": r.cached}
+            )
+        else:
+            items.append({"index": i, "error": r.error, "raw": None if r.raw is None else r.raw[:1000]})
+    ok = [item for item in items if "error" not in item]
+    out: dict[str, Any] = _means(rubric, ok)
+    out["n_failed"] = len(items) - len(ok)
+    out["failed"] = [item for item in items if "error" in item]
+    if camera is not None:
+        out["by_camera"] = {
+            kind: _means(rubric, [item for item in ok if camera[item["index"]] == kind])
+            for kind in CAMERA_KINDS
+        }
+    out["judge"] = judge_info(rubric, results, client)
+    if return_items:
+        out["items"] = items
+    return out
+
+
+def judge_info(rubric: Rubric, results: Sequence[LLMResult], client: LLMClient | None) -> dict[str, Any]:
+    """Who judged and under which settings: enough to tell two result tables apart."""
+    reported = sorted({r.model_reported for r in results if r.ok and r.model_reported})
+    info: dict[str, Any] = {
+        "rubric": rubric.name,
+        "rubric_version": rubric.version,
+        "signature": rubric.signature,
+        "model_reported": reported[0] if len(reported) == 1 else reported or None,
+        "prompt_tokens": sum(r.usage.prompt_tokens for r in results),
+        "completion_tokens": sum(r.usage.completion_tokens for r in results),
+        "cache_hits": sum(r.cached for r in results),
+    }
+    if client is not None:
+        s = client.settings
+        info["model"] = s.model
+        info["signature"] += f"|judge:{s.model}|t:{s.temperature}|seed:{s.seed}|max_tokens:{s.max_tokens}"
+        info["api_calls"] = client.last_usage.api_calls
+    return info
