@@ -27,15 +27,9 @@ from bqa.accuracy import bqa_accuracy
 from bqa.features import SPLITS
 from bqa.workfolder import meta_path, read_release
 from builders.evaluation.bqa_answers import STYLES, answer_request, read_answer
+from builders.evaluation.run import PredictionRun, run_predictions, save_run_summary
 from builders.llm import LLMClient, LLMRequest, LLMResult
-from builders.runs.llm_step import (
-    DEFAULT_BATCH_SIZE,
-    Outcome,
-    PredictionRun,
-    llm_fields,
-    run_predictions,
-    save_run_summary,
-)
+from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
 from builders.video.frame_spec import FrameSpec
 from builders.video.source import SourceLike
 

@@ -30,16 +30,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from builders.evaluation.run import PredictionRun, run_predictions, save_run_summary
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.llm.prompts import load_prompt
-from builders.runs.llm_step import (
-    DEFAULT_BATCH_SIZE,
-    Outcome,
-    PredictionRun,
-    llm_fields,
-    run_predictions,
-    save_run_summary,
-)
+from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
 from builders.scoring.answer_parsing import UNPARSED, parse_choice
 from builders.video.frame_spec import FrameSpec
 from builders.video.source import SourceLike

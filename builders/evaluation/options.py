@@ -8,8 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from builders.evaluation.run import PredictionRun
 from builders.llm import add_llm_arguments, client_from_args
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, PredictionRun
+from builders.runs.llm_step import DEFAULT_BATCH_SIZE
 from builders.runs.steps import DEFAULT_CACHE
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 

@@ -1,4 +1,5 @@
-"""The loop every LLM step shares: both pipelines' steps and both evaluation runners.
+"""The loop every LLM step shares: both pipelines' steps and both evaluation runners
+(:mod:`builders.evaluation.run`).
 
 Pending items go to the LLM in batches; each finished item is recorded at once
 (:class:`builders.runs.steps.StepRecords`), so a killed run loses nothing that was answered, and the
@@ -11,15 +12,13 @@ decoded is rejected with reason ``video_unreadable`` instead of stopping the ste
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from tqdm.auto import tqdm
 
-from builders.files.jsonio import write_json_atomic, write_jsonl_atomic
-from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
-from builders.runs.steps import KEPT, REJECTED, StepRecords, bind_work_folder
+from builders.llm import LLMClient, LLMRequest, LLMResult
+from builders.runs.steps import KEPT, REJECTED, StepRecords
 from builders.video.source import VideoError
 
 LLM_FAILURE, VIDEO_UNREADABLE = "llm_failure", "video_unreadable"
@@ -98,95 +97,3 @@ def run_llm_step(
                     failures[str(item["id"])] = result.error or "unknown error"
                 bar.update(1)
     return failures
-
-
-@dataclass
-class PredictionRun:
-    """What an evaluation runner did for one predictions file (the parts both runners share)."""
-
-    out: Path | None  # None until every item has a prediction
-    rows: int
-    predicted: int
-    rejected: dict[str, int]
-    failed: dict[str, str]  # this run's failed LLM calls: id -> error (they stay pending)
-    run: UsageSummary = field(default_factory=UsageSummary)
-    scores: dict[str, Any] | None = None  # the runner's quick accuracy, once every item is predicted
-
-    @property
-    def ok(self) -> bool:
-        return not self.failed
-
-    def _lines(self, header: str, score_line: str | None) -> str:
-        lines = [header]
-        if self.rejected:
-            lines.append("  rejected: " + ", ".join(f"{k}: {v}" for k, v in sorted(self.rejected.items())))
-        if score_line:
-            lines.append(score_line)
-        r = self.run
-        lines.append(
-            f"  this run: {r.items} LLM requests, {r.cache_hits} cache hits, {r.api_calls} API calls, "
-            f"{r.failures} failures, tokens in {r.prompt_tokens:,} / out {r.completion_tokens:,}"
-        )
-        if self.out is not None:
-            lines.append(f"  wrote {self.out}")
-        if self.failed:
-            first_id, first_error = next(iter(self.failed.items()))
-            lines.append(
-                f"  {len(self.failed)} LLM call(s) failed (e.g. {first_id}: {first_error[:160]}); rerun the same "
-                "command to retry them (replies that succeeded are cached)"
-            )
-        return "\n".join(lines)
-
-
-EVAL_CONFIG_FILE = "eval.json"
-
-
-def run_predictions(
-    work_dir: str | Path,
-    out: str | Path,
-    items: Sequence[Mapping[str, Any]],
-    client: LLMClient,
-    request_of: Callable[[Mapping[str, Any]], LLMRequest],
-    outcome_of: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome],
-    *,
-    config: Mapping[str, Any],
-    step: str = "predictions",
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    reject_failures: bool = False,
-    desc: str = "predict",
-) -> tuple[PredictionRun, list[dict[str, Any]]]:
-    """Predict every item into ``out`` (written atomically once all have a record); resumable.
-
-    ``config`` names what is evaluated (data, split, style, frames...): with the LLM settings it is
-    bound to ``<work>/eval.json``, so one work folder never mixes two evaluations. Returns the run's
-    account and the predictions (empty until complete).
-    """
-    work_dir, out = Path(work_dir), Path(out)
-    bind_work_folder(work_dir, {"data": config, "llm": client.settings.cache_identity()}, EVAL_CONFIG_FILE)
-    records = StepRecords(work_dir, step)
-    before = client.usage.snapshot()
-    failures = run_llm_step(
-        records, items, client, request_of, outcome_of,
-        batch_size=batch_size, reject_failures=reject_failures, desc=desc,
-    )  # fmt: skip
-    written = None
-    if not failures:
-        records.finish(item["id"] for item in items)
-        write_jsonl_atomic(out, records.kept())
-        written = out
-    counts = records.counts()
-    run = PredictionRun(
-        out=written,
-        rows=len(items),
-        predicted=counts.get(KEPT, 0),
-        rejected={k.split(": ", 1)[1]: v for k, v in counts.items() if k != KEPT},
-        failed=failures,
-        run=client.usage.since(before),
-    )
-    return run, records.kept() if records.complete else []
-
-
-def save_run_summary(work_dir: str | Path, run: PredictionRun) -> None:
-    """``<work>/summary.json``: the counts and quick scores of the last run."""
-    fields_ = {"rows": run.rows, "predicted": run.predicted, "rejected": run.rejected, "failed": run.failed}
-    write_json_atomic(Path(work_dir) / "summary.json", {**fields_, "scores": run.scores})
