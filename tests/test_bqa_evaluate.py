@@ -11,9 +11,9 @@ import re
 
 import pytest
 
+from bqa.data import open_split
 from bqa.workfolder import read_release
 from builders.cli import main as cli_main
-from builders.evaluation.bqa import EvalData
 from builders.files.jsonio import read_jsonl
 from builders.testing.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer, Fault, image_count
@@ -158,6 +158,6 @@ def test_failed_rows_are_retried_on_rerun_and_nothing_else(data, tmp_path, capsy
 
 def test_bad_data_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="neither a BQA work folder"):
-        EvalData.open(tmp_path, "test")
+        open_split(tmp_path, "test")
     with pytest.raises(ValueError, match="unknown split 'valid'"):
-        EvalData.open(tmp_path, "valid")
+        open_split(tmp_path, "valid")

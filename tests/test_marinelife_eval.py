@@ -12,13 +12,14 @@ import pytest
 
 from builders.cli import main as cli_main
 from builders.demo.record_marinelife_baseline import oracle
-from builders.evaluation.marinelife import JUDGE_TASKS, MarineEvalData, evaluate, judge, judge_inputs
+from builders.evaluation.marinelife import JUDGE_TASKS, evaluate, judge, judge_inputs
 from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMSettings
 from builders.scoring.answer_parsing import parse_choice
 from builders.testing.baseline_responder import BaselineModel, ScriptedJudge
 from builders.testing.chat_server import Fault, frames_digest, image_urls, last_user_text
 from builders.video.frame_spec import FrameSpec
+from marinelife16k.data import open_split
 from marinelife16k.export import export_release
 from marinelife16k.sample import write_sample_work_folder
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, OPTION_LABELS
@@ -34,7 +35,7 @@ def work(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def model(work, tmp_path_factory) -> BaselineModel:
-    return BaselineModel(marine_videos=oracle(work, FRAMES, tmp_path_factory.mktemp("cache")))
+    return BaselineModel(marine_videos=oracle(work, FRAMES))
 
 
 @pytest.fixture
@@ -49,7 +50,7 @@ def _client(server, cache: Path, **settings) -> LLMClient:
 
 
 def test_one_prediction_per_question_scored_from_the_file(work, server, tmp_path):
-    data = MarineEvalData.open(work, "test")
+    data = open_split(work, "test")
     with _client(server, tmp_path / "cache.sqlite") as client:
         summary = evaluate(data, client, tmp_path / "eval", tmp_path / "preds.jsonl", frames=FRAMES)
     assert summary.ok and summary.out == tmp_path / "preds.jsonl"
@@ -83,7 +84,7 @@ def test_one_prediction_per_question_scored_from_the_file(work, server, tmp_path
 
 
 def test_a_failed_call_stays_pending_and_a_rerun_asks_only_for_it(work, server, model, tmp_path):
-    data = MarineEvalData.open(work, "test")
+    data = open_split(work, "test")
     counts = Counter(r["prompt"] for r in data.rows)
     unique = [r["prompt"] for r in data.rows if counts[r["prompt"]] == 1]  # a prompt asked once: one question
     failing = unique[3:7]
@@ -111,8 +112,8 @@ def test_a_failed_call_stays_pending_and_a_rerun_asks_only_for_it(work, server, 
 
 def test_hub_folder_gives_the_same_questions_and_frames(work, tmp_path):
     hub = export_release(work, tmp_path / "hub", cache_dir=tmp_path / "cache", check=False).folder
-    from_work = MarineEvalData.open(work, "validation")
-    from_hub = MarineEvalData.open(hub, "validation", cache_dir=tmp_path / "cache")
+    from_work = open_split(work, "validation")
+    from_hub = open_split(hub, "validation")
     assert from_hub.rows == from_work.rows
     assert from_hub.videos == {k: {c: v[c] for c in from_hub.videos[k]} for k, v in from_work.videos.items()}
     for video in from_work.videos:
@@ -122,7 +123,7 @@ def test_hub_folder_gives_the_same_questions_and_frames(work, tmp_path):
 
 
 def test_judge_scores_open_ended_answers_by_camera(work, server, tmp_path):
-    data = MarineEvalData.open(work, "test")
+    data = open_split(work, "test")
     with _client(server, tmp_path / "cache.sqlite") as client:
         evaluate(data, client, tmp_path / "eval", tmp_path / "preds.jsonl", frames=FRAMES)
     rows = read_jsonl(tmp_path / "preds.jsonl")
@@ -164,6 +165,6 @@ def test_cli_predict_judge_report(work, server, tmp_path, capsys):
 
 def test_bad_input_is_named(work, tmp_path):
     with pytest.raises(ValueError, match="unknown split 'dev'"):
-        MarineEvalData.open(work, "dev")
+        open_split(work, "dev")
     with pytest.raises(FileNotFoundError, match="neither a MarineLife-16K work folder"):
-        MarineEvalData.open(tmp_path, "test")
+        open_split(tmp_path, "test")

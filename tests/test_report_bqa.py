@@ -138,9 +138,7 @@ def report(bqa_data, tmp_path_factory):
         "alpha": _write_predictions(tmp / "alpha.jsonl", bqa_data["rows"], ALPHA),
         "beta": _write_predictions(tmp / "beta.jsonl", bqa_data["rows"], BETA),
     }
-    return write_bqa_report(
-        bqa_data["hub"], "test", predictions, tmp / "out", cache_dir=tmp / "cache"
-    ), predictions
+    return write_bqa_report(bqa_data["hub"], "test", predictions, tmp / "out"), predictions
 
 
 def _rate(cell: str) -> tuple[float, float, float]:

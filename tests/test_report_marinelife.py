@@ -128,7 +128,6 @@ def report(marine, tmp_path_factory):
         predictions,
         out / "out",
         judge_results=[marine["judge"]],
-        cache_dir=out / "cache",
     )
 
 

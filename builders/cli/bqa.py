@@ -166,6 +166,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from builders.evaluation.bqa import EvalData, evaluate
+    from bqa.data import open_split
+    from builders.evaluation.bqa import evaluate
 
-    return run_prediction_command(args, EvalData.open, evaluate, 16, style=args.style)
+    return run_prediction_command(args, open_split, evaluate, 16, style=args.style)

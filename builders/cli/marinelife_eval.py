@@ -51,9 +51,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from builders.evaluation.marinelife import MarineEvalData, evaluate
+    from builders.evaluation.marinelife import evaluate
+    from marinelife16k.data import open_split
 
-    return run_prediction_command(args, MarineEvalData.open, evaluate, 8)
+    return run_prediction_command(args, open_split, evaluate, 8)
 
 
 def _judge(args: argparse.Namespace) -> int:

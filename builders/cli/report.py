@@ -23,9 +23,6 @@ def _common(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="score items without a prediction as unparsed (wrong) instead of failing; they are listed",
     )
-    parser.add_argument(
-        "--cache-dir", type=Path, help="datasets cache for reading a Hub folder (default: a temporary one)"
-    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -109,7 +106,6 @@ def _bqa(args: argparse.Namespace) -> int:
         args.out,
         allow_missing=args.allow_missing,
         group_mapping=args.group_mapping,
-        cache_dir=args.cache_dir,
     )
     for name, m in report.metrics["models"].items():
         r = m["metrics"]
@@ -133,7 +129,6 @@ def _marinelife(args: argparse.Namespace) -> int:
         args.out,
         judge_results=args.judge_results,
         allow_missing=args.allow_missing,
-        cache_dir=args.cache_dir,
     )
     for name, m in report.metrics["models"].items():
         if "accuracy" in m:

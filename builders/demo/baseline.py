@@ -27,16 +27,16 @@ def marine_predictions_path(out_dir: str | Path, split: str) -> Path:
 
 
 def predict_bqa(
-    recording: Recording, hub: str | Path, client: LLMClient, work: str | Path, out_dir: str | Path,
-    cache_dir: str | Path,
-) -> dict[str, dict[str, Path]]:  # fmt: skip
+    recording: Recording, hub: str | Path, client: LLMClient, work: str | Path, out_dir: str | Path
+) -> dict[str, dict[str, Path]]:
     """Predictions of every split and style in ``recording.options``: split -> style -> JSONL path."""
-    from builders.evaluation.bqa import EvalData, evaluate
+    from bqa.data import open_split
+    from builders.evaluation.bqa import evaluate
 
     frames = FrameSpec.from_json(recording.options["frames"])
     paths: dict[str, dict[str, Path]] = {}
     for split in recording.options["splits"]:
-        data = EvalData.open(hub, split, cache_dir=cache_dir)
+        data = open_split(hub, split)
         for style in recording.options["styles"]:
             out = bqa_predictions_path(out_dir, split, style)
             summary = evaluate(data, client, Path(work) / f"{split}.{style}", out, style=style, frames=frames,
@@ -48,17 +48,17 @@ def predict_bqa(
 
 
 def predict_marinelife(
-    recording: Recording, hub: str | Path, client: LLMClient, work: str | Path, out_dir: str | Path,
-    cache_dir: str | Path,
-) -> dict[str, Path]:  # fmt: skip
+    recording: Recording, hub: str | Path, client: LLMClient, work: str | Path, out_dir: str | Path
+) -> dict[str, Path]:
     """Predictions of every split in ``recording.options``: split -> JSONL path."""
-    from builders.evaluation.marinelife import MarineEvalData, evaluate
+    from builders.evaluation.marinelife import evaluate
+    from marinelife16k.data import open_split
 
     frames = FrameSpec.from_json(recording.options["frames"])
     paths = {}
     for split in recording.options["splits"]:
         out = marine_predictions_path(out_dir, split)
-        data = MarineEvalData.open(hub, split, cache_dir=cache_dir)
+        data = open_split(hub, split)
         summary = evaluate(data, client, Path(work) / split, out, frames=frames,
                            identity={"data": MARINE_DATA, "split": split})  # fmt: skip
         if summary.out is None:

@@ -31,8 +31,8 @@ from bqa.features import SPLITS
 from builders.demo.baseline import predict_bqa
 from builders.demo.recordings import BASELINE, BQA_SAMPLE_DIR, SCRIPTED_NOTE
 from builders.demo.samples import rebuild_bqa
+from builders.hub.splits import read_split
 from builders.llm import Recording
-from builders.report.inputs import load_hub_rows
 from builders.testing.baseline_responder import BaselineModel
 from builders.testing.recorder import recording_session, scripted_settings
 from builders.video.frame_spec import FrameSpec
@@ -58,7 +58,7 @@ def oracle(hub: str | Path) -> dict[tuple[str, ...], tuple[str, str]]:
     """Every item's choices (in the order shown) -> (correct label, difficulty), over all splits."""
     answers = {}
     for split in RECORDING.options["splits"]:
-        for row in load_hub_rows(hub, "default", split, ["choices", "answer", "difficulty"]):
+        for row in read_split(hub, split, "default", ["choices", "answer", "difficulty"]):
             answers[tuple(row["choices"])] = (row["answer"], row["difficulty"])
     return answers
 
@@ -73,7 +73,7 @@ def record(out_dir: str | Path = BQA_SAMPLE_DIR, hub: str | Path | None = None) 
         handler = BaselineModel(bqa=oracle(hub), **RESPONDER)
         session = recording_session(recording, handler, root / "llm-cache.sqlite", REPORTED_MODEL)
         with session as (client, _):
-            predict_bqa(recording, hub, client, root / "eval", root / "predictions", root / "cache")
+            predict_bqa(recording, hub, client, root / "eval", root / "predictions")
     return recording
 
 

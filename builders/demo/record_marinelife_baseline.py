@@ -33,13 +33,14 @@ import datasets
 from builders.demo.baseline import predict_marinelife
 from builders.demo.recordings import BASELINE, JUDGE, MARINE_SAMPLE_DIR, SCRIPTED_NOTE
 from builders.demo.samples import rebuild_marinelife
-from builders.evaluation.marinelife import JUDGE_TASKS, MarineEvalData, judge
+from builders.evaluation.marinelife import JUDGE_TASKS, judge
 from builders.files.jsonio import read_jsonl
 from builders.llm import Recording
 from builders.testing.baseline_responder import BaselineModel, ScriptedJudge
 from builders.testing.chat_server import frames_digest
 from builders.testing.recorder import recording_session, scripted_settings
 from builders.video.frame_spec import FrameSpec
+from marinelife16k.data import open_split
 from marinelife16k.splits import SPLITS
 
 BASELINE_RECORDING = Recording(
@@ -62,12 +63,12 @@ REPORTED = {BASELINE: "scripted-baseline-responder", JUDGE: "scripted-judge-resp
 
 
 def oracle(
-    hub: str | Path, frames: FrameSpec, cache_dir: str | Path
+    hub: str | Path, frames: FrameSpec
 ) -> dict[str, tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]:
     """Frames digest of each video, as the runner sends them -> (video row, its QA records)."""
     videos = {}
     for split in BASELINE_RECORDING.options["splits"]:
-        data = MarineEvalData.open(hub, split, cache_dir=cache_dir)
+        data = open_split(hub, split)
         for video_id, row in data.videos.items():
             digest = frames_digest(frames.data_urls(data.video(video_id)))
             videos[digest] = (row, [r for r in data.rows if r["id"] == video_id])
@@ -85,12 +86,10 @@ def record(
         root = Path(tmp)
         if hub is None:
             hub = rebuild_marinelife(root / "work", root / "hub", root / "cache").hub
-        model = BaselineModel(marine_videos=oracle(hub, frames, root / "cache"))
+        model = BaselineModel(marine_videos=oracle(hub, frames))
         session = recording_session(baseline, model, root / "baseline.sqlite", REPORTED[BASELINE])
         with session as (client, _):
-            paths = predict_marinelife(
-                baseline, hub, client, root / "eval", root / "predictions", root / "cache"
-            )
+            paths = predict_marinelife(baseline, hub, client, root / "eval", root / "predictions")
         predictions = [row for path in paths.values() for row in read_jsonl(path)]
         session = recording_session(judge_recording, ScriptedJudge(), root / "judge.sqlite", REPORTED[JUDGE])
         with session as (client, _):

@@ -282,19 +282,18 @@ def _frames_text(options: Mapping[str, Any]) -> str:
 
 
 def predict_baseline(
-    bqa: BuiltSample, marine: BuiltSample, out: Path, cache: Path, steps: Steps
+    bqa: BuiltSample, marine: BuiltSample, out: Path, steps: Steps
 ) -> tuple[dict[str, dict[str, Path]], dict[str, Path]]:
     """Step 4: the evaluation runners on the exported folders, answered from the bundled replies."""
     bqa_rec, marine_rec = bqa_baseline(), marine_baseline()
     try:
         with bqa_rec.replay_client() as client:
             bqa_preds = predict_bqa(
-                bqa_rec, bqa.hub, client, out / "eval" / "bqa", out / "predictions" / "bqa", cache
+                bqa_rec, bqa.hub, client, out / "eval" / "bqa", out / "predictions" / "bqa"
             )
         with marine_rec.replay_client() as client:
             marine_preds = predict_marinelife(
-                marine_rec, marine.hub, client, out / "eval" / "marinelife16k", out / "predictions" / "marinelife16k",
-                cache,
+                marine_rec, marine.hub, client, out / "eval" / "marinelife16k", out / "predictions" / "marinelife16k"
             )  # fmt: skip
     except ReplayMissError as err:
         raise RuntimeError(
@@ -349,7 +348,6 @@ def write_reports(
     marine: BuiltSample,
     bqa_preds: Mapping[str, Mapping[str, Path]],
     marine_preds: Mapping[str, Path],
-    cache: Path,
 ) -> dict[str, Any]:
     """Step 6: ``reports/scores.json`` and a report per dataset on the test split; name -> Report."""
     from builders.report import write_bqa_report, write_marinelife_report
@@ -361,10 +359,10 @@ def write_reports(
     )
     bqa_models = {BQA_MODELS[style]: path for style, path in bqa_preds["test"].items()}
     return {
-        "bqa": write_bqa_report(bqa.hub, "test", bqa_models, reports / "bqa", cache_dir=cache),
+        "bqa": write_bqa_report(bqa.hub, "test", bqa_models, reports / "bqa"),
         "marinelife16k": write_marinelife_report(
             marine.hub, "test", {MARINE_MODEL: marine_preds["test"]}, reports / "marinelife16k",
-            judge_results=[judged], cache_dir=cache,
+            judge_results=[judged],
         ),
     }  # fmt: skip
 
@@ -393,7 +391,7 @@ def run_demo(out_dir: str | Path = "vqabench-demo", echo: Callable[[str], None] 
     with steps.step("Frames: uniform samples from the loaded datasets (videos read as bytes, no torch)"):
         sample_some_frames(bqa, marine, out, steps)
     with steps.step(f"Baseline predictions ({SCRIPTED_NOTE}), replayed through the evaluation runners"):
-        bqa_preds, marine_preds = predict_baseline(bqa, marine, out, cache, steps)
+        bqa_preds, marine_preds = predict_baseline(bqa, marine, out, steps)
     with steps.step("Scoring with every metric (test split, as in the papers, and all splits pooled)"):
         metrics = Metrics(marine_judge())
         steps.note(
@@ -401,7 +399,7 @@ def run_demo(out_dir: str | Path = "vqabench-demo", echo: Callable[[str], None] 
         )
         scores = score_baseline(metrics, bqa, bqa_preds, marine_preds)
     with steps.step("Reports (test split) and every score (reports/scores.json)"):
-        reports = write_reports(out, scores, bqa, marine, bqa_preds, marine_preds, cache)
+        reports = write_reports(out, scores, bqa, marine, bqa_preds, marine_preds)
         for report in reports.values():
             steps.note(f"{report.markdown} + {report.metrics_file.name} + {len(report.figures)} PNG(s)")
     predictions = {"bqa": bqa_preds, "marinelife16k": marine_preds}

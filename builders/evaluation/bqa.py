@@ -1,7 +1,7 @@
 """Run any OpenAI-compatible VideoLLM on a BQA split and write its predictions (STEP4's act, for users).
 
-Input: a work folder with a release (``<work>/release/``) or an exported Hub-layout folder
-(``load_dataset`` on it, videos read as bytes, no torch). For each row the model gets the frames
+Input: a split opened by :func:`bqa.data.open_split` from a work folder with a release
+(``<work>/release/``) or an exported Hub-layout folder (videos read as bytes, no torch). For each row the model gets the frames
 (N uniform or per second), the question and the four choices, in the paper's single-word or
 rationale style (:mod:`builders.evaluation.bqa_answers`), and its reply is read with the shared
 answer parser. Output, one JSON object per row in split order::
@@ -17,57 +17,19 @@ to the LLM cache; the predictions file is written (atomically) once every row ha
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from bqa.accuracy import bqa_accuracy
-from bqa.features import SPLITS
-from bqa.workfolder import meta_path, read_release
+from bqa.data import SplitData
 from builders.evaluation.bqa_answers import STYLES, answer_request, read_answer
 from builders.evaluation.run import PredictionRun, run_predictions, save_run_summary
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
 from builders.video.frame_spec import FrameSpec
-from builders.video.source import SourceLike
 
 STEP = "predictions"
-ROW_FIELDS = ("id", "question", "choices", "answer", "difficulty", "gender", "age", "ethnicity")
-
-
-@dataclass
-class EvalData:
-    """The text rows of one split and a way to get each row's video (by position)."""
-
-    rows: list[dict[str, Any]]
-    video: Callable[[int], SourceLike]
-    source: str
-
-    @classmethod
-    def open(cls, path: str | Path, split: str, cache_dir: str | Path | None = None) -> EvalData:
-        """A work folder's release, or an exported Hub-layout folder (README.md + data/)."""
-        path = Path(path)
-        if split not in SPLITS:
-            raise ValueError(f"unknown split {split!r}; expected one of {list(SPLITS)}")
-        if meta_path(path).is_file():
-            release = read_release(path)
-            records = release.splits[split]
-            rows = [{k: v for k, v in r.to_json().items() if k in ROW_FIELDS} for r in records]
-            return cls(rows, lambda i: release.clip_path(records[i]), f"work folder {path}")
-        if (path / "README.md").is_file() and (path / "data").is_dir():
-            import datasets
-
-            cache = str(cache_dir) if cache_dir else tempfile.mkdtemp(prefix="bqa-eval-")
-            ds = datasets.load_dataset(str(path), split=split, cache_dir=cache)
-            rows = ds.select_columns(list(ROW_FIELDS)).to_list()
-            videos = ds.select_columns(["video"]).cast_column("video", datasets.Video(decode=False))
-            return cls(rows, lambda i: videos[i]["video"], f"Hub-layout folder {path}")
-        raise FileNotFoundError(
-            f"{path}: neither a BQA work folder (no release/meta.json) nor an exported Hub-layout folder "
-            "(README.md and data/)"
-        )
 
 
 class EvalSummary(PredictionRun):
@@ -121,7 +83,7 @@ def quick_scores(predictions: Sequence[Mapping[str, Any]]) -> dict[str, Any] | N
 
 
 def evaluate(
-    data: EvalData,
+    data: SplitData,
     client: LLMClient,
     work_dir: str | Path,
     out: str | Path,

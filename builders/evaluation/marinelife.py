@@ -1,7 +1,8 @@
 """Run any OpenAI-compatible VideoLLM on a MarineLife-16K split and write its predictions; judge them.
 
-Input: a MarineLife-16K work folder (``<work>/release/``) or an exported Hub-layout folder (the
-``qa`` and ``videos`` configs through ``load_dataset``, videos read as bytes, no torch). Every QA
+Input: a split opened by :func:`marinelife16k.data.open_split` from a MarineLife-16K work folder
+(``<work>/release/``) or an exported Hub-layout folder (the ``qa`` and ``videos`` configs, videos read
+as bytes, no torch). Every QA
 record of the split is asked as the dataset states it: the video's frames (N uniform or per second),
 then the record's own ``prompt`` field (multiple-choice prompts already list the options and ask for
 the letter; open-ended prompts are the question), in one versioned prompt
@@ -23,9 +24,7 @@ predictions file is written (atomically) once every record has one.
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -36,10 +35,8 @@ from builders.llm.prompts import load_prompt
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
 from builders.scoring.answer_parsing import UNPARSED, parse_choice
 from builders.video.frame_spec import FrameSpec
-from builders.video.source import SourceLike
 from marinelife16k.accuracy import OVERALL, marinelife_accuracy
-from marinelife16k.features import VIDEO_TEXT_COLUMNS, qa_record
-from marinelife16k.splits import SPLITS
+from marinelife16k.data import SplitData
 from marinelife16k.vocabulary import DIMENSION_OF_TYPE, MULTIPLE_CHOICE, OPTION_LABELS
 
 STEP = "predictions"
@@ -54,61 +51,6 @@ JUDGE_TASKS: dict[str, tuple[str, str]] = {
 }
 # Videos kept decoded at once: records come grouped by video, so a few suffice.
 _FRAME_CACHE_VIDEOS = 8
-
-
-@dataclass
-class MarineEvalData:
-    """One split: its QA records (the paper's JSONL fields), its video rows, and a way to get a video."""
-
-    rows: list[dict[str, Any]]
-    videos: dict[str, dict[str, Any]]  # video id -> video row (attributes, caption, camera_kind)
-    video: Callable[[str], SourceLike]  # video id -> path or {"path", "bytes"}
-    source: str
-    split: str
-
-    @classmethod
-    def open(cls, path: str | Path, split: str, cache_dir: str | Path | None = None) -> MarineEvalData:
-        """A work folder's release, or an exported Hub-layout folder (README.md + data/)."""
-        from marinelife16k.workfolder import QA_FILE, RELEASE_DIR, VIDEOS_FILE, read_release
-
-        path = Path(path)
-        if split not in SPLITS:
-            raise ValueError(f"unknown split {split!r}; expected one of {list(SPLITS)}")
-        if (path / RELEASE_DIR / VIDEOS_FILE).is_file() and (path / RELEASE_DIR / QA_FILE).is_file():
-            release = read_release(path)
-            videos = {row["id"]: row for row in release.videos if row["split"] == split}
-            rows = [r for r in release.records if r["id"] in videos]
-            data = cls(
-                rows, videos, lambda vid: release.video_file(videos[vid]), f"work folder {path}", split
-            )
-        elif (path / "README.md").is_file() and (path / "data").is_dir():
-            import datasets
-
-            cache = str(cache_dir) if cache_dir else tempfile.mkdtemp(prefix="marinelife-eval-")
-            qa = datasets.load_dataset(str(path), "qa", split=split, cache_dir=cache)
-            ds = datasets.load_dataset(str(path), "videos", split=split, cache_dir=cache)
-            texts = ds.select_columns(list(VIDEO_TEXT_COLUMNS)).to_list()
-            position = {row["id"]: i for i, row in enumerate(texts)}
-            media = ds.select_columns(["video"]).cast_column("video", datasets.Video(decode=False))
-            rows = [qa_record(example) for example in qa]
-            data = cls(
-                rows,
-                {row["id"]: row for row in texts},
-                lambda vid: media[position[vid]]["video"],
-                f"Hub-layout folder {path}",
-                split,
-            )
-        else:
-            raise FileNotFoundError(
-                f"{path}: neither a MarineLife-16K work folder (release/videos.jsonl, release/qa.jsonl) nor an "
-                "exported Hub-layout folder (README.md and data/)"
-            )
-        orphans = sorted({r["id"] for r in data.rows} - set(data.videos))
-        if orphans:
-            raise ValueError(
-                f"{data.source}: QA records of the {split} split name unknown videos {orphans[:5]}"
-            )
-        return data
 
 
 def answer_request(record: Mapping[str, Any], images: Sequence[str], frames: FrameSpec) -> LLMRequest:
@@ -179,7 +121,7 @@ class MarineEvalSummary(PredictionRun):
 
 
 def evaluate(
-    data: MarineEvalData,
+    data: SplitData,
     client: LLMClient,
     work_dir: str | Path,
     out: str | Path,

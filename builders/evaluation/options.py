@@ -50,7 +50,7 @@ def run_prediction_command(
     Exit status 1 when some LLM calls failed: they stay pending and a rerun asks for them alone.
     """
     work = args.work or args.out.with_suffix(".work")
-    data = open_data(args.data, args.split, cache_dir=work / "datasets-cache")
+    data = open_data(args.data, args.split)
     identity = {"data": str(args.data.resolve()), "split": args.split}
     frames = frame_spec_from_args(args, None, default_num_frames)
     with client_from_args(args, default_cache=work / DEFAULT_CACHE, progress=False) as client:

@@ -20,6 +20,7 @@ from datasets.table import embed_table_storage
 from builders.files.jsonio import atomic_directory
 
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
+CARD_FILE = "README.md"
 SPLIT_ORDER = ("train", "validation", "test")
 
 
@@ -84,9 +85,9 @@ def render_card(meta: Mapping[str, Any], body: str) -> str:
 
 def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
     """Split a folder's README.md into (YAML metadata, Markdown body)."""
-    path = Path(folder) / "README.md"
+    path = Path(folder) / CARD_FILE
     if not path.is_file():
-        raise ValueError(f"{folder}: no README.md dataset card")
+        raise ValueError(f"{folder}: no {CARD_FILE} dataset card")
     text = path.read_text(encoding="utf-8")
     if not text.startswith("---\n"):
         raise ValueError(f"{path}: the card does not start with a YAML block ('---')")
@@ -122,7 +123,7 @@ def write_hub_folder(
             data_dir.mkdir(parents=True)
             sizes[name] = {s: _write_split(dd[s], data_dir, s, max_shard_bytes) for s in _ordered_splits(dd)}
         meta = _card_yaml(configs, default_config, sizes, card_data or {})
-        (tmp / "README.md").write_text(render_card(meta, card_body), encoding="utf-8")
+        (tmp / CARD_FILE).write_text(render_card(meta, card_body), encoding="utf-8")
     return Path(out_dir).resolve()
 
 

@@ -17,16 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from bqa.accuracy import DEMOGRAPHIC_FIELDS, bqa_accuracy, resolve_group_mapping
+from bqa.data import open_split
 from bqa.vocabulary import DEFAULT_GROUP_MAPPING, DIFFICULTIES, OTHERS, GroupMapping
 from builders.report.document import Report, Section, write_report
-from builders.report.inputs import (
-    align,
-    default_config,
-    is_hub_folder,
-    load_hub_rows,
-    preview,
-    read_predictions,
-)
+from builders.report.inputs import align, preview, read_predictions
 from builders.report.plots import Bar, grouped_bars, heatmaps
 from builders.report.tables import fmt_number, fmt_p_value, fmt_rate, markdown_table
 
@@ -54,44 +48,22 @@ class BQASplit:
 
 
 def load_bqa_split(
-    data: str | os.PathLike[str],
-    split: str,
-    *,
-    group_mapping: GroupMapping | str | Path | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
+    data: str | os.PathLike[str], split: str, *, group_mapping: GroupMapping | str | Path | None = None
 ) -> BQASplit:
     """Rows of ``split`` from an exported Hub folder or a BQA work folder (``release/`` inside).
 
     The group mapping is ``group_mapping``, else the work folder's own, else the default; it must
     agree with the rows' ``answer_group``/``choice_groups``, or the confusion table would be wrong.
     """
-    from bqa.workfolder import meta_path, read_release
-
-    data = Path(data)
-    codes = None
-    if meta_path(data).is_file():
-        release = read_release(data, check_clips=False)
-        if split not in release.splits:
-            raise ValueError(f"{data}: no split {split!r} (splits: {list(release.splits)})")
-        rows = [{c: getattr(r, c) for c in COLUMNS} for r in release.splits[split]]
-        mapping = (
-            release.meta.group_mapping if group_mapping is None else resolve_group_mapping(group_mapping)
-        )
-        codes = release.meta.demographic_codes
-        source = f"work folder {data}"
-    elif is_hub_folder(data):
-        config = default_config(data)
-        rows = load_hub_rows(data, config, split, COLUMNS, cache_dir)
-        mapping = resolve_group_mapping(group_mapping) if group_mapping is not None else DEFAULT_GROUP_MAPPING
-        source = f"Hub folder {data} (config {config})"
+    opened = open_split(data, split, COLUMNS, check_clips=False)
+    if group_mapping is not None:
+        mapping = resolve_group_mapping(group_mapping)
     else:
-        raise FileNotFoundError(
-            f"{data}: neither a BQA work folder (release/meta.json) nor a Hub-layout folder (README.md)"
-        )
-    if not rows:
-        raise ValueError(f"{source}: the {split} split is empty")
-    _check_mapping(rows, mapping, source)
-    return BQASplit(source, split, rows, mapping, codes)
+        mapping = opened.group_mapping or DEFAULT_GROUP_MAPPING
+    if not opened.rows:
+        raise ValueError(f"{opened.source}: the {split} split is empty")
+    _check_mapping(opened.rows, mapping, opened.source)
+    return BQASplit(opened.source, split, opened.rows, mapping, opened.demographic_codes)
 
 
 def _check_mapping(rows: Sequence[Mapping[str, Any]], mapping: GroupMapping, source: str) -> None:
@@ -302,14 +274,13 @@ def write_bqa_report(
     *,
     allow_missing: bool = False,
     group_mapping: GroupMapping | str | Path | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
 ) -> Report:
     """Score each model's predictions on ``split`` of ``data`` and write the report to ``out_dir``.
 
     ``predictions``: model name -> JSONL file (``{"id", "raw_output", "rationale"?}`` per line).
     Writes ``report.md``, ``metrics.json`` and the PNGs it links.
     """
-    reference = load_bqa_split(data, split, group_mapping=group_mapping, cache_dir=cache_dir)
+    reference = load_bqa_split(data, split, group_mapping=group_mapping)
     metrics = score_bqa(reference, predictions, allow_missing=allow_missing)
     out = Path(out_dir)
     models = metrics["models"]

@@ -6,22 +6,19 @@ Prediction files are JSONL, one reply per line: the item's id under ``id_field``
 evaluation runner, token counts...) are ignored: the report parses every raw reply again with the
 shared parser, so every number comes from one piece of code.
 
-A dataset split comes from a folder in Hub layout (read with ``load_dataset``, only the text
-columns, so no video is decoded or copied) or from a pipeline's work folder; the benchmark modules
-decide which columns they need.
+A dataset split comes from each dataset's one opener (:func:`bqa.data.open_split`,
+:func:`marinelife16k.data.open_split`): a Hub-layout folder or a pipeline's work folder, text columns
+only, nothing copied.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from builders.files.jsonio import iter_jsonl
-from builders.hub.layout import read_card
 
 TEXT_FIELDS: tuple[str, ...] = ("raw_output", "prediction")
 RATIONALE_FIELD = "rationale"
@@ -123,52 +120,3 @@ def align(
     has_rationale = any(p is not None and p.rationale is not None for p in got)
     rationales = [p.rationale if p else None for p in got] if has_rationale else None
     return Aligned(texts, rationales, missing)
-
-
-# --- dataset splits ----------------------------------------------------------------------------------
-def is_hub_folder(folder: str | os.PathLike[str]) -> bool:
-    return (Path(folder) / "README.md").is_file()
-
-
-def default_config(folder: str | os.PathLike[str]) -> str:
-    """The config a bare ``load_dataset(folder)`` reads: the one marked default, or the only one."""
-    meta, _ = read_card(folder)
-    configs = meta.get("configs") or []
-    defaults = [c["config_name"] for c in configs if c.get("default")]
-    if len(defaults) == 1:
-        return defaults[0]
-    if len(configs) == 1:
-        return configs[0]["config_name"]
-    raise ValueError(f"{folder}: the card marks no single default config; name one")
-
-
-def load_hub_rows(
-    folder: str | os.PathLike[str],
-    config: str,
-    split: str,
-    columns: Sequence[str],
-    cache_dir: str | os.PathLike[str] | None = None,
-) -> list[dict[str, Any]]:
-    """``columns`` of one split of a Hub-layout folder, via ``load_dataset`` (the video is not read)."""
-    import datasets
-
-    meta, _ = read_card(folder)
-    configs = {c.get("config_name"): c for c in meta.get("configs") or []}
-    if config not in configs:
-        raise ValueError(f"{folder}: no config {config!r} in the card (configs: {sorted(configs)})")
-    splits = [f.get("split") for f in configs[config].get("data_files") or [] if isinstance(f, dict)]
-    if split not in splits:
-        raise ValueError(f"{folder}: config {config!r} has no split {split!r} (splits: {splits})")
-    infos = meta.get("dataset_info") or []
-    info = next(
-        (i for i in ([infos] if isinstance(infos, dict) else infos) if i.get("config_name") == config), {}
-    )
-    declared = [f.get("name") for f in info.get("features") or [] if isinstance(f, dict)]
-    missing = [c for c in columns if declared and c not in declared]
-    if missing:  # load_dataset would fail deep inside Parquet reading; say it plainly here
-        raise ValueError(f"{folder}: config {config!r} has no column(s) {missing} (columns: {declared})")
-    with tempfile.TemporaryDirectory(prefix="vqabench-report-") as tmp:
-        ds = datasets.load_dataset(
-            str(folder), config, split=split, columns=list(columns), cache_dir=str(cache_dir or tmp)
-        )
-        return ds.to_list()

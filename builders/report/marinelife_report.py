@@ -25,14 +25,14 @@ from typing import Any
 
 from builders.files.jsonio import read_json_object
 from builders.report.document import Report, Section, write_report
-from builders.report.inputs import align, is_hub_folder, load_hub_rows, read_predictions
+from builders.report.inputs import align, read_predictions
 from builders.report.plots import Bar, grouped_bars
 from builders.report.tables import fmt_number, fmt_rate, markdown_table
 from marinelife16k.accuracy import ACCURACY_DIMENSIONS, OVERALL, marinelife_accuracy
+from marinelife16k.data import open_split
 from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA, DIMENSION_OF_TYPE, MULTIPLE_CHOICE
 
 COLUMNS: tuple[str, ...] = ("question_id", "type", "question_format", "options", "answer")
-QA_CONFIG = "qa"
 OEMU, CAPTION = "oemu", "caption"
 JUDGE_TASKS: dict[str, str] = {
     OEMU: "open-ended questions on camera and object motion (OEMU)",
@@ -51,33 +51,15 @@ class MarineLifeSplit:
     open_ended_ids: list[str]
 
 
-def load_marinelife_split(
-    data: str | os.PathLike[str], split: str, *, cache_dir: str | os.PathLike[str] | None = None
-) -> MarineLifeSplit:
+def load_marinelife_split(data: str | os.PathLike[str], split: str) -> MarineLifeSplit:
     """``split`` of the ``qa`` config of an exported Hub folder, or of a MarineLife-16K work folder."""
-    from marinelife16k.workfolder import QA_FILE, RELEASE_DIR, VIDEOS_FILE, read_release
-
-    data = Path(data)
-    if (data / RELEASE_DIR / VIDEOS_FILE).is_file() and (data / RELEASE_DIR / QA_FILE).is_file():
-        release = read_release(data, check_videos=False)
-        if split not in release.split_names():
-            raise ValueError(f"{data}: no split {split!r} (splits: {release.split_names()})")
-        split_of = release.splits()
-        rows = [{c: r[c] for c in COLUMNS} for r in release.records if split_of[r["id"]] == split]
-        source = f"work folder {data}"
-    elif is_hub_folder(data):
-        rows = load_hub_rows(data, QA_CONFIG, split, COLUMNS, cache_dir)
-        source = f"Hub folder {data} (config {QA_CONFIG})"
-    else:
-        raise FileNotFoundError(
-            f"{data}: neither a MarineLife-16K work folder (release/videos.jsonl, release/qa.jsonl) "
-            "nor a Hub-layout folder (README.md)"
-        )
+    opened = open_split(data, split, check_videos=False)
+    rows = [{c: r[c] for c in COLUMNS} for r in opened.rows]
     mcq = [r for r in rows if r["question_format"] == MULTIPLE_CHOICE]
     open_ids = [r["question_id"] for r in rows if r["question_format"] != MULTIPLE_CHOICE]
     if not rows:
-        raise ValueError(f"{source}: the {split} split has no questions")
-    return MarineLifeSplit(source, split, mcq, open_ids)
+        raise ValueError(f"{opened.source}: the {split} split has no questions")
+    return MarineLifeSplit(opened.source, split, mcq, open_ids)
 
 
 def score_marinelife(
@@ -329,7 +311,6 @@ def write_marinelife_report(
     *,
     judge_results: Sequence[str | os.PathLike[str]] = (),
     allow_missing: bool = False,
-    cache_dir: str | os.PathLike[str] | None = None,
 ) -> Report:
     """Score each model's multiple-choice replies on ``split`` of ``data``, add the judge results,
     and write ``report.md``, ``metrics.json`` and the PNGs to ``out_dir``.
@@ -340,7 +321,7 @@ def write_marinelife_report(
     judge = read_judge_results(judge_results)
     if not predictions and not judge:
         raise ValueError("nothing to report: give --predictions and/or --judge-results")
-    reference = load_marinelife_split(data, split, cache_dir=cache_dir)
+    reference = load_marinelife_split(data, split)
     accuracy = score_marinelife(reference, predictions, allow_missing=allow_missing)
     out = Path(out_dir)
     names = list(dict.fromkeys([*accuracy, *judge]))

@@ -9,7 +9,7 @@ Modules, one job each: :mod:`.prepare` (STEP1 candidates, clips without audio), 
 rebuilt offline from recorded replies). CLI: ``vqabench bqa build`` / ``vqabench bqa evaluate``.
 """
 
-from builders.evaluation.bqa import EvalData, EvalSummary, evaluate
+from builders.evaluation.bqa import EvalSummary, evaluate
 from builders.pipelines.bqa.runner import STEPS, BuildOptions, BuildSummary, build
 from builders.pipelines.bqa.split import grouped_stratified_split, split_release
 from builders.video.frame_spec import FrameSpec
@@ -18,7 +18,6 @@ __all__ = [
     "STEPS",
     "BuildOptions",
     "BuildSummary",
-    "EvalData",
     "EvalSummary",
     "FrameSpec",
     "build",
