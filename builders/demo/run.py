@@ -34,12 +34,13 @@ import logging
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bqa.predictions import accuracy_inputs as bqa_inputs
 from builders.demo import tables
 from builders.demo.baseline import predict_bqa, predict_marinelife
 from builders.demo.recordings import SCRIPTED_NOTE, bqa_baseline, marine_baseline, marine_judge
@@ -48,6 +49,7 @@ from builders.demo.scoring import Metrics
 from builders.files.jsonio import read_jsonl, write_json_atomic, write_text_atomic
 from builders.llm import ReplayMissError
 from builders.video.sampler import Frames
+from marinelife16k.predictions import accuracy_inputs as marine_inputs
 
 MARKER = ".vqabench-demo"
 OWNED = ("work", "hub", "frames", "eval", "predictions", "reports", "cache", "summary.md")
@@ -154,29 +156,6 @@ def sample_some_frames(bqa: BuiltSample, marine: BuiltSample, out: Path, steps: 
     return sheets
 
 
-def _bqa_inputs(rows: Sequence[Mapping[str, Any]], style: str) -> dict[str, Any]:
-    inputs: dict[str, Any] = {
-        "predictions": [r["raw_output"] for r in rows],
-        "references": [r["reference"] for r in rows],
-        "choices": [r["choices"] for r in rows],
-        "difficulty": [r["difficulty"] for r in rows],
-        **{f: [r[f] for r in rows] for f in ("gender", "age", "ethnicity")},
-    }
-    if style == "rationale":
-        inputs["rationales"] = [r["rationale"] for r in rows]
-    return inputs
-
-
-def _marine_inputs(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    mcq = [r for r in rows if r["options"]]
-    return {
-        "predictions": [r["raw_output"] for r in mcq],
-        "references": [r["reference"] for r in mcq],
-        "question_types": [r["type"] for r in mcq],
-        "options": [r["options"] for r in mcq],
-    }
-
-
 def score_everything(
     metrics: Metrics,
     bqa: BuiltSample,
@@ -199,9 +178,9 @@ def score_everything(
         bqa_scores["accuracy"][scope] = {}
         for style in styles:
             pooled = [r for s in splits for r in read_jsonl(bqa_preds[s][style])]
-            bqa_scores["accuracy"][scope][style] = metrics.bqa_accuracy(**_bqa_inputs(pooled, style))
+            bqa_scores["accuracy"][scope][style] = metrics.bqa_accuracy(**bqa_inputs(pooled))
         rows = [r for s in splits for r in read_jsonl(marine_preds[s])]
-        marine_scores["accuracy"][scope] = metrics.marinelife_qa(**_marine_inputs(rows))
+        marine_scores["accuracy"][scope] = metrics.marinelife_qa(**marine_inputs(rows))
         marine_scores["judge"][scope] = {
             task: metrics.judge(rubric, inputs)
             for task, (_, rubric) in JUDGE_TASKS.items()

@@ -23,6 +23,7 @@ from typing import Any
 
 from bqa.accuracy import bqa_accuracy
 from bqa.data import SplitData
+from bqa.predictions import accuracy_inputs, item_fields
 from builders.evaluation.bqa_answers import STYLES, answer_request, read_answer
 from builders.evaluation.run import PredictionRun, run_predictions, save_run_summary
 from builders.llm import LLMClient, LLMRequest, LLMResult
@@ -54,30 +55,23 @@ def prediction_record(row: Mapping[str, Any], style: str, raw: str) -> dict[str,
     """One line of the predictions file (without the LLM provenance fields)."""
     read = read_answer(raw, row["choices"], style)
     return {
-        "id": row["id"],
+        **item_fields(row),
         "style": style,
         "raw_output": raw,
         "parsed_answer": read.parsed,
         "rationale": read.rationale,
-        "reference": row["answer"],
-        "choices": list(row["choices"]),
-        "difficulty": row["difficulty"],
-        "gender": row["gender"],
-        "age": row["age"],
-        "ethnicity": row["ethnicity"],
         "correct": read.answer == row["answer"],
     }
 
 
-def quick_scores(predictions: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def quick_scores(predictions: Sequence[Mapping[str, Any]], data: SplitData) -> dict[str, Any] | None:
     """Easy/Hard/Total accuracy of a predictions file's rows, by the project's BQA metric."""
     if not predictions:
         return None
     result = bqa_accuracy(
-        [p["raw_output"] for p in predictions],
-        [p["reference"] for p in predictions],
-        [p["choices"] for p in predictions],
-        [p["difficulty"] for p in predictions],
+        **accuracy_inputs(predictions),
+        group_mapping=data.group_mapping,
+        demographic_codes=data.demographic_codes,
     )
     return {k: result[k] for k in ("accuracy", "accuracy_easy", "accuracy_hard", "n", "n_unparsed")}
 
@@ -129,6 +123,6 @@ def evaluate(
         batch_size=batch_size, reject_failures=reject_failures, desc=f"predict ({style})",
     )  # fmt: skip
     summary = EvalSummary(**vars(run))
-    summary.scores = quick_scores(predictions)
+    summary.scores = quick_scores(predictions, data)
     save_run_summary(work_dir, summary)
     return summary

@@ -37,7 +37,8 @@ from builders.scoring.answer_parsing import UNPARSED, parse_choice
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.accuracy import OVERALL, marinelife_accuracy
 from marinelife16k.data import SplitData
-from marinelife16k.vocabulary import DIMENSION_OF_TYPE, MULTIPLE_CHOICE, OPTION_LABELS
+from marinelife16k.predictions import accuracy_inputs, item_fields
+from marinelife16k.vocabulary import MULTIPLE_CHOICE, OPTION_LABELS
 
 STEP = "predictions"
 PROMPT_NAME = "marinelife_answer"
@@ -72,32 +73,19 @@ def prediction_record(record: Mapping[str, Any], video: Mapping[str, Any], raw: 
     mcq = record["question_format"] == MULTIPLE_CHOICE
     parsed = parse_mcq(raw, record) if mcq else None
     return {
-        "id": record["question_id"],  # the runner's item key (builders.runs.steps)
-        "question_id": record["question_id"],
-        "video": record["id"],
-        "type": record["type"],
-        "dimension": DIMENSION_OF_TYPE[record["type"]],
-        "question_format": record["question_format"],
-        "camera_kind": video["camera_kind"],
-        "question": record["question"],
-        "options": [o["text"] for o in record["options"]],
+        **item_fields(record, video),
         "raw_output": raw,
         "parsed_answer": parsed,
-        "reference": record["answer"] if mcq else record["answer_text"],
         "correct": (parsed == record["answer"]) if mcq else None,
-        "evidence": dict(record["evidence_attributes"]),
     }
 
 
 def quick_scores(predictions: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """Overall multiple-choice accuracy (0-100) and unparsed count, by the project's metric."""
-    mcq = [p for p in predictions if p["question_format"] == MULTIPLE_CHOICE]
-    if not mcq:
+    inputs = accuracy_inputs(predictions)
+    if not inputs["predictions"]:
         return None
-    result = marinelife_accuracy(
-        [p["raw_output"] for p in mcq], [p["reference"] for p in mcq], [p["type"] for p in mcq],
-        [p["options"] for p in mcq],
-    )  # fmt: skip
+    result = marinelife_accuracy(**inputs)
     return {
         "accuracy": result[OVERALL],
         "n": result["n"][OVERALL],

@@ -18,6 +18,7 @@ from typing import Any
 
 from bqa.accuracy import DEMOGRAPHIC_FIELDS, bqa_accuracy, resolve_group_mapping
 from bqa.data import open_split
+from bqa.predictions import accuracy_inputs, item_fields
 from bqa.vocabulary import DEFAULT_GROUP_MAPPING, DIFFICULTIES, OTHERS, GroupMapping
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, preview, read_predictions
@@ -86,7 +87,7 @@ def score_bqa(
     if not predictions:
         raise ValueError("no predictions to report on")
     ids = [r["id"] for r in split.rows]
-    column = {c: [r[c] for r in split.rows] for c in COLUMNS}
+    items = [item_fields(r) for r in split.rows]
     models: dict[str, Any] = {}
     for name, path in predictions.items():
         aligned = align(
@@ -96,15 +97,12 @@ def score_bqa(
             split=split.split,
             allow_missing=allow_missing,
         )
+        lines = [
+            {**item, "raw_output": text, "rationale": rationale}
+            for item, text, rationale in zip(items, aligned.texts, aligned.rationales, strict=True)
+        ]
         result = bqa_accuracy(
-            predictions=aligned.texts,
-            references=column["answer"],
-            choices=column["choices"],
-            difficulty=column["difficulty"],
-            gender=column["gender"],
-            age=column["age"],
-            ethnicity=column["ethnicity"],
-            rationales=aligned.rationales,
+            **accuracy_inputs(lines),
             group_mapping=split.group_mapping,
             demographic_codes=split.demographic_codes,
         )

@@ -86,7 +86,7 @@ class Aligned:
     """One model's replies in the split's item order."""
 
     texts: list[str | None]
-    rationales: list[str | None] | None  # None when no prediction carries a rationale
+    rationales: list[str | None]
     missing: list[str]  # items with no prediction (scored as unparsed, with allow_missing)
 
 
@@ -117,6 +117,4 @@ def align(
         )
     got = [predictions.get(i) for i in ids]
     texts = [p.text if p else None for p in got]
-    has_rationale = any(p is not None and p.rationale is not None for p in got)
-    rationales = [p.rationale if p else None for p in got] if has_rationale else None
-    return Aligned(texts, rationales, missing)
+    return Aligned(texts, [p.rationale if p else None for p in got], missing)

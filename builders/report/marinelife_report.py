@@ -30,9 +30,9 @@ from builders.report.plots import Bar, grouped_bars
 from builders.report.tables import fmt_number, fmt_rate, markdown_table
 from marinelife16k.accuracy import ACCURACY_DIMENSIONS, OVERALL, marinelife_accuracy
 from marinelife16k.data import open_split
+from marinelife16k.predictions import accuracy_inputs, item_fields
 from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA, DIMENSION_OF_TYPE, MULTIPLE_CHOICE
 
-COLUMNS: tuple[str, ...] = ("question_id", "type", "question_format", "options", "answer")
 OEMU, CAPTION = "oemu", "caption"
 JUDGE_TASKS: dict[str, str] = {
     OEMU: "open-ended questions on camera and object motion (OEMU)",
@@ -47,14 +47,14 @@ class MarineLifeSplit:
 
     source: str
     split: str
-    rows: list[dict[str, Any]]  # multiple-choice only, ``COLUMNS``
+    rows: list[dict[str, Any]]  # multiple-choice only, as a predictions line's item fields
     open_ended_ids: list[str]
 
 
 def load_marinelife_split(data: str | os.PathLike[str], split: str) -> MarineLifeSplit:
     """``split`` of the ``qa`` config of an exported Hub folder, or of a MarineLife-16K work folder."""
     opened = open_split(data, split, check_videos=False)
-    rows = [{c: r[c] for c in COLUMNS} for r in opened.rows]
+    rows = [item_fields(r, opened.videos[r["id"]]) for r in opened.rows]
     mcq = [r for r in rows if r["question_format"] == MULTIPLE_CHOICE]
     open_ids = [r["question_id"] for r in rows if r["question_format"] != MULTIPLE_CHOICE]
     if not rows:
@@ -79,12 +79,8 @@ def score_marinelife(
             allow_missing=allow_missing,
             ignored_ids=split.open_ended_ids,  # judged separately
         )
-        result = marinelife_accuracy(
-            predictions=aligned.texts,
-            references=[r["answer"] for r in split.rows],
-            question_types=[r["type"] for r in split.rows],
-            options=[r["options"] for r in split.rows],
-        )
+        lines = [{**item, "raw_output": text} for item, text in zip(split.rows, aligned.texts, strict=True)]
+        result = marinelife_accuracy(**accuracy_inputs(lines))
         models[name] = {"predictions": str(path), "missing_ids": aligned.missing, "accuracy": result}
     return models
 

@@ -1,0 +1,46 @@
+"""A MarineLife-16K predictions line: what it copies from its QA record, and the accuracy metric's
+inputs from such lines.
+
+The evaluation runner writes one line per question (``builders.evaluation.marinelife``); the report
+joins any predictions file (``question_id``, ``raw_output``) to the split's records into the same
+lines; the demo reads the runner's files. All three score through :func:`accuracy_inputs`, so every
+multiple-choice number comes from one mapping of lines to
+:func:`marinelife16k.accuracy.marinelife_accuracy`'s inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from marinelife16k.vocabulary import DIMENSION_OF_TYPE, MULTIPLE_CHOICE
+
+
+def item_fields(record: Mapping[str, Any], video: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields a predictions line takes from its QA record and the record's video row."""
+    mcq = record["question_format"] == MULTIPLE_CHOICE
+    return {
+        "id": record["question_id"],  # the runner's item key (builders.runs.steps)
+        "question_id": record["question_id"],
+        "video": record["id"],
+        "type": record["type"],
+        "dimension": DIMENSION_OF_TYPE[record["type"]],
+        "question_format": record["question_format"],
+        "camera_kind": video["camera_kind"],
+        "question": record["question"],
+        "options": [o["text"] for o in record["options"]],
+        "reference": record["answer"] if mcq else record["answer_text"],
+        "evidence": dict(record["evidence_attributes"]),
+    }
+
+
+def accuracy_inputs(lines: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """The keyword inputs of ``marinelife_accuracy`` (and ``metrics/marinelife_qa``) from the
+    multiple-choice lines among ``lines`` (open-ended ones are the judge's)."""
+    mcq = [line for line in lines if line["question_format"] == MULTIPLE_CHOICE]
+    return {
+        "predictions": [line["raw_output"] for line in mcq],
+        "references": [line["reference"] for line in mcq],
+        "question_types": [line["type"] for line in mcq],
+        "options": [line["options"] for line in mcq],
+    }
