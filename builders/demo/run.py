@@ -13,7 +13,7 @@
    (OEMU, captions by camera) replayed from its bundled replies.
 6. Reports for the test split (``builders.report``) and ``reports/scores.json`` with every result.
 
-Then it prints the paper-style tables (:mod:`builders.demo.tables`), what was built where and what to
+Then it prints the paper-style tables (:mod:`builders.report.paper_tables`), what was built where and what to
 run next, and writes the same to ``summary.md``.
 
 Output folder layout::
@@ -41,13 +41,15 @@ from pathlib import Path
 from typing import Any
 
 from bqa.predictions import accuracy_inputs as bqa_inputs
-from builders.demo import tables
+from bqa.vocabulary import OTHERS
 from builders.demo.baseline import predict_bqa, predict_marinelife
 from builders.demo.recordings import SCRIPTED_NOTE, bqa_baseline, marine_baseline, marine_judge
 from builders.demo.samples import BuiltSample, rebuild_bqa, rebuild_marinelife
 from builders.demo.scoring import Metrics
 from builders.files.jsonio import read_jsonl, write_json_atomic, write_text_atomic
 from builders.llm import ReplayMissError
+from builders.report import paper_tables
+from builders.report.tables import markdown_table
 from builders.video.sampler import Frames
 from marinelife16k.predictions import accuracy_inputs as marine_inputs
 
@@ -58,6 +60,8 @@ BQA_MODELS = {"single_word": "scripted-baseline single-word", "rationale": "scri
 MARINE_MODEL = "scripted-baseline"
 BQA_FRAMES, MARINE_FRAMES = 16, 8  # the frames step's samples (the runners' come from the recordings)
 STEP_COUNT = 6
+SCOPE_LABELS: dict[str, str] = {"test": "test split", "all": "all splits"}
+STYLE_LABELS: dict[str, str] = {"single_word": "single word", "rationale": "rationale (CoT)"}
 
 
 def prepare_output(out: str | Path) -> Path:
@@ -189,6 +193,39 @@ def score_everything(
     return {"bqa": bqa_scores, "marinelife16k": marine_scores}
 
 
+def all_tables(bqa: Mapping[str, Any], marine: Mapping[str, Any], note: str) -> list[tuple[str, str]]:
+    """(title, Markdown) of every paper table over the demo's scores, in the order printed; ``note``
+    labels the baseline's tables. BQA's bias tables are over all splits (the test split is tiny)."""
+    accuracy, pooled = bqa["accuracy"], bqa["accuracy"]["all"]
+    table1 = [
+        ((STYLE_LABELS.get(style, style), SCOPE_LABELS.get(scope, scope)), result)
+        for scope, by_style in accuracy.items()
+        for style, result in by_style.items()
+    ]
+    tables = [
+        (f"BQA: accuracy by difficulty, paper Table 1 layout [{note}]",
+         paper_tables.table1(table1, ("Prompt style", "Items"))),
+        ("BQA: Self-BLEU (4-gram) of the sample's questions per split, paper Table 2 layout",
+         paper_tables.self_bleu_table(bqa["self_bleu"])),
+        (f"BQA: error rate by gender, age and ethnicity, all splits [{note}]",
+         paper_tables.bias_table({STYLE_LABELS.get(s, s): r for s, r in pooled.items()})),
+        (f"BQA: wrong answers by emotion group, single word, all splits ({OTHERS} = no emotion named) [{note}]",
+         paper_tables.confusion_table(pooled["single_word"]["confusion"])),
+    ]  # fmt: skip
+    leak = paper_tables.leakage_line(pooled.get("rationale"), SCOPE_LABELS["all"])
+    if leak:
+        tables.append((f"BQA: chain-of-thought rationale leakage [{note}]", leak))
+    scopes = {SCOPE_LABELS.get(scope, scope): scope for scope in marine["accuracy"]}
+    table3 = {label: (marine["accuracy"][s], marine["judge"][s].get("oemu")) for label, s in scopes.items()}
+    tables += [
+        (f"MarineLife-16K: accuracy per dimension (0-100) and OEMU, paper Table 3 layout [{note}]",
+         paper_tables.table3(table3, "Questions", counts=True)),
+        (f"MarineLife-16K: caption judge BEH / AH / ECF and OEMU by camera, paper Table 4 layout [{note}]",
+         paper_tables.table4_by_camera({label: marine["judge"][s] for label, s in scopes.items()}, "Videos")),
+    ]  # fmt: skip
+    return tables
+
+
 def next_steps(out: Path, metrics: Metrics) -> list[tuple[str, str]]:
     """(what, command) pairs: where to go from the demo."""
     hub_bqa, hub_marine = out / "hub" / "bqa", out / "hub" / "marinelife16k"
@@ -225,7 +262,7 @@ def next_steps(out: Path, metrics: Metrics) -> list[tuple[str, str]]:
 def _markdown_summary(
     out: Path, result: DemoResult, metrics: Metrics, table_list: list[tuple[str, str]]
 ) -> str:
-    steps = tables.markdown_table(["Step", "Seconds"], [[t, f"{s:.1f}"] for t, s in result.timings])
+    steps = markdown_table(["Step", "Seconds"], [[t, f"{s:.1f}"] for t, s in result.timings])
     lines = [
         "# vqabench demo",
         "",
@@ -385,7 +422,7 @@ def run_demo(out_dir: str | Path = "vqabench-demo", echo: Callable[[str], None] 
     result = DemoResult(
         out, 0.0, steps.timings, scores, predictions, {k: r.folder for k, r in reports.items()}
     )
-    table_list = tables.all_tables(scores["bqa"], scores["marinelife16k"], SCRIPTED_NOTE)
+    table_list = all_tables(scores["bqa"], scores["marinelife16k"], SCRIPTED_NOTE)
     for title, body in table_list:
         echo(f"\n{title}\n{body}")
     result.seconds = time.perf_counter() - start

@@ -22,6 +22,7 @@ from bqa.predictions import accuracy_inputs, item_fields
 from bqa.vocabulary import DEFAULT_GROUP_MAPPING, DIFFICULTIES, OTHERS, GroupMapping
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, preview, read_predictions
+from builders.report.paper_tables import confusion_table
 from builders.report.plots import Bar, grouped_bars, heatmaps
 from builders.report.tables import fmt_number, fmt_p_value, fmt_rate, markdown_table
 
@@ -214,8 +215,7 @@ def _confusion_section(models: Mapping[str, dict], mapping: GroupMapping, out_di
     panels = {}
     for name, m in models.items():
         table = m["metrics"]["confusion"]
-        rows = [[t, *(table[t][a] for a in answered), sum(table[t].values())] for t in true_groups]
-        body.append(f"**{name}**\n\n" + markdown_table(["Correct \\ answered", *answered, "wrong"], rows))
+        body.append(f"**{name}**\n\n" + confusion_table(table))
         # Paper's Figure 6 orientation: x = correct group, y = what the model answered.
         panels[name] = [[table[t][a] for t in true_groups] for a in answered]
     figure = heatmaps(

@@ -26,6 +26,7 @@ from typing import Any
 from builders.files.jsonio import read_json_object
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, read_predictions
+from builders.report.paper_tables import camera_scores, table3, table4
 from builders.report.plots import Bar, grouped_bars
 from builders.report.tables import fmt_number, fmt_rate, markdown_table
 from marinelife16k.accuracy import ACCURACY_DIMENSIONS, OVERALL, marinelife_accuracy
@@ -183,42 +184,30 @@ def _accuracy_section(models: Mapping[str, dict], out_dir: Path) -> Section:
 
 def _table3_section(accuracy: Mapping[str, dict], judge: Mapping[str, dict]) -> Section:
     names = list(dict.fromkeys([*accuracy, *judge]))
-    rows = []
-    for name in names:
-        acc = accuracy.get(name, {}).get("accuracy")
-        oemu = judge.get(name, {}).get(OEMU)
-        rows.append(
-            [name, *(fmt_number(acc[d], 1) if acc else None for d in ACCURACY_DIMENSIONS)]
-            + [fmt_number(oemu["score"], 2) if oemu else None]
-        )
-    table = markdown_table(["Model", *ACCURACY_DIMENSIONS, "OEMU (0-5)"], rows)
-    return Section("Summary in the paper's Table 3 layout", [table], [])
-
-
-def _camera(result: Mapping[str, Any], camera: str | None) -> dict[str, Any]:
-    """``{score, criteria, n}`` of one camera kind (``None`` = all items); {} when not reported."""
-    if camera is None:
-        return {"score": result.get("score"), "criteria": result.get("criteria") or {}, "n": result.get("n")}
-    cell = (result.get("by_camera") or {}).get(camera)
-    return {**cell, "criteria": cell.get("criteria") or {}} if cell else {}
+    entries = {
+        name: (accuracy.get(name, {}).get("accuracy"), judge.get(name, {}).get(OEMU)) for name in names
+    }
+    return Section("Summary in the paper's Table 3 layout", [table3(entries)], [])
 
 
 def _criterion(result: Mapping[str, Any], camera: str | None, name: str) -> float | None:
-    return _camera(result, camera).get("criteria", {}).get(name)
+    return camera_scores(result, camera).get("criteria", {}).get(name)
 
 
 def _judge_rows(results: Mapping[str, dict]) -> list[list[object]]:
     """Rows ``camera: measure`` x one column per model, for one judge task."""
     cameras = (None, *CAMERA_KINDS)
     measures = list(
-        dict.fromkeys(c for r in results.values() for k in cameras for c in _camera(r, k).get("criteria", {}))
+        dict.fromkeys(
+            c for r in results.values() for k in cameras for c in camera_scores(r, k).get("criteria", {})
+        )
     )
     rows: list[list[object]] = [
         ["all: failed judge calls", *(r.get("n_failed", 0) for r in results.values())]
     ]
     for camera in cameras:
         label = camera or "all"
-        cells = [_camera(r, camera) for r in results.values()]
+        cells = [camera_scores(r, camera) for r in results.values()]
         rows.append([f"{label}: n judged", *(c.get("n") for c in cells)])
         rows.append([f"{label}: score", *(fmt_number(c.get("score"), 2) for c in cells)])
         rows += [
@@ -256,7 +245,7 @@ def _judge_section(judge: Mapping[str, dict], out_dir: Path) -> Section | None:
         body += [f"**{JUDGE_TASKS[OEMU]}**", markdown_table(["", *oemu], _judge_rows(oemu))]
         cameras = (None, *CAMERA_KINDS)
         series = {
-            name: [Bar(_camera(r, k).get("score"), None, _camera(r, k).get("n")) for k in cameras]
+            name: [Bar(camera_scores(r, k).get("score"), None, camera_scores(r, k).get("n")) for k in cameras]
             for name, r in oemu.items()
         }
         figures.append(
@@ -271,19 +260,13 @@ def _judge_section(judge: Mapping[str, dict], out_dir: Path) -> Section | None:
         )
     if captions:
         columns = [(cam, c) for cam in CAMERA_KINDS for c in CAPTION_CRITERIA]
-        rows = [
-            [name, *(fmt_number(_criterion(r, cam, c), 2) for cam, c in columns)]
-            + [" / ".join(str(_camera(r, cam).get("n", 0)) for cam in CAMERA_KINDS)]
-            for name, r in captions.items()
-        ]
-        header = ["Model", *(f"{cam} {c}" for cam, c in columns), "n static / moving"]
         body += [
             f"**{JUDGE_TASKS[CAPTION]}**, in the paper's Table 4 layout",
-            markdown_table(header, rows),
+            table4(captions),
             markdown_table(["", *captions], _judge_rows(captions)),
         ]
         series = {
-            name: [Bar(_criterion(r, cam, c), None, _camera(r, cam).get("n")) for cam, c in columns]
+            name: [Bar(_criterion(r, cam, c), None, camera_scores(r, cam).get("n")) for cam, c in columns]
             for name, r in captions.items()
         }
         figures.append(
