@@ -12,7 +12,11 @@ from builders.llm import add_llm_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from builders.scoring.rubrics import DEFAULT_RUBRIC, RUBRICS
+    from builders.scoring.rubric_files import (
+        CustomRubric,  # registers "custom"; imported on use for start-up speed
+    )
+    from builders.scoring.rubrics import RUBRICS
+    from marinelife16k.rubrics import DEFAULT_RUBRIC  # registers MarineLife-16K's rubrics
 
     parser = subparsers.add_parser(
         "judge",
@@ -41,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument(
         "--rubric", default=DEFAULT_RUBRIC, choices=list(RUBRICS), help=f"rubric (default {DEFAULT_RUBRIC})"
     )
-    score.add_argument("--rubric-file", help="YAML or JSON rubric file (with --rubric custom)")
+    score.add_argument("--rubric-file", help=f"YAML or JSON rubric file (with --rubric {CustomRubric.name})")
     score.add_argument(
         "--prediction-key", default="prediction", help="field of the prediction (default %(default)s)"
     )
@@ -87,6 +91,7 @@ def _column(rows: list[dict[str, Any]], key: str, path: str, required: bool) -> 
 def _score(args: argparse.Namespace) -> int:
     from builders.scoring.judge import judge_client_from_args, judge_predictions
     from builders.scoring.rubrics import get_rubric
+    from marinelife16k.rubrics import camera_groups
 
     rubric = get_rubric(args.rubric, args.rubric_file)
     path = Path(args.predictions)
@@ -112,7 +117,7 @@ def _score(args: argparse.Namespace) -> int:
             rubric,
             client,
             questions=columns["questions"],
-            camera=columns["camera"],
+            groups=camera_groups(columns["camera"]),
             evidence=columns["evidence"],
             return_items=args.items,
         )
@@ -147,7 +152,8 @@ def _summary(result: dict[str, Any]) -> str:
 
 
 def _rubrics(args: argparse.Namespace) -> int:
-    from builders.scoring.rubrics import RUBRICS, CustomRubric, get_rubric
+    from builders.scoring.rubric_files import CustomRubric
+    from builders.scoring.rubrics import RUBRICS, get_rubric
 
     rubrics = [get_rubric(name) for name in RUBRICS if name != CustomRubric.name]
     if args.rubric_file:

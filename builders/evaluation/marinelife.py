@@ -41,10 +41,13 @@ from builders.runs.llm_step import (
     save_run_summary,
 )
 from builders.scoring.answer_parsing import UNPARSED, parse_choice
+from builders.scoring.judge import judge_predictions
+from builders.scoring.rubrics import get_rubric
 from builders.video.frame_spec import FrameSpec
 from builders.video.source import SourceLike
 from marinelife16k.accuracy import OVERALL, marinelife_accuracy
 from marinelife16k.features import VIDEO_TEXT_COLUMNS, qa_record
+from marinelife16k.rubrics import camera_groups
 from marinelife16k.splits import SPLITS
 from marinelife16k.vocabulary import DIMENSION_OF_TYPE, MULTIPLE_CHOICE, OPTION_LABELS
 
@@ -264,15 +267,23 @@ def judge_inputs(predictions: Sequence[Mapping[str, Any]], task: str) -> dict[st
 def judge(predictions: Sequence[Mapping[str, Any]], client: LLMClient) -> dict[str, dict[str, Any]]:
     """Judge results per task (``{"oemu": ..., "caption": ...}``, the shape ``--judge-results`` reads),
     with the same rubrics and aggregation as ``metrics/judge``."""
-    from builders.scoring.judge import judge_predictions
-    from builders.scoring.rubrics import get_rubric
-
     results = {}
     for task, (_, rubric) in JUDGE_TASKS.items():
         inputs = judge_inputs(predictions, task)
         if inputs is not None:
-            columns = {k: v for k, v in inputs.items() if k not in ("predictions", "references")}
-            results[task] = judge_predictions(
-                inputs["predictions"], inputs["references"], get_rubric(rubric), client, **columns
-            )
+            results[task] = judge_marinelife(rubric, inputs, client)
     return results
+
+
+def judge_marinelife(rubric: str, inputs: Mapping[str, Any], client: LLMClient) -> dict[str, Any]:
+    """One rubric's judge result over :func:`judge_inputs` (its ``camera`` column splits the means
+    by camera kind), as ``metrics/judge`` computes it."""
+    columns = {k: v for k, v in inputs.items() if k not in ("predictions", "references", "camera")}
+    return judge_predictions(
+        inputs["predictions"],
+        inputs["references"],
+        get_rubric(rubric),
+        client,
+        groups=camera_groups(inputs.get("camera")),
+        **columns,
+    )

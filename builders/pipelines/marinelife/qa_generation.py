@@ -39,9 +39,9 @@ from builders.pipelines.marinelife.checks import foreign_subject, mentions, norm
 from builders.pipelines.marinelife.outcomes import call_cost
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
 from builders.runs.steps import StepRecords
-from builders.scoring.rubrics import format_attributes
 from marinelife16k.questions import applicable_types, assemble_records
 from marinelife16k.questions import correct_answer as ground_truth
+from marinelife16k.rubrics import format_attributes
 from marinelife16k.schema import check_records
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, QUESTION_TYPES, SECONDARY_OBJECTS
 

@@ -13,7 +13,7 @@ from builders.pipelines.marinelife.checks import caption_problems, mentions
 from builders.pipelines.marinelife.outcomes import call_cost
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
 from builders.runs.steps import StepRecords
-from builders.scoring.rubrics import format_attributes
+from marinelife16k.rubrics import format_attributes
 
 STEP = "caption_refinements"
 PROMPT_NAME = "marinelife_refiner"
