@@ -57,6 +57,8 @@ MCQ_DIMENSIONS: tuple[str, ...] = tuple(
     t.dimension for t in QUESTION_TYPES.values() if t.question_format == MULTIPLE_CHOICE
 )
 DIMENSION_OF_TYPE: dict[str, str] = {n: t.dimension for n, t in QUESTION_TYPES.items()}
+# A caption is one sentence of fewer than this many words (the paper's caption engine).
+MAX_CAPTION_WORDS = 80
 # Caption judge criteria (paper's captioning table).
 CAPTION_CRITERIA: tuple[str, ...] = ("BEH", "AH", "ECF")
 

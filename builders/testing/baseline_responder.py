@@ -30,7 +30,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from builders.pipelines.marinelife.checks import content_words, words
+from builders.scoring.phrases import content_words, words
 from builders.testing.bqa_responder import draw, first_user_text, pick, schema_name
 from builders.testing.chat_server import frames_digest, image_urls
 from builders.testing.marinelife_responder import caption_from, parse_attributes
