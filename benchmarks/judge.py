@@ -23,7 +23,7 @@ from llm import ServerProcess  # benchmarks/llm.py: a ChatServer in a child proc
 
 from builders.scoring.judge import judge_client, judge_predictions
 from builders.scoring.rubrics import get_rubric
-from builders.testing.chat_server import Fault
+from builders.testing.chat_faults import Fault
 from marinelife16k.rubrics import camera_groups
 
 

@@ -22,7 +22,8 @@ from builders.llm import LLMClient, LLMSettings, ReplyCache
 from builders.pipelines.marinelife import captioner
 from builders.pipelines.marinelife.caption_engine import read_captions
 from builders.pipelines.marinelife.runner import PipelineConfig, build, load_recording
-from builders.testing.chat_server import ChatServer, message_text
+from builders.testing.chat_requests import message_text
+from builders.testing.chat_server import ChatServer
 from builders.testing.marinelife_responder import MarineLifeResponder, parse_attributes, review_score
 from marinelife16k.annotations import read_annotations
 from marinelife16k.questions import applicable_types

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.scoring.phrases import content_words, mentions, normalized
-from builders.testing.chat_server import frames_digest, image_urls, message_text, response_schema
+from builders.testing.chat_requests import frames_digest, image_urls, message_text, response_schema
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.vocabulary import ATTRIBUTES, MAX_CAPTION_WORDS, SECONDARY_OBJECTS
 
