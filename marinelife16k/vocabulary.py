@@ -17,7 +17,6 @@ SPLIT_SIZES: dict[str, int] = {"train": 1300, "validation": 200, "test": 500}
 
 MULTIPLE_CHOICE = "multiple_choice"
 OPEN_ENDED = "open_ended"
-QUESTION_FORMATS: tuple[str, ...] = (MULTIPLE_CHOICE, OPEN_ENDED)
 OPTION_LABELS: tuple[str, ...] = ("A", "B", "C", "D")
 MCQ_SUFFIX = "Answer with the option letter only."
 
@@ -49,7 +48,6 @@ QUESTION_TYPES: dict[str, QuestionType] = {
     )
 }
 MANDATORY_TYPES: tuple[str, ...] = tuple(n for n, t in QUESTION_TYPES.items() if t.mandatory)
-CONDITIONAL_TYPES: tuple[str, ...] = tuple(n for n, t in QUESTION_TYPES.items() if not t.mandatory)
 
 # Dimensions in the paper's Table 3 order; the multiple-choice ones are scored by accuracy.
 DIMENSIONS: tuple[str, ...] = ("MBC-so", "MBC-mo", "PMT", "PDO", "OBK", "SM-e", "SM-l", "OEMU")
