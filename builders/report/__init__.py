@@ -6,8 +6,8 @@
   Table 3 summary, and judge scores (OEMU, captions) by static/moving camera from judge results.
 
 Both take several models at once (``{name: predictions file}``) and lay them side by side. They
-score with the functions in :mod:`builders.scoring` (the same ones behind ``metrics/``) and never
-call an LLM. Modules: :mod:`.inputs` (prediction files, dataset splits), :mod:`.tables`
+score with the functions behind ``metrics/`` (:mod:`bqa.accuracy`, :mod:`marinelife16k.accuracy`,
+:mod:`builders.scoring`) and never call an LLM. Modules: :mod:`.inputs` (prediction files, dataset splits), :mod:`.tables`
 (Markdown), :mod:`.plots` (PNG), :mod:`.document` (the report folder), one module per benchmark.
 """
 
