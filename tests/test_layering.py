@@ -21,6 +21,7 @@ the strongly connected components of the package graph must all be single packag
 from __future__ import annotations
 
 import ast
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -243,15 +244,42 @@ def package_cycles(imports: list[Import]) -> list[str]:
     messages = []
     for component in strongly_connected(graph):
         if len(component) > 1:
-            members = set(component)
-            witnesses = [str(imp) for (a, b), imp in sorted(edges.items()) if a in members and b in members]
-            messages.append(f"cycle between {', '.join(component)}: " + "; ".join(witnesses))
+            loop = shortest_loop(graph, component)
+            witnesses = "; ".join(str(edges[a, b]) for a, b in itertools.pairwise(loop))
+            messages.append(
+                f"cycle between {', '.join(component)}; one loop: {' -> '.join(loop)} ({witnesses})"
+            )
     return messages
 
 
-def test_every_module_is_in_a_layer():
-    for module in MODULES:
-        assert unit_of(module) in LAYERS or unit_of(module) == TESTING, module
+def shortest_loop(graph: dict[str, set[str]], component: list[str]) -> list[str]:
+    """The shortest import loop through the component's first package (breadth first), as
+    ``[p, ..., p]``: one loop is enough to see where to cut."""
+    members, start = set(component), component[0]
+    parent: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for child in sorted(graph[node] & members):
+                if child == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(parent[path[-1]])
+                    return [*reversed(path), start]
+                if child not in parent:
+                    parent[child] = node
+                    following.append(child)
+        frontier = following
+    raise AssertionError(f"no loop through {start} in {component}")
+
+
+def test_every_module_is_in_a_named_layer():
+    """A new ``builders/<sub>/`` must be given its layer here, and nothing lives flat in ``builders/``
+    (its root would otherwise be a bottom layer that anything could grow into)."""
+    subpackages = {f"builders.{p.parent.name}" for p in (ROOT / "builders").glob("*/__init__.py")}
+    assert subpackages - set(LAYERS) - {TESTING} == set()
+    assert sorted(p.name for p in (ROOT / "builders").glob("*.py")) == ["__init__.py"]
 
 
 def test_imports_point_down():
@@ -277,8 +305,14 @@ def test_sideways_allowances_are_used():
 
 
 def test_checker_finds_cycles_and_upward_imports():
-    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
-    assert sorted(map(sorted, strongly_connected(graph))) == [["a", "b", "c"], ["d"], ["e"]]
+    graph = {"a": {"b", "d"}, "b": {"c"}, "c": {"a"}, "d": {"e"}, "e": {"b"}}
+    assert sorted(map(sorted, strongly_connected(graph))) == [["a", "b", "c", "d", "e"]]
+    assert shortest_loop(graph, ["a", "b", "c", "d", "e"]) == ["a", "b", "c", "a"]
+    assert sorted(map(sorted, strongly_connected({"a": {"b"}, "b": set(), "c": {"a"}}))) == [
+        ["a"],
+        ["b"],
+        ["c"],
+    ]
     up = layering_error(Import("builders.files.jsonio", 3, "builders.cli.judge"))
     assert up == (
         "builders.files.jsonio (line 3) imports builders.cli.judge: "
