@@ -12,11 +12,10 @@ from builders.llm import add_llm_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from builders.scoring.rubric_files import (
-        CustomRubric,  # registers "custom"; imported on use for start-up speed
-    )
+    # Imported on use, for start-up speed; importing them registers "custom" and MarineLife-16K's rubrics.
+    from builders.scoring.rubric_files import CustomRubric
     from builders.scoring.rubrics import RUBRICS
-    from marinelife16k.rubrics import DEFAULT_RUBRIC  # registers MarineLife-16K's rubrics
+    from marinelife16k.rubrics import DEFAULT_RUBRIC
 
     parser = subparsers.add_parser(
         "judge",
@@ -43,7 +42,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     score.add_argument("predictions", help="JSONL file, one item per line")
     score.add_argument(
-        "--rubric", default=DEFAULT_RUBRIC, choices=list(RUBRICS), help=f"rubric (default {DEFAULT_RUBRIC})"
+        "--rubric",
+        default=DEFAULT_RUBRIC,
+        choices=sorted(RUBRICS, key=lambda name: name == CustomRubric.name),
+        help=f"rubric (default {DEFAULT_RUBRIC})",
     )
     score.add_argument("--rubric-file", help=f"YAML or JSON rubric file (with --rubric {CustomRubric.name})")
     score.add_argument(
