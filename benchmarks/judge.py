@@ -23,7 +23,8 @@ from llm import ServerProcess  # benchmarks/llm.py: a ChatServer in a child proc
 
 from builders.scoring.judge import judge_client, judge_predictions
 from builders.scoring.rubrics import get_rubric
-from builders.testing.chat_server import Fault
+from builders.testing.chat_faults import Fault
+from marinelife16k.rubrics import camera_groups
 
 
 def inputs(n: int) -> tuple[list[str], list[str], list[str], list[str]]:
@@ -84,7 +85,7 @@ def main() -> None:
                     rubric,
                     judged,
                     questions=questions,
-                    camera=camera,
+                    groups=camera_groups(camera),
                 )
             assert result["n"] == n and result["n_failed"] == 0, result["failed"][:3]
             judge = min(judge, elapsed)
@@ -93,7 +94,13 @@ def main() -> None:
         server.reset()
         with client("judge0") as again:
             warm, rerun = timed(
-                judge_predictions, predictions, references, rubric, again, questions=questions, camera=camera
+                judge_predictions,
+                predictions,
+                references,
+                rubric,
+                again,
+                questions=questions,
+                groups=camera_groups(camera),
             )
         sent_warm, _, _ = server.stats()
 
@@ -102,7 +109,13 @@ def main() -> None:
         )
         with client("faults") as faulty:
             faulted, with_faults = timed(
-                judge_predictions, predictions, references, rubric, faulty, questions=questions, camera=camera
+                judge_predictions,
+                predictions,
+                references,
+                rubric,
+                faulty,
+                questions=questions,
+                groups=camera_groups(camera),
             )
         sent_faulty, injected, _ = server.stats()
 

@@ -27,7 +27,8 @@ import openai
 from pydantic import BaseModel, Field
 
 from builders.llm import LLMClient, LLMRequest, LLMSettings, user_message
-from builders.testing.chat_server import ChatServer, Fault
+from builders.testing.chat_faults import Fault
+from builders.testing.chat_server import ChatServer
 
 
 class Answer(BaseModel):

@@ -1,9 +1,9 @@
 """The statistics a BQA release reports about itself, as the paper does for its own release.
 
 Per split: size, Easy/Hard counts (Table 3), answer-group, answer-label and demographic
-distributions (Figure 3), number of source films, and the Self-BLEU of the questions (Table 2),
-computed by ``builders.scoring`` when that module is available (``self_bleu=None`` otherwise, and
-the card says it was not computed).
+distributions (Figure 3), number of source films, and the Self-BLEU of the questions (Table 2,
+:func:`builders.scoring.self_bleu.self_bleu`; an export may switch it off, and the card then says
+it was not computed).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 from bqa.records import BQARecord
 from bqa.vocabulary import DIFFICULTIES, EMOTIONS
 from bqa.workfolder import ReleaseMeta
+from builders.scoring.self_bleu import self_bleu as project_self_bleu
 
 log = logging.getLogger(__name__)
 
@@ -83,15 +84,6 @@ def split_stats(
     )
 
 
-def self_bleu_function() -> tuple[Callable[[list[str]], Any] | None, str]:
-    """The project's Self-BLEU (``builders.scoring``), imported lazily, and a note saying how it scores."""
-    try:
-        from builders.scoring.self_bleu import self_bleu
-    except ImportError as err:
-        return None, f"not computed (builders.scoring.self_bleu unavailable: {err})"
-    return self_bleu, "Texygen Self-BLEU-4, each question against all other questions of its split"
-
-
 def release_stats(
     splits: Mapping[str, Sequence[BQARecord]],
     meta: ReleaseMeta,
@@ -107,7 +99,8 @@ def release_stats(
     if callable(self_bleu):
         scorer, note = self_bleu, "Self-BLEU-4 (custom scorer)"
     elif self_bleu:
-        scorer, note = self_bleu_function()
+        scorer = project_self_bleu
+        note = "Texygen Self-BLEU-4, each question against all other questions of its split"
     else:
         scorer, note = None, "not computed (disabled for this export)"
     out = {}

@@ -45,8 +45,6 @@ DIFFICULTIES: tuple[str, ...] = ("Easy", "Hard")
 # Bucket for wrong answers that are not an emotion of the choices (the paper's error analysis).
 OTHERS = "Others"
 
-VAD: tuple[str, ...] = ("valence", "arousal", "dominance")
-
 GENDERS: tuple[str, ...] = ("Male", "Female")
 AGES: tuple[str, ...] = ("Kid", "Teenager", "Adult")
 ETHNICITIES: tuple[str, ...] = (

@@ -17,7 +17,6 @@ SPLIT_SIZES: dict[str, int] = {"train": 1300, "validation": 200, "test": 500}
 
 MULTIPLE_CHOICE = "multiple_choice"
 OPEN_ENDED = "open_ended"
-QUESTION_FORMATS: tuple[str, ...] = (MULTIPLE_CHOICE, OPEN_ENDED)
 OPTION_LABELS: tuple[str, ...] = ("A", "B", "C", "D")
 MCQ_SUFFIX = "Answer with the option letter only."
 
@@ -49,7 +48,6 @@ QUESTION_TYPES: dict[str, QuestionType] = {
     )
 }
 MANDATORY_TYPES: tuple[str, ...] = tuple(n for n, t in QUESTION_TYPES.items() if t.mandatory)
-CONDITIONAL_TYPES: tuple[str, ...] = tuple(n for n, t in QUESTION_TYPES.items() if not t.mandatory)
 
 # Dimensions in the paper's Table 3 order; the multiple-choice ones are scored by accuracy.
 DIMENSIONS: tuple[str, ...] = ("MBC-so", "MBC-mo", "PMT", "PDO", "OBK", "SM-e", "SM-l", "OEMU")
@@ -57,6 +55,8 @@ MCQ_DIMENSIONS: tuple[str, ...] = tuple(
     t.dimension for t in QUESTION_TYPES.values() if t.question_format == MULTIPLE_CHOICE
 )
 DIMENSION_OF_TYPE: dict[str, str] = {n: t.dimension for n, t in QUESTION_TYPES.items()}
+# A caption is one sentence of fewer than this many words (the paper's caption engine).
+MAX_CAPTION_WORDS = 80
 # Caption judge criteria (paper's captioning table).
 CAPTION_CRITERIA: tuple[str, ...] = ("BEH", "AH", "ECF")
 

@@ -16,7 +16,9 @@ from bqa.workfolder import read_release
 from builders.cli import main as cli_main
 from builders.files.jsonio import read_jsonl
 from builders.testing.bqa_responder import BQAResponder
-from builders.testing.chat_server import ChatServer, Fault, image_count
+from builders.testing.chat_faults import Fault
+from builders.testing.chat_requests import image_count
+from builders.testing.chat_server import ChatServer
 
 MODEL = "some-videollm"
 FIELDS = {"id", "style", "raw_output", "parsed_answer", "rationale", "reference", "choices", "difficulty", "gender",

@@ -35,7 +35,9 @@ from builders.testing.bqa_responder import (
     BQAResponder,
     schema_name,
 )
-from builders.testing.chat_server import ChatServer, Fault, image_count
+from builders.testing.chat_faults import Fault
+from builders.testing.chat_requests import image_count
+from builders.testing.chat_server import ChatServer
 
 MODEL = "scripted-bqa"
 RULE_REASONS = {"rule_no_question_mark", "rule_multiline", "rule_names_candidate"}

@@ -15,6 +15,7 @@ from pathlib import Path
 import datasets
 import pytest
 
+import marinelife16k.rubrics  # noqa: F401 - registers the MarineLife rubrics that get_rubric names
 from bqa.accuracy import bqa_accuracy
 from builders.demo import record_bqa_baseline as bqa_recording
 from builders.demo import record_marinelife_baseline as marine_recording
@@ -25,11 +26,11 @@ from builders.demo.scoring import Metrics
 from builders.evaluation.marinelife import JUDGE_TASKS, judge_inputs
 from builders.files.jsonio import read_jsonl
 from builders.report.tables import fmt_number
-from builders.scoring.judge import judge_predictions
+from builders.scoring.judge import Groups, judge_predictions
 from builders.scoring.rubrics import get_rubric
 from builders.scoring.self_bleu import self_bleu
 from marinelife16k.accuracy import marinelife_accuracy
-from marinelife16k.vocabulary import MULTIPLE_CHOICE
+from marinelife16k.vocabulary import CAMERA_KINDS, MULTIPLE_CHOICE
 
 SPLITS = ("train", "validation", "test")
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
@@ -172,8 +173,9 @@ def test_marinelife_numbers_equal_an_independent_recomputation(demo):
             for task, (_, rubric) in JUDGE_TASKS.items():
                 inputs = judge_inputs(rows, task)
                 expected = judge_predictions(
-                    inputs.pop("predictions"), inputs.pop("references"), get_rubric(rubric), client, **inputs
-                )
+                    inputs.pop("predictions"), inputs.pop("references"), get_rubric(rubric), client,
+                    groups=Groups("camera", CAMERA_KINDS, inputs.pop("camera")), **inputs,
+                )  # fmt: skip
                 got = scores["judge"][scope][task]
                 for key in ("score", "criteria", "n", "n_failed", "by_camera"):
                     assert got[key] == expected[key], (scope, task, key)

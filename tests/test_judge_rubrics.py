@@ -8,7 +8,9 @@ import pytest
 from pydantic import ValidationError
 
 from builders.llm import LLMRequest
-from builders.scoring.rubrics import RUBRICS, Criterion, CustomRubric, get_rubric
+from builders.scoring.rubric_files import CustomRubric
+from builders.scoring.rubrics import RUBRICS, Criterion, Rubric, get_rubric, register_rubric
+from marinelife16k.rubrics import MarineLifeCaption, MarineLifeCaptionReview, MarineLifeOpenEnded
 from marinelife16k.vocabulary import ATTRIBUTES, CAPTION_CRITERIA
 
 ATTRS = {
@@ -199,3 +201,25 @@ def test_criterion_checks():
     assert Criterion("x", "d").label == "x"
     with pytest.raises(ValueError, match="weight"):
         Criterion("x", "d", weight=float("nan"))
+
+
+def test_registry_is_explicit_and_refuses_a_second_class_under_a_name():
+    assert RUBRICS["marinelife_open_ended"] is MarineLifeOpenEnded
+    assert RUBRICS["marinelife_caption"] is MarineLifeCaption
+    assert RUBRICS["marinelife_caption_review"] is MarineLifeCaptionReview
+    assert RUBRICS["custom"] is CustomRubric
+    assert register_rubric(MarineLifeCaption) is MarineLifeCaption  # registering again is a no-op
+
+    class Impostor(Rubric):
+        name = "marinelife_caption"
+
+    with pytest.raises(
+        ValueError, match="'marinelife_caption' is already registered by marinelife16k.rubrics"
+    ):
+        register_rubric(Impostor)
+    with pytest.raises(ValueError, match="no name"):
+        register_rubric(type("Nameless", (Rubric,), {}))
+    assert RUBRICS["marinelife_caption"] is MarineLifeCaption
+    with pytest.raises(ValueError, match="unknown rubric 'oemu'; registered: ") as info:
+        get_rubric("oemu")
+    assert all(f"{name}," in str(info.value) or f"{name} (" in str(info.value) for name in RUBRICS)

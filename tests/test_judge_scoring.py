@@ -13,11 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import builders.scoring.rubric_files  # noqa: F401 - registers the "custom" rubric
 from builders.llm import export_replies
 from builders.llm.cache import ReplyCache
 from builders.scoring.judge import default_cache_path, judge_client, judge_predictions
 from builders.scoring.rubrics import get_rubric
-from builders.testing.chat_server import ChatServer, Fault, last_user_text, response_schema
+from builders.testing.chat_faults import Fault
+from builders.testing.chat_requests import last_user_text, response_schema
+from builders.testing.chat_server import ChatServer
+from marinelife16k.rubrics import camera_groups
 
 MARK = re.compile(r"<<([^>]*)>>")
 
@@ -76,7 +80,7 @@ def test_open_ended_weights_means_and_camera_split(client, chat_server):
     predictions, references, questions = oe_inputs()
     result = judge_predictions(
         predictions, references, get_rubric("marinelife_open_ended"), client,
-        questions=questions, camera=CAMERA, return_items=True,
+        questions=questions, groups=camera_groups(CAMERA), return_items=True,
     )  # fmt: skip
     s = np.array(OE_SCORES, dtype=float)
     weighted = s @ WEIGHTS
@@ -107,7 +111,7 @@ def test_caption_and_review_rubrics_end_to_end(client):
     caption = get_rubric("marinelife_caption")
     result = judge_predictions(
         ["A turtle <<5,2,4>>", "A ray <<1,0,2>>"], ["A turtle swims.", "A ray glides."], caption, client,
-        camera=["moving", "static"], return_items=True,
+        groups=camera_groups(["moving", "static"]), return_items=True,
     )  # fmt: skip
     assert result["criteria"] == pytest.approx({"BEH": 3.0, "AH": 1.0, "ECF": 3.0})
     assert result["score"] == pytest.approx((11 / 3 + 3 / 3) / 2)
@@ -175,7 +179,7 @@ def test_a_judgement_that_never_validates_is_reported_not_scored(client, chat_se
     references.append("ref")
     result = judge_predictions(
         predictions, references, get_rubric("marinelife_open_ended"), client,
-        camera=["static", "static", "static"],
+        groups=camera_groups(["static", "static", "static"]),
     )  # fmt: skip
     assert (result["n"], result["n_failed"]) == (2, 1)
     assert result["score"] == pytest.approx(3.0)  # (5 + 1) / 2: the failure is not a 0
@@ -243,7 +247,9 @@ def test_environment_defaults_and_input_errors(tmp_path):
         )  # fmt: skip
         assert c.mode == "refresh" and c.cache.path == str(tmp_path / "c.sqlite")
         with pytest.raises(ValueError, match="camera must be one of"):
-            judge_predictions(["a"], ["b"], get_rubric("marinelife_caption"), c, camera=["panning"])
+            judge_predictions(
+                ["a"], ["b"], get_rubric("marinelife_caption"), c, groups=camera_groups(["panning"])
+            )
         with pytest.raises(ValueError, match="references has 1 items but predictions has 2"):
             judge_predictions(["a", "b"], ["r"], get_rubric("marinelife_caption"), c)
         with pytest.raises(ValueError, match="item 1: the reference is empty"):

@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from builders.llm import ReplyError, ReplySchema, gemini_safe_schema, parse_json_reply, validate_json_schema
 from builders.llm.schema import check_value, inline_refs, parse_reply
-from builders.testing.chat_server import GEMINI_REJECTED_KEYS, _schema_keywords, example_for_schema
+from builders.testing.chat_server import GEMINI_REJECTED_KEYS
+from builders.testing.schema_examples import example_for_schema, schema_keywords
 
 
 class Option(BaseModel):
@@ -30,8 +31,8 @@ class Question(BaseModel):
 
 def test_gemini_safe_schema_inlines_refs_and_drops_rejected_keywords():
     sent = gemini_safe_schema(Question)
-    assert not (_schema_keywords(sent) & GEMINI_REJECTED_KEYS)
-    assert "title" not in _schema_keywords(sent) and "default" not in _schema_keywords(sent)
+    assert not (schema_keywords(sent) & GEMINI_REJECTED_KEYS)
+    assert "title" not in schema_keywords(sent) and "default" not in schema_keywords(sent)
     # Field names are not keywords: they stay.
     assert set(sent["properties"]) == {"title", "default", "options", "tags", "note"}
     option = sent["properties"]["options"]["items"]

@@ -17,7 +17,8 @@ from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMSettings
 from builders.scoring.answer_parsing import parse_choice
 from builders.testing.baseline_responder import BaselineModel, ScriptedJudge
-from builders.testing.chat_server import Fault, frames_digest, image_urls, last_user_text
+from builders.testing.chat_faults import Fault
+from builders.testing.chat_requests import frames_digest, image_urls, last_user_text
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.data import open_split
 from marinelife16k.export import export_release

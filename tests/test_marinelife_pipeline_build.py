@@ -19,9 +19,11 @@ import pytest
 from builders.cli import main as cli_main
 from builders.demo.record_marinelife_pipeline import record
 from builders.llm import LLMClient, LLMSettings, ReplyCache
+from builders.pipelines.marinelife import captioner
 from builders.pipelines.marinelife.caption_engine import read_captions
 from builders.pipelines.marinelife.runner import PipelineConfig, build, load_recording
-from builders.testing.chat_server import ChatServer, message_text
+from builders.testing.chat_requests import message_text
+from builders.testing.chat_server import ChatServer
 from builders.testing.marinelife_responder import MarineLifeResponder, parse_attributes, review_score
 from marinelife16k.annotations import read_annotations
 from marinelife16k.questions import applicable_types
@@ -58,7 +60,7 @@ def rows():
 
 @pytest.fixture(scope="module")
 def responder(rows):
-    return MarineLifeResponder(rows, sample_video_root())
+    return MarineLifeResponder(rows, sample_video_root(), captioner.frame_spec())
 
 
 @pytest.fixture(scope="module")

@@ -8,13 +8,7 @@ import re
 import pytest
 
 from builders.llm.schema import ReplyError, ReplySchema, check_value
-from builders.pipelines.marinelife.checks import (
-    caption_problems,
-    foreign_subject,
-    mentions,
-    normalized,
-    option_problems,
-)
+from builders.pipelines.marinelife.checks import caption_problems, foreign_subject, option_problems
 from builders.pipelines.marinelife.qa_generation import (
     REFERENCE_FIELD,
     build_records,
@@ -25,6 +19,7 @@ from builders.pipelines.marinelife.qa_generation import (
 )
 from builders.pipelines.marinelife.refiner import refine_request
 from builders.pipelines.marinelife.reviewer import review_request, review_score
+from builders.scoring.phrases import mentions, normalized
 from marinelife16k.annotations import read_annotations
 from marinelife16k.sample import sample_attributes_path
 from marinelife16k.schema import validate_records

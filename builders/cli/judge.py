@@ -12,7 +12,10 @@ from builders.llm import add_llm_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from builders.scoring.rubrics import DEFAULT_RUBRIC, RUBRICS
+    # Imported on use, for start-up speed; importing them registers "custom" and MarineLife-16K's rubrics.
+    from builders.scoring.rubric_files import CustomRubric
+    from builders.scoring.rubrics import RUBRICS
+    from marinelife16k.rubrics import DEFAULT_RUBRIC
 
     parser = subparsers.add_parser(
         "judge",
@@ -39,9 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     score.add_argument("predictions", help="JSONL file, one item per line")
     score.add_argument(
-        "--rubric", default=DEFAULT_RUBRIC, choices=list(RUBRICS), help=f"rubric (default {DEFAULT_RUBRIC})"
+        "--rubric",
+        default=DEFAULT_RUBRIC,
+        choices=sorted(RUBRICS, key=lambda name: name == CustomRubric.name),
+        help=f"rubric (default {DEFAULT_RUBRIC})",
     )
-    score.add_argument("--rubric-file", help="YAML or JSON rubric file (with --rubric custom)")
+    score.add_argument("--rubric-file", help=f"YAML or JSON rubric file (with --rubric {CustomRubric.name})")
     score.add_argument(
         "--prediction-key", default="prediction", help="field of the prediction (default %(default)s)"
     )
@@ -87,6 +93,7 @@ def _column(rows: list[dict[str, Any]], key: str, path: str, required: bool) -> 
 def _score(args: argparse.Namespace) -> int:
     from builders.scoring.judge import judge_client_from_args, judge_predictions
     from builders.scoring.rubrics import get_rubric
+    from marinelife16k.rubrics import camera_groups
 
     rubric = get_rubric(args.rubric, args.rubric_file)
     path = Path(args.predictions)
@@ -112,7 +119,7 @@ def _score(args: argparse.Namespace) -> int:
             rubric,
             client,
             questions=columns["questions"],
-            camera=columns["camera"],
+            groups=camera_groups(columns["camera"]),
             evidence=columns["evidence"],
             return_items=args.items,
         )
@@ -147,7 +154,8 @@ def _summary(result: dict[str, Any]) -> str:
 
 
 def _rubrics(args: argparse.Namespace) -> int:
-    from builders.scoring.rubrics import RUBRICS, CustomRubric, get_rubric
+    from builders.scoring.rubric_files import CustomRubric
+    from builders.scoring.rubrics import RUBRICS, get_rubric
 
     rubrics = [get_rubric(name) for name in RUBRICS if name != CustomRubric.name]
     if args.rubric_file:

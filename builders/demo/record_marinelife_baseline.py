@@ -37,7 +37,7 @@ from builders.evaluation.marinelife import JUDGE_TASKS, judge
 from builders.files.jsonio import read_jsonl
 from builders.llm import Recording
 from builders.testing.baseline_responder import BaselineModel, ScriptedJudge
-from builders.testing.chat_server import frames_digest
+from builders.testing.chat_requests import frames_digest
 from builders.testing.recorder import recording_session, scripted_settings
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.data import open_split

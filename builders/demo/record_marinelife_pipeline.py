@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.llm import Recording
+from builders.pipelines.marinelife import captioner
 from builders.pipelines.marinelife.runner import PIPELINE, PipelineConfig, build, format_summary
 from builders.testing.marinelife_responder import MarineLifeResponder
 from builders.testing.recorder import recording_session, scripted_settings
@@ -61,7 +62,7 @@ def record(
     with tempfile.TemporaryDirectory(prefix="marinelife-record-") as tmp:
         work = Path(work_dir) if work_dir is not None else Path(tmp) / "work"
         responder = MarineLifeResponder(
-            rows, sample_video_root(), num_frames=config.num_frames, max_side=config.max_side
+            rows, sample_video_root(), captioner.frame_spec(config.num_frames, config.max_side)
         )
         session = recording_session(recording, responder, Path(tmp) / "llm-cache.sqlite", REPORTED_MODEL)
         with session as (client, _):

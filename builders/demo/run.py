@@ -1,4 +1,4 @@
-"""The demo itself: seven timed steps, offline, into one output folder.
+"""The demo itself: six timed steps, offline, into one output folder.
 
 1. BQA: rebuild the bundled sample from its recorded pipeline replies, export it in Hub layout,
    check and load it back with ``load_dataset``.

@@ -2,7 +2,8 @@
 metric folders of the repository checkout (``<repo>/metrics/<name>``).
 
 Where those folders are not next to the installed ``builders`` package (a non-editable install), the
-same functions behind them are called directly (:mod:`builders.scoring`, :mod:`builders.scoring.rubrics`), and
+same functions behind them are called directly (:mod:`bqa.accuracy`, :mod:`marinelife16k.accuracy`,
+:mod:`builders.scoring`, :func:`builders.evaluation.marinelife.judge_marinelife`), and
 :attr:`Metrics.via` says so. The judge replays recorded replies only: its settings are passed
 explicitly, and ``VQABENCH_JUDGE_*`` variables of the caller's environment are set aside meanwhile,
 so they can neither change a cache key nor reach a server.
@@ -105,14 +106,10 @@ class Metrics:
         camera, evidence), answered from the recorded judge replies."""
         s = self.judge_recording.settings
         if self.folder is None:
-            from builders.scoring.judge import judge_predictions
-            from builders.scoring.rubrics import get_rubric
+            from builders.evaluation.marinelife import judge_marinelife
 
-            columns = {k: v for k, v in inputs.items() if k not in ("predictions", "references")}
             with self.judge_recording.replay_client() as client:
-                return judge_predictions(
-                    inputs["predictions"], inputs["references"], get_rubric(rubric), client, **columns
-                )
+                return judge_marinelife(rubric, inputs, client)
         with judge_environment(self.judge_recording):
             return self.module("judge", rubric).compute(
                 **inputs,

@@ -34,10 +34,13 @@ from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.llm.prompts import load_prompt
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
 from builders.scoring.answer_parsing import UNPARSED, parse_choice
+from builders.scoring.judge import judge_predictions
+from builders.scoring.rubrics import get_rubric
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.accuracy import OVERALL, marinelife_accuracy
 from marinelife16k.data import SplitData
 from marinelife16k.predictions import accuracy_inputs, item_fields
+from marinelife16k.rubrics import camera_groups
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, OPTION_LABELS
 
 STEP = "predictions"
@@ -188,15 +191,23 @@ def judge_inputs(predictions: Sequence[Mapping[str, Any]], task: str) -> dict[st
 def judge(predictions: Sequence[Mapping[str, Any]], client: LLMClient) -> dict[str, dict[str, Any]]:
     """Judge results per task (``{"oemu": ..., "caption": ...}``, the shape ``--judge-results`` reads),
     with the same rubrics and aggregation as ``metrics/judge``."""
-    from builders.scoring.judge import judge_predictions
-    from builders.scoring.rubrics import get_rubric
-
     results = {}
     for task, (_, rubric) in JUDGE_TASKS.items():
         inputs = judge_inputs(predictions, task)
         if inputs is not None:
-            columns = {k: v for k, v in inputs.items() if k not in ("predictions", "references")}
-            results[task] = judge_predictions(
-                inputs["predictions"], inputs["references"], get_rubric(rubric), client, **columns
-            )
+            results[task] = judge_marinelife(rubric, inputs, client)
     return results
+
+
+def judge_marinelife(rubric: str, inputs: Mapping[str, Any], client: LLMClient) -> dict[str, Any]:
+    """One rubric's judge result over :func:`judge_inputs` (its ``camera`` column splits the means
+    by camera kind), as ``metrics/judge`` computes it."""
+    columns = {k: v for k, v in inputs.items() if k not in ("predictions", "references", "camera")}
+    return judge_predictions(
+        inputs["predictions"],
+        inputs["references"],
+        get_rubric(rubric),
+        client,
+        groups=camera_groups(inputs.get("camera")),
+        **columns,
+    )

@@ -121,12 +121,6 @@ class LLMResult:
     metadata: Mapping[str, Any]
     elapsed: float = 0.0
 
-    def unwrap(self) -> Any:
-        """The value, or a RuntimeError carrying the failure reason."""
-        if not self.ok:
-            raise RuntimeError(f"LLM request failed: {self.error}")
-        return self.value
-
 
 @dataclass(frozen=True)
 class _Prepared:

@@ -32,10 +32,6 @@ class UsageSummary:
     completion_tokens: int = 0
     seconds: float = 0.0  # wall time inside run()/arun()
 
-    def add_tokens(self, usage: TokenUsage) -> None:
-        self.prompt_tokens += usage.prompt_tokens
-        self.completion_tokens += usage.completion_tokens
-
     def merge(self, other: UsageSummary) -> None:
         """Add another summary's counts (a run's) to this one."""
         for name in self.__dataclass_fields__:

@@ -6,11 +6,12 @@
   Table 3 summary, and judge scores (OEMU, captions) by static/moving camera from judge results.
 
 Both take several models at once (``{name: predictions file}``) and lay them side by side. They
-score with the functions in :mod:`builders.scoring` (the same ones behind ``metrics/``) and never
-call an LLM. Splits come from each dataset's opener (:func:`bqa.data.open_split`,
-:func:`marinelife16k.data.open_split`). Modules: :mod:`.inputs` (prediction files), :mod:`.tables`
-(Markdown and number formats), :mod:`.paper_tables` (the papers' tables, shared with the demo),
-:mod:`.plots` (PNG), :mod:`.document` (the report folder), one module per benchmark.
+score with the functions behind ``metrics/`` (:mod:`bqa.accuracy`, :mod:`marinelife16k.accuracy`,
+:mod:`builders.scoring`) and never call an LLM. Splits come from each dataset's opener
+(:func:`bqa.data.open_split`, :func:`marinelife16k.data.open_split`). Modules: :mod:`.inputs`
+(prediction files), :mod:`.tables` (Markdown and number formats), :mod:`.paper_tables` (the papers'
+tables, shared with the demo), :mod:`.plots` (PNG), :mod:`.document` (the report folder), one module
+per benchmark.
 """
 
 from builders.report.bqa_report import load_bqa_split, score_bqa, write_bqa_report

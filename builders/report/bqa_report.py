@@ -1,7 +1,7 @@
 """The BQA report: one or more models' predictions on one split, as Markdown tables, PNGs and JSON.
 
 Every number comes from :func:`bqa.accuracy.bqa_accuracy` (the function behind the
-``metrics/bqa`` module), called once per model on the raw replies: Easy/Hard/Total accuracy (the
+``metrics/bqa_accuracy`` module), called once per model on the raw replies: Easy/Hard/Total accuracy (the
 paper's Table 1), error rates by gender, age and ethnicity with a chi-square test (Figure 4), the
 emotion groups of wrong answers with "Others" for replies that are no emotion (Figure 6), and, for
 chain-of-thought runs, how often the rationale gives the answer away. Rates carry 95% Wilson

@@ -2,8 +2,12 @@
 
     client = judge_client(cache_path="work/judge-cache.sqlite")        # settings from VQABENCH_JUDGE_*
     result = judge_predictions(predictions, references, get_rubric("marinelife_caption"), client,
-                               camera=["static", "moving", ...])
+                               groups=Groups("camera", ("static", "moving"), ["static", "moving", ...]))
     result["score"], result["criteria"], result["by_camera"], result["n_failed"], result["failed"]
+
+The core knows no dataset: rubrics come from the registry (:mod:`builders.scoring.rubrics`), and a
+breakdown of the means (MarineLife-16K's static/moving camera, :func:`marinelife16k.rubrics.camera_groups`)
+is whatever :class:`Groups` the caller passes.
 
 A judgement the LLM could not give (transport failure after the SDK's retries, or replies that
 kept failing validation after the re-asks) is *failed*: excluded from every mean, counted in
@@ -16,12 +20,12 @@ import argparse
 import math
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from builders.llm import LLMClient, LLMResult, LLMSettings
 from builders.scoring.rubrics import Rubric
-from marinelife16k.vocabulary import CAMERA_KINDS
 
 ENV_PREFIX = "VQABENCH_JUDGE_"
 # Beyond LLMSettings' own VQABENCH_JUDGE_<FIELD> variables (MODEL, BASE_URL, API_KEY_ENV, ...):
@@ -85,6 +89,20 @@ def judge_client_from_args(args: argparse.Namespace) -> LLMClient:
     )
 
 
+@dataclass(frozen=True)
+class Groups:
+    """A breakdown of the judge's means: ``by_<name>`` in the result holds the means of the items of
+    each label, for every label of ``labels`` in that order (a label no item has gets empty means).
+    ``of_item`` is the label of each prediction, in order."""
+
+    name: str
+    labels: tuple[str, ...]
+    of_item: Sequence[str]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "labels", tuple(self.labels))
+
+
 def _check_lengths(n: int, **columns: Sequence[Any] | None) -> None:
     for name, column in columns.items():
         if column is not None and len(column) != n:
@@ -98,7 +116,7 @@ def judge_predictions(
     client: LLMClient,
     *,
     questions: Sequence[str | None] | None = None,
-    camera: Sequence[str] | None = None,
+    groups: Groups | None = None,
     evidence: Sequence[Mapping[str, Any] | None] | None = None,
     return_items: bool = False,
 ) -> dict[str, Any]:
@@ -109,14 +127,15 @@ def judge_predictions(
     anything is sent.
     """
     n = len(predictions)
-    _check_lengths(n, references=references, questions=questions, camera=camera, evidence=evidence)
+    grouped = {groups.name: groups.of_item} if groups is not None else {}
+    _check_lengths(n, references=references, questions=questions, evidence=evidence, **grouped)
     if n == 0:
         raise ValueError("no predictions to judge")
-    if camera is not None:
-        bad = [(i, kind) for i, kind in enumerate(camera) if kind not in CAMERA_KINDS]
+    if groups is not None:
+        bad = [(i, label) for i, label in enumerate(groups.of_item) if label not in groups.labels]
         if bad:
             raise ValueError(
-                f"camera must be one of {CAMERA_KINDS} per item; item {bad[0][0]} is {bad[0][1]!r}"
+                f"{groups.name} must be one of {groups.labels} per item; item {bad[0][0]} is {bad[0][1]!r}"
             )
     requests = []
     for i in range(n):
@@ -134,7 +153,7 @@ def judge_predictions(
         except (TypeError, ValueError) as err:
             raise ValueError(f"item {i}: {err}") from None
     results = client.run(requests, desc=f"judge {rubric.name}")
-    return aggregate(rubric, results, camera=camera, client=client, return_items=return_items)
+    return aggregate(rubric, results, groups=groups, client=client, return_items=return_items)
 
 
 def _means(rubric: Rubric, scored: list[dict[str, Any]]) -> dict[str, Any]:
@@ -153,7 +172,7 @@ def aggregate(
     rubric: Rubric,
     results: Sequence[LLMResult],
     *,
-    camera: Sequence[str] | None = None,
+    groups: Groups | None = None,
     client: LLMClient | None = None,
     return_items: bool = False,
 ) -> dict[str, Any]:
@@ -161,10 +180,10 @@ def aggregate(
 
     ``score``: mean weighted score over the judged items; ``criteria``: mean per criterion; ``n``:
     items judged (in the means); ``n_failed`` and ``failed`` (``[{"index", "error", "raw"}]``): items
-    without a usable judgement. With ``camera``: ``by_camera = {"static": {score, criteria, n},
-    "moving": {...}}``. ``judge``: rubric name, version and signature, the model requested and the
-    model ids the server reported, tokens (recorded ones included for cache hits), cache hits and
-    API calls of this run. ``items`` (``return_items``): per item ``index`` and either ``score``,
+    without a usable judgement. With ``groups``: ``by_<name> = {label: {score, criteria, n}, ...}``
+    (``by_camera = {"static": ..., "moving": ...}`` for MarineLife-16K). ``judge``: rubric name,
+    version and signature, the model requested and the model ids the server reported, tokens
+    (recorded ones included for cache hits), cache hits and API calls of this run. ``items`` (``return_items``): per item ``index`` and either ``score``,
     ``criteria``, ``explanations``, ``cached`` or ``error``.
     """
     items: list[dict[str, Any]] = []
@@ -180,10 +199,10 @@ def aggregate(
     out: dict[str, Any] = _means(rubric, ok)
     out["n_failed"] = len(items) - len(ok)
     out["failed"] = [item for item in items if "error" in item]
-    if camera is not None:
-        out["by_camera"] = {
-            kind: _means(rubric, [item for item in ok if camera[item["index"]] == kind])
-            for kind in CAMERA_KINDS
+    if groups is not None:
+        out[f"by_{groups.name}"] = {
+            label: _means(rubric, [item for item in ok if groups.of_item[item["index"]] == label])
+            for label in groups.labels
         }
     out["judge"] = judge_info(rubric, results, client)
     if return_items:

@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from builders.testing.chat_server import message_text
+from builders.testing.chat_requests import message_text
 
 QUESTION_SCHEMA, FILTER_SCHEMA = "BQAQuestion", "BQAFilterVerdict"
 

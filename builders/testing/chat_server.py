@@ -17,22 +17,23 @@ What a chat request gets, in order of precedence:
 
 1. the next queued fault (:meth:`ChatServer.queue_faults`), else a random one
    (``fault_rate`` with a seeded RNG over ``fault_choices``);
-2. the reply of ``handler(body)`` (``body``: the request JSON as a dict; helpers below:
-   :func:`last_user_text`, :func:`response_schema`, :func:`image_count`): a ``str`` (the message
-   content), a ``dict``/``list`` (sent as JSON content), a :class:`Reply` (content, finish reason,
-   model, token counts), a :class:`Fault`, or ``None`` for the default;
+2. the reply of ``handler(body)`` (``body``: the request JSON as a dict; readers in
+   :mod:`builders.testing.chat_requests`: ``last_user_text``, ``response_schema``, ``image_count``,
+   ...): a ``str`` (the message content), a ``dict``/``list`` (sent as JSON content), a
+   :class:`~builders.testing.chat_faults.Reply` (content, finish reason, model, token counts), a
+   :class:`~builders.testing.chat_faults.Fault`, or ``None`` for the default;
 3. the default: a JSON object valid against the request's ``response_format`` schema
-   (:func:`example_for_schema`), or :data:`DEFAULT_TEXT` when no schema was asked for.
+   (:func:`builders.testing.schema_examples.example_for_schema`), or :data:`DEFAULT_TEXT` when no
+   schema was asked for.
 
 Faults that change the content (``fenced``, ``broken_json``, ``invalid``, ``truncated``,
-``delay``) apply to the reply of steps 2-3. ``latency`` seconds are slept in every chat request
+``delay``) apply to the reply of steps 2-3 (:func:`builders.testing.chat_faults.apply_fault`). ``latency`` seconds are slept in every chat request
 before answering. Keep tests fast: give 429/500 faults a small ``retry_after`` (the SDK honours
 it; without one it backs off 0.5 s, doubling).
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import os
@@ -40,11 +41,15 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from builders.testing.chat_faults import Fault, Reply, apply_fault
+from builders.testing.chat_requests import count_prompt_tokens, response_schema
+from builders.testing.schema_examples import example_for_schema, schema_keywords
 
 _PROXY_VARIABLES = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy")
 
@@ -53,89 +58,6 @@ DEFAULT_TEXT = "This is a reply from the test chat server."
 GEMINI_REJECTED_KEYS = frozenset(
     {"$schema", "additionalProperties", "const", "propertyNames", "$ref", "$defs"}
 )
-FAULT_KINDS = (
-    "rate_limit",
-    "server_error",
-    "delay",
-    "malformed",
-    "disconnect",
-    "fenced",
-    "broken_json",
-    "invalid",
-    "truncated",
-)
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One injected fault. Build them with the class methods.
-
-    ``rate_limit``: HTTP 429 with ``Retry-After`` (seconds, may be fractional: the SDK honours it).
-    ``server_error``: HTTP ``status`` (500) with an optional ``Retry-After``.
-    ``delay``: answer normally after ``seconds`` (past the client's timeout: a timeout).
-    ``malformed``: HTTP 200 whose body is not valid JSON.
-    ``disconnect``: close the connection without answering.
-    ``fenced``: the normal content wrapped in a ```json code fence.
-    ``broken_json``: the first half of the normal content, ``finish_reason="stop"`` (bad JSON).
-    ``invalid``: JSON that violates the request's schema (required fields missing / wrong type).
-    ``truncated``: the first half of the normal content with ``finish_reason="length"``.
-    """
-
-    kind: str
-    retry_after: float | None = None
-    seconds: float = 0.0
-    status: int = 500
-
-    def __post_init__(self) -> None:
-        if self.kind not in FAULT_KINDS:
-            raise ValueError(f"unknown fault kind {self.kind!r}; one of {FAULT_KINDS}")
-
-    @classmethod
-    def rate_limit(cls, retry_after: float = 0.05) -> Fault:
-        return cls("rate_limit", retry_after=retry_after, status=429)
-
-    @classmethod
-    def server_error(cls, retry_after: float | None = None, status: int = 500) -> Fault:
-        return cls("server_error", retry_after=retry_after, status=status)
-
-    @classmethod
-    def delay(cls, seconds: float) -> Fault:
-        return cls("delay", seconds=seconds)
-
-    @classmethod
-    def malformed(cls) -> Fault:
-        return cls("malformed")
-
-    @classmethod
-    def disconnect(cls) -> Fault:
-        return cls("disconnect")
-
-    @classmethod
-    def fenced(cls) -> Fault:
-        return cls("fenced")
-
-    @classmethod
-    def broken_json(cls) -> Fault:
-        return cls("broken_json")
-
-    @classmethod
-    def invalid(cls) -> Fault:
-        return cls("invalid")
-
-    @classmethod
-    def truncated(cls) -> Fault:
-        return cls("truncated")
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A fully specified reply (content, finish reason, reported model, token usage)."""
-
-    content: str | None
-    finish_reason: str = "stop"
-    model: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -335,7 +257,7 @@ class ChatServer:
             "usage": {
                 "prompt_tokens": reply.prompt_tokens
                 if reply.prompt_tokens is not None
-                else _count_prompt(body),
+                else count_prompt_tokens(body),
                 "completion_tokens": (
                     reply.completion_tokens
                     if reply.completion_tokens is not None
@@ -456,7 +378,7 @@ class _Handler(BaseHTTPRequestHandler):
                 400, "the body must be a JSON object with 'model' and 'messages'", "invalid_request_error"
             )
             return
-        rejected = _schema_keywords(response_schema(body)) & GEMINI_REJECTED_KEYS if chat.gemini else set()
+        rejected = schema_keywords(response_schema(body)) & GEMINI_REJECTED_KEYS if chat.gemini else set()
         if rejected:
             record(400, "gemini-schema")
             self._error(400, f"Invalid JSON payload received. Unknown name {sorted(rejected)[0]!r} in "
@@ -473,174 +395,19 @@ class _Handler(BaseHTTPRequestHandler):
             record(500, "handler-error")
             self._error(500, f"test handler failed: {type(err).__name__}: {err}", "server_error")
             return
-        kind = fault.kind if fault else None
-        if kind == "rate_limit":
-            record(429, kind)
-            self._error(429, "Rate limit reached (test fault)", "rate_limit_exceeded",
-                        {"Retry-After": f"{fault.retry_after:g}"})  # fmt: skip
-            return
-        if kind == "server_error":
-            record(fault.status, kind)
-            extra = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
-            self._error(fault.status, "Internal error (test fault)", "server_error", extra)
-            return
-        if kind == "disconnect":
-            record(0, kind)
+        answer = apply_fault(fault, reply, response_schema(body))
+        if answer.delay:
+            time.sleep(answer.delay)
+        record(answer.status, fault.kind if fault else None)
+        if answer.error is not None:
+            self._error(answer.status, *answer.error, answer.headers)
+        elif answer.disconnect:
             self.close_connection = True
             try:
                 self.connection.shutdown(2)
             except OSError:
                 pass
-            return
-        if kind == "malformed":
-            record(200, kind)
-            self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"index": 0, "message": ')
-            return
-        if kind == "delay":
-            time.sleep(fault.seconds)
-        elif kind == "fenced":
-            reply = Reply(f"```json\n{reply.content}\n```", reply.finish_reason, reply.model)
-        elif kind == "invalid":
-            reply = Reply(json.dumps(invalid_for_schema(response_schema(body))), "stop", reply.model)
-        elif kind in ("truncated", "broken_json"):
-            text = reply.content or ""
-            finish = "length" if kind == "truncated" else "stop"
-            reply = Reply(text[: max(1, len(text) // 2)], finish, reply.model)
-        record(200, kind)
-        self._send(200, json.dumps(chat._completion(body, reply)).encode())
-
-
-# -- helpers for scripted handlers ----------------------------------------------------------
-
-
-def response_schema(body: dict[str, Any]) -> dict[str, Any] | None:
-    """The JSON schema a request asked for (``response_format.json_schema.schema``), or None."""
-    fmt = body.get("response_format") or {}
-    if fmt.get("type") == "json_schema":
-        return (fmt.get("json_schema") or {}).get("schema") or {}
-    return None
-
-
-def message_text(message: dict[str, Any]) -> str:
-    """The text of one message (its text parts joined when it also carries images)."""
-    content = message.get("content")
-    if isinstance(content, list):
-        return "\n".join(p.get("text", "") for p in content if p.get("type") == "text")
-    return content or ""
-
-
-def last_user_text(body: dict[str, Any]) -> str:
-    """The text of the last user message of a request: what most scripted handlers key on."""
-    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-    return message_text(users[-1]) if users else ""
-
-
-def image_urls(body: dict[str, Any]) -> list[str]:
-    """The image URLs (frames as data URLs) of a request's messages, in order."""
-    return [
-        part["image_url"]["url"]
-        for m in body.get("messages", [])
-        if isinstance(m.get("content"), list)
-        for part in m["content"]
-        if part.get("type") == "image_url"
-    ]
-
-
-def image_count(body: dict[str, Any]) -> int:
-    """How many images the request's messages carry."""
-    return len(image_urls(body))
-
-
-def frames_digest(urls: Sequence[str]) -> str:
-    """What identifies a set of frames as sent (sha256 over the data URLs): scripted handlers use it
-    to recognise which video a request shows."""
-    digest = hashlib.sha256()
-    for url in urls:
-        digest.update(url.encode("ascii"))
-    return digest.hexdigest()
-
-
-def _schema_keywords(schema: Any) -> set[str]:
-    """Every keyword used anywhere in a schema (property names excluded)."""
-    found: set[str] = set()
-    if isinstance(schema, list):
-        for item in schema:
-            found |= _schema_keywords(item)
-    elif isinstance(schema, dict):
-        for key, value in schema.items():
-            found.add(key)
-            if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
-                for sub in value.values():
-                    found |= _schema_keywords(sub)
-            else:
-                found |= _schema_keywords(value)
-    return found
-
-
-def _count_prompt(body: dict[str, Any]) -> int:
-    # A stand-in tokenizer: words, plus 85 per image (OpenAI's low-detail cost).
-    return sum(len(message_text(m).split()) for m in body.get("messages", [])) + 85 * image_count(body)
-
-
-def example_for_schema(
-    schema: dict[str, Any], _root: dict[str, Any] | None = None, _name: str = "value"
-) -> Any:
-    """A value valid against ``schema``: enums take their first member, strings and numbers sit
-    within their bounds, arrays have ``max(minItems, 1)`` items (within ``maxItems``), objects
-    carry every property. Local ``$ref``s are followed. Independent of the client's own code."""
-    root = schema if _root is None else _root
-    if "$ref" in schema:
-        name = schema["$ref"].rsplit("/", 1)[-1]
-        defs = {**root.get("definitions", {}), **root.get("$defs", {})}
-        return example_for_schema(defs[name], root, _name)
-    if "const" in schema:
-        return schema["const"]
-    if schema.get("enum"):
-        return schema["enum"][0]
-    for key in ("anyOf", "oneOf"):
-        if key in schema:
-            options = [s for s in schema[key] if s.get("type") != "null"] or schema[key]
-            return example_for_schema(options[0], root, _name)
-    if "allOf" in schema:
-        merged: dict[str, Any] = {}
-        for sub in schema["allOf"]:
-            merged.update(sub)
-        return example_for_schema(merged, root, _name)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
-    if kind is None:
-        kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
-    if kind == "object":
-        props = schema.get("properties", {})
-        return {name: example_for_schema(sub, root, name) for name, sub in props.items()}
-    if kind == "array":
-        count = max(schema.get("minItems", 1), 1)
-        count = min(count, schema.get("maxItems", count))
-        items = schema.get("items", {"type": "string"})
-        return [example_for_schema(items, root, f"{_name} {i + 1}") for i in range(count)]
-    if kind == "string":
-        text = f"example {_name}"
-        text = text.ljust(schema.get("minLength", 0), "x")
-        return text[: schema["maxLength"]] if "maxLength" in schema else text
-    if kind in ("integer", "number"):
-        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
-        if "exclusiveMinimum" in schema and "minimum" not in schema:
-            low = low + 1 if kind == "integer" else low + 0.5
-        high = schema.get("maximum", schema.get("exclusiveMaximum"))
-        value = max(low, 0) if high is None or max(low, 0) <= high else low
-        if high is not None and "exclusiveMaximum" in schema and value >= high:
-            value = high - 1 if kind == "integer" else (low + high) / 2
-        return int(value) if kind == "integer" else float(value)
-    if kind == "boolean":
-        return True
-    return None
-
-
-def invalid_for_schema(schema: dict[str, Any] | None) -> Any:
-    """JSON that violates ``schema``: an object missing its required fields, else a wrong type."""
-    if schema and schema.get("type") == "object" and schema.get("required"):
-        return {"unexpected_field": "this reply ignores the schema"}
-    if schema and schema.get("type") == "array":
-        return {"not": "an array"}
-    return ["not", "what", "was", "asked"]
+        elif answer.raw is not None:
+            self._send(answer.status, answer.raw)
+        else:
+            self._send(answer.status, json.dumps(chat._completion(body, answer.reply)).encode())

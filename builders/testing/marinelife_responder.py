@@ -30,10 +30,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from builders.pipelines.marinelife.captioner import MAX_SIDE, NUM_FRAMES, caption_frames
-from builders.pipelines.marinelife.checks import MAX_CAPTION_WORDS, content_words, mentions, normalized
-from builders.testing.chat_server import frames_digest, image_urls, message_text, response_schema
-from marinelife16k.vocabulary import ATTRIBUTES, SECONDARY_OBJECTS
+from builders.scoring.phrases import content_words, mentions, normalized
+from builders.testing.chat_requests import frames_digest, image_urls, message_text, response_schema
+from builders.video.frame_spec import FrameSpec
+from marinelife16k.vocabulary import ATTRIBUTES, MAX_CAPTION_WORDS, SECONDARY_OBJECTS
 
 ORGANISMS = (
     "hawksbill sea turtle", "reef manta ray", "whitetip reef shark", "giant grouper", "common octopus",
@@ -176,23 +176,19 @@ def _covered(text: str, value: str) -> bool:
 
 
 class MarineLifeResponder:
-    """Handler for a :class:`ChatServer`: ``server.handler = MarineLifeResponder(rows, video_root)``.
+    """Handler for a :class:`ChatServer`: ``server.handler = MarineLifeResponder(rows, video_root, frames)``.
 
     ``rows``: the video rows whose frames it should recognise (their attributes are what its drafts
-    describe); frames are sampled as the pipeline does (``num_frames``, ``max_side``).
+    describe); ``frames``: the frames the captioner sends of each video (the caller says which, e.g.
+    ``builders.pipelines.marinelife.captioner.frame_spec()``: a double does not import what it tests).
     """
 
     def __init__(
-        self,
-        rows: Sequence[Mapping[str, Any]],
-        video_root: str | os.PathLike[str],
-        *,
-        num_frames: int = NUM_FRAMES,
-        max_side: int | None = MAX_SIDE,
+        self, rows: Sequence[Mapping[str, Any]], video_root: str | os.PathLike[str], frames: FrameSpec
     ) -> None:
         self.videos: dict[str, Mapping[str, Any]] = {}
         for row in rows:
-            urls = caption_frames(Path(video_root) / row["video_path"], num_frames, max_side)
+            urls = frames.data_urls(Path(video_root) / row["video_path"])
             self.videos[frames_digest(urls)] = row
 
     def __call__(self, body: dict[str, Any]) -> Any:

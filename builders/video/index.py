@@ -46,10 +46,6 @@ class FrameIndex:
     def num_frames(self) -> int:
         return len(self.packet_of)
 
-    @property
-    def num_packets(self) -> int:
-        return len(self.pts)
-
     def times(self) -> list[Fraction]:
         """Exact presentation time of every frame, in seconds from the first frame."""
         first = self.pts[self.packet_of[0]]

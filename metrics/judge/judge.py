@@ -3,8 +3,10 @@
 import datasets
 import evaluate
 
+import builders.scoring.rubric_files  # noqa: F401 - registers the "custom" rubric
 from builders.scoring.judge import judge_client, judge_predictions
-from builders.scoring.rubrics import DEFAULT_RUBRIC, MarineLifeCaptionReview, get_rubric
+from builders.scoring.rubrics import get_rubric
+from marinelife16k.rubrics import DEFAULT_RUBRIC, MarineLifeCaptionReview, camera_groups
 from marinelife16k.vocabulary import ATTRIBUTES
 
 _CITATION = """\
@@ -107,7 +109,7 @@ class Judge(evaluate.Metric):
                 self.rubric,
                 client,
                 questions=questions,
-                camera=camera,
+                groups=camera_groups(camera),
                 evidence=evidence,
                 return_items=return_items,
             )

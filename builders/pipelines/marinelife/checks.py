@@ -1,63 +1,19 @@
 """Mechanical checks of LLM-written text: caption shape, "does it name X", "are these the same option".
 
 Each check returns problems as short sentences (empty: fine). They are sent back to the model in a
-re-ask, so they say what is wrong and what is wanted. One implementation serves the refiner, the QA
-generation and the scripted test responder.
+re-ask, so they say what is wrong and what is wanted. One implementation serves the captioner, the
+refiner and the QA generation; the word matching under them is :mod:`builders.scoring.phrases`.
 """
 
 from __future__ import annotations
 
-import re
+from builders.scoring.phrases import head_noun, normalized, stem, words
+from marinelife16k.vocabulary import MAX_CAPTION_WORDS
 
-MAX_CAPTION_WORDS = 80  # the paper: "fewer than 80 words"
-
-# Words that carry no identity in an object name ("school of bigeye trevally" -> school, bigeye, trevally).
-_FUNCTION_WORDS = frozenset(
-    "a an the of and or with in on at to from by for its it their this that some".split()
-)
 # Words that open a noun phrase: an option starting with one names a subject.
 _DETERMINERS = frozenset(
     "a an the another other some several two three four many few this that these those".split()
 )
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def normalized(text: str) -> str:
-    """Case-, space- and end-punctuation-insensitive form: what makes two options "the same"."""
-    return " ".join(text.casefold().split()).strip(" .;,:!")
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
-
-
-def _stem(word: str) -> str:
-    # Enough plural folding for names: trevallies/trevally, fishes/fish, eels/eel, glass stays glass.
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def content_words(phrase: str) -> list[str]:
-    """The stemmed words of ``phrase`` that identify it (function words dropped)."""
-    return [_stem(w) for w in words(phrase) if w not in _FUNCTION_WORDS]
-
-
-def mentions(text: str, phrase: str) -> bool:
-    """True when every identifying word of ``phrase`` occurs in ``text`` (plurals folded)."""
-    needed = content_words(phrase)
-    present = {_stem(w) for w in words(text)}
-    return bool(needed) and all(w in present for w in needed)
-
-
-def head_noun(phrase: str) -> str:
-    """The last identifying word of a name ("giant moray eel" -> "eel"), stemmed."""
-    found = content_words(phrase)
-    return found[-1] if found else ""
 
 
 def caption_problems(caption: str) -> list[str]:
@@ -109,6 +65,6 @@ def foreign_subject(option: str, central_object: str, other_objects: list[str]) 
             return other
     if lead and lead[0] in _DETERMINERS:
         head = head_noun(central_object)
-        if head not in {_stem(w) for w in lead[:5]}:
+        if head not in {stem(w) for w in lead[:5]}:
             return " ".join(lead[:4])
     return None

@@ -35,13 +35,14 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from builders.llm import LLMClient, LLMRequest, LLMResult, user_message
 from builders.llm.prompts import load_prompt
-from builders.pipelines.marinelife.checks import foreign_subject, mentions, normalized, option_problems
+from builders.pipelines.marinelife.checks import foreign_subject, option_problems
 from builders.pipelines.marinelife.outcomes import call_cost
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
 from builders.runs.steps import StepRecords
-from builders.scoring.rubrics import format_attributes
+from builders.scoring.phrases import mentions, normalized
 from marinelife16k.questions import applicable_types, assemble_records
 from marinelife16k.questions import correct_answer as ground_truth
+from marinelife16k.rubrics import format_attributes
 from marinelife16k.schema import check_records
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, QUESTION_TYPES, SECONDARY_OBJECTS
 

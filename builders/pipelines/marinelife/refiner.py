@@ -9,11 +9,12 @@ from typing import Any
 from builders.llm import LLMClient, LLMRequest, LLMResult, user_message
 from builders.llm.prompts import load_prompt
 from builders.pipelines.marinelife.captioner import Caption
-from builders.pipelines.marinelife.checks import caption_problems, mentions
+from builders.pipelines.marinelife.checks import caption_problems
 from builders.pipelines.marinelife.outcomes import call_cost
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
 from builders.runs.steps import StepRecords
-from builders.scoring.rubrics import format_attributes
+from builders.scoring.phrases import mentions
+from marinelife16k.rubrics import format_attributes
 
 STEP = "caption_refinements"
 PROMPT_NAME = "marinelife_refiner"

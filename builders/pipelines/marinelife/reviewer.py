@@ -1,6 +1,6 @@
 """Caption engine, stage 2: the reviewer scores each draft against the 13 attributes (S_c, 0-5).
 
-The reviewer *is* the judge rubric ``marinelife_caption_review`` (:mod:`builders.scoring.rubrics`):
+The reviewer *is* the judge rubric ``marinelife_caption_review`` (:mod:`marinelife16k.rubrics`):
 one prompt, one reply schema and one scale for it wherever it is used.
 """
 
@@ -15,17 +15,16 @@ from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.pipelines.marinelife.outcomes import call_cost
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
 from builders.runs.steps import StepRecords
-from builders.scoring.rubrics import Rubric, get_rubric
+from marinelife16k.rubrics import MarineLifeCaptionReview
 from marinelife16k.vocabulary import ATTRIBUTES
 
 STEP = "caption_reviews"
-RUBRIC_NAME = "marinelife_caption_review"
 CRITERION = "alignment"
 
 
 @cache
-def review_rubric() -> Rubric:
-    return get_rubric(RUBRIC_NAME)
+def review_rubric() -> MarineLifeCaptionReview:
+    return MarineLifeCaptionReview()
 
 
 def review_request(draft: str, attributes: Mapping[str, Any]) -> LLMRequest:

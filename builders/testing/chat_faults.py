@@ -1,0 +1,146 @@
+"""What a scripted chat reply is, the faults the test chat server can inject, and how a fault turns a
+reply into the answer sent (:func:`apply_fault`); the HTTP side is :mod:`builders.testing.chat_server`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from builders.testing.schema_examples import invalid_for_schema
+
+FAULT_KINDS = (
+    "rate_limit",
+    "server_error",
+    "delay",
+    "malformed",
+    "disconnect",
+    "fenced",
+    "broken_json",
+    "invalid",
+    "truncated",
+)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected fault. Build them with the class methods.
+
+    ``rate_limit``: HTTP 429 with ``Retry-After`` (seconds, may be fractional: the SDK honours it).
+    ``server_error``: HTTP ``status`` (500) with an optional ``Retry-After``.
+    ``delay``: answer normally after ``seconds`` (past the client's timeout: a timeout).
+    ``malformed``: HTTP 200 whose body is not valid JSON.
+    ``disconnect``: close the connection without answering.
+    ``fenced``: the normal content wrapped in a ```json code fence.
+    ``broken_json``: the first half of the normal content, ``finish_reason="stop"`` (bad JSON).
+    ``invalid``: JSON that violates the request's schema (required fields missing / wrong type).
+    ``truncated``: the first half of the normal content with ``finish_reason="length"``.
+    """
+
+    kind: str
+    retry_after: float | None = None
+    seconds: float = 0.0
+    status: int = 500
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {self.kind!r}; one of {FAULT_KINDS}")
+
+    @classmethod
+    def rate_limit(cls, retry_after: float = 0.05) -> Fault:
+        return cls("rate_limit", retry_after=retry_after, status=429)
+
+    @classmethod
+    def server_error(cls, retry_after: float | None = None, status: int = 500) -> Fault:
+        return cls("server_error", retry_after=retry_after, status=status)
+
+    @classmethod
+    def delay(cls, seconds: float) -> Fault:
+        return cls("delay", seconds=seconds)
+
+    @classmethod
+    def malformed(cls) -> Fault:
+        return cls("malformed")
+
+    @classmethod
+    def disconnect(cls) -> Fault:
+        return cls("disconnect")
+
+    @classmethod
+    def fenced(cls) -> Fault:
+        return cls("fenced")
+
+    @classmethod
+    def broken_json(cls) -> Fault:
+        return cls("broken_json")
+
+    @classmethod
+    def invalid(cls) -> Fault:
+        return cls("invalid")
+
+    @classmethod
+    def truncated(cls) -> Fault:
+        return cls("truncated")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A fully specified reply (content, finish reason, reported model, token usage)."""
+
+    content: str | None
+    finish_reason: str = "stop"
+    model: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+# The body of a ``malformed`` fault: HTTP 200, cut off mid-JSON.
+MALFORMED_BODY = b'{"id": "chatcmpl-broken", "choices": [{"index": 0, "message": '
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the server sends for one chat request once its fault (if any) is applied.
+
+    ``status``: the HTTP status logged (0: no answer). Exactly one way of answering: ``reply`` (a
+    chat completion), ``error`` (``(message, type)`` of an OpenAI-style error body, with
+    ``headers``), ``raw`` (bytes sent as they are) or ``disconnect``. ``delay``: seconds to wait first.
+    """
+
+    status: int
+    reply: Reply | None = None
+    error: tuple[str, str] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
+    disconnect: bool = False
+    delay: float = 0.0
+
+
+def apply_fault(fault: Fault | None, reply: Reply, schema: dict[str, Any] | None) -> Answer:
+    """The answer to a request whose normal reply is ``reply`` (``schema``: what the request asked
+    for, used by ``invalid``), under ``fault`` (None: the reply itself)."""
+    if fault is None:
+        return Answer(200, reply)
+    kind = fault.kind
+    if kind == "rate_limit":
+        return Answer(
+            429,
+            error=("Rate limit reached (test fault)", "rate_limit_exceeded"),
+            headers={"Retry-After": f"{fault.retry_after:g}"},
+        )
+    if kind == "server_error":
+        extra = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
+        return Answer(fault.status, error=("Internal error (test fault)", "server_error"), headers=extra)
+    if kind == "disconnect":
+        return Answer(0, disconnect=True)
+    if kind == "malformed":
+        return Answer(200, raw=MALFORMED_BODY)
+    if kind == "delay":
+        return Answer(200, reply, delay=fault.seconds)
+    if kind == "fenced":
+        return Answer(200, Reply(f"```json\n{reply.content}\n```", reply.finish_reason, reply.model))
+    if kind == "invalid":
+        return Answer(200, Reply(json.dumps(invalid_for_schema(schema)), "stop", reply.model))
+    text = reply.content or ""  # truncated, broken_json: the first half of the content
+    finish = "length" if kind == "truncated" else "stop"
+    return Answer(200, Reply(text[: max(1, len(text) // 2)], finish, reply.model))
