@@ -7,13 +7,13 @@ import json
 
 import datasets
 import pytest
+from http_trap import http_trap
 
 from bqa.workfolder import read_release
 from builders.cli import main as cli_main
 from builders.demo.bqa_sample import SAMPLE_DIR, SCRIPTED_NOTE, load_recording
 from builders.demo.record_bqa_pipeline import RECORDING, record
 from builders.llm import ReplayMissError, read_replies
-from builders.testing.chat_server import ChatServer
 
 
 def _release(work) -> dict[str, bytes]:
@@ -26,7 +26,7 @@ def replayed(tmp_path_factory):
     """``vqabench bqa build --sample --replay --export``, with every plain-HTTP request of this process
     routed to a listening test server, whose log must stay empty."""
     root = tmp_path_factory.mktemp("replay")
-    with ChatServer() as server, server.as_http_proxy():
+    with http_trap() as server:
         code = cli_main(["bqa", "build", "--sample", "--replay", "--work", str(root / "work"),
                          "--export", str(root / "hub")])  # fmt: skip
         assert code == 0
@@ -75,6 +75,9 @@ def test_replay_refuses_other_settings(tmp_path):
         ValueError, match="--replay uses the settings the sample was recorded with; drop --fps"
     ):
         cli_main(["-v", "bqa", "build", "--sample", "--replay", "--work", str(tmp_path), "--fps", "2"])
+    with pytest.raises(ValueError, match="recorded with; drop --llm-model, --llm-temperature"):
+        cli_main(["-v", "bqa", "build", "--sample", "--replay", "--work", str(tmp_path), "--llm-model", "m",
+                  "--llm-temperature", "0.7"])  # fmt: skip
     with pytest.raises(ValueError, match="--replay rebuilds the bundled sample"):
         cli_main(["-v", "bqa", "build", "--bold-root", str(tmp_path), "--replay", "--work", str(tmp_path)])
     # Replies recorded at 1 fps do not answer requests made at 2 fps: a miss, and nothing is sent.

@@ -97,3 +97,53 @@ def test_unknown_default_config(tmp_path: Path, configs) -> None:
     with pytest.raises(ValueError, match="default config 'nope'"):
         write_hub_folder(tmp_path / "r", configs, default_config="nope", card_body="x")
     assert not (tmp_path / "r").exists()
+
+
+def test_unreadable_or_remote_media_is_an_error_naming_the_row(tmp_path: Path, configs) -> None:
+    clips = configs["videos"]["train"]  # rows v0, v1, v2
+    (tmp_path / "v2.mp4").unlink()
+    with pytest.raises(ValueError, match=r"split 'train', row 2, column 'video': cannot read .*v2\.mp4"):
+        write_hub_folder(tmp_path / "a", {"videos": datasets.DatasetDict({"train": clips})},
+                         default_config="videos", card_body="x", max_shard_bytes=1)  # fmt: skip
+    remote = datasets.Dataset.from_dict(
+        {"video": [{"path": "https://example.invalid/v.mp4", "bytes": None}]},
+        features=datasets.Features({"video": datasets.Video(decode=False)}),
+    )
+    with pytest.raises(
+        ValueError, match=r"row 0, column 'video': https://example.invalid/v.mp4 is not a local"
+    ):
+        write_hub_folder(
+            tmp_path / "b", {"c": datasets.DatasetDict({"test": remote})}, default_config="c", card_body="x"
+        )
+    nested = datasets.Dataset.from_dict(
+        {"clips": [[{"path": str(tmp_path / "v0.mp4"), "bytes": None}]]},
+        features=datasets.Features({"clips": datasets.List(datasets.Video(decode=False))}),
+    )
+    with pytest.raises(ValueError, match=r"media nested inside column\(s\) \['clips'\]"):
+        write_hub_folder(
+            tmp_path / "c", {"c": datasets.DatasetDict({"test": nested})}, default_config="c", card_body="x"
+        )
+    assert not any((tmp_path / name).exists() for name in "abc")  # nothing half-written
+
+
+def test_embedded_rows_keep_bytes_and_base_names(tmp_path: Path, configs) -> None:
+    # A value that already holds bytes is stored as is; a path becomes its file's base name.
+    video = tmp_path / "v1.mp4"
+    rows = datasets.Dataset.from_dict(
+        {
+            "video": [
+                {"path": str(video), "bytes": None},
+                {"path": "given.mp4", "bytes": b"not read from disk"},
+            ]
+        },
+        features=datasets.Features({"video": datasets.Video(decode=False)}),
+    )
+    out = write_hub_folder(
+        tmp_path / "r", {"c": datasets.DatasetDict({"test": rows})}, default_config="c", card_body="x"
+    )
+    loaded = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"), split="test")
+    values = loaded.cast_column("video", datasets.Video(decode=False))["video"]
+    assert values == [
+        {"path": "v1.mp4", "bytes": video.read_bytes()},
+        {"path": "given.mp4", "bytes": b"not read from disk"},
+    ]

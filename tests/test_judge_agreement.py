@@ -1,4 +1,4 @@
-"""Agreement statistics against hand-worked values and scipy."""
+"""Agreement statistics against hand-worked values and the definitions written out here."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pytest
 from builders.scoring.agreement import (
     agreement,
     agreement_stats,
-    average_ranks,
     mean_absolute_error,
     pearson,
     quadratic_weighted_kappa,
@@ -37,14 +36,21 @@ def test_kappa_against_a_hand_worked_confusion_matrix():
 
 def test_mae_and_ranks_by_hand():
     assert mean_absolute_error([5, 3, 4, 1], [4, 3, 5, 1]) == 0.5
-    assert average_ranks([10, 20, 20, 5, 20]).tolist() == [2.0, 4.0, 4.0, 1.0, 4.0]
+    # Spearman with ties by hand: [10, 20, 20, 5, 20] has average ranks [2, 4, 4, 1, 4] (the three
+    # 20s share ranks 3-5); against [1..5]: deviations [-1, 1, 1, -2, 1] and [-2, -1, 0, 1, 2],
+    # products sum to 1, squares to 8 and 10, so rho = 1 / sqrt(80).
+    assert spearman([10, 20, 20, 5, 20], [1, 2, 3, 4, 5]) == pytest.approx(1 / np.sqrt(80), abs=1e-12)
     assert pearson([1, 2, 3], [2, 4, 6]) == pytest.approx(1.0)
     assert pearson([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
     assert pearson([1, 1, 1], [1, 2, 3]) is None and spearman([2, 2], [1, 3]) is None
 
 
-def test_pearson_and_spearman_match_scipy():
-    stats = pytest.importorskip("scipy.stats")
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """Rank = 1 + (values below) + (other values equal) / 2: ties share the mean of their ranks."""
+    return np.array([1 + (x < v).sum() + ((x == v).sum() - 1) / 2 for v in x])
+
+
+def test_pearson_and_spearman_match_their_definitions():
     rng = np.random.default_rng(5)
     for _ in range(20):
         n = int(rng.integers(3, 60))
@@ -52,8 +58,10 @@ def test_pearson_and_spearman_match_scipy():
         human = np.round(np.clip(judge + rng.normal(0, 1.2, n), 0, 5) * 3) / 3  # means of 3 raters
         if judge.std() == 0 or human.std() == 0:
             continue
-        assert pearson(judge, human) == pytest.approx(stats.pearsonr(judge, human)[0], abs=1e-12)
-        assert spearman(judge, human) == pytest.approx(stats.spearmanr(judge, human)[0], abs=1e-12)
+        assert pearson(judge, human) == pytest.approx(np.corrcoef(judge, human)[0, 1], abs=1e-12)
+        rho = np.corrcoef(_average_ranks(judge), _average_ranks(human))[0, 1]
+        assert spearman(judge, human) == pytest.approx(rho, abs=1e-12)
+        assert type(pearson(judge, human)) is float and type(spearman(judge, human)) is float
 
 
 def test_agreement_per_criterion_from_columns_or_rows():

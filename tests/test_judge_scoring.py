@@ -300,7 +300,7 @@ print(json.dumps(out))
 SECRET = "sk-judge-test-9f8e7d6c5b4a"
 
 
-def run_child(tmp_path, server, rubric_path):
+def run_child(tmp_path, server, rubric_path, script=CHILD, **more_env):
     env = {
         **os.environ,
         "HF_HOME": str(tmp_path / "hf"),
@@ -314,12 +314,13 @@ def run_child(tmp_path, server, rubric_path):
         "JUDGE_TEST_KEY": SECRET,
         "VQABENCH_JUDGE_CACHE": str(tmp_path / "cache" / "judge.sqlite"),
         "VQABENCH_JUDGE_PROGRESS": "false",
+        **more_env,
     }
     for var in ("HF_MODULES_CACHE", "HF_EVALUATE_CACHE", "HF_METRICS_CACHE", "XDG_CACHE_HOME"):
         env.pop(var, None)
     env = {k: v for k, v in env.items() if not k.startswith("VQABENCH_LLM_")}
     proc = subprocess.run(
-        [sys.executable, "-c", CHILD, str(rubric_path)], cwd=ROOT, env=env, capture_output=True, text=True,
+        [sys.executable, "-c", script, str(rubric_path)], cwd=ROOT, env=env, capture_output=True, text=True,
         timeout=120,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -361,6 +362,54 @@ def test_evaluate_load_with_environment_settings_and_no_key_on_disk(tmp_path):
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.name == "judge.sqlite" for p in files)
     assert not [p for p in files if SECRET.encode() in p.read_bytes()]
+
+
+EXPLICIT_CHILD = r"""
+import json, sys
+import evaluate
+custom = evaluate.load("./metrics/judge", config_name="custom", rubric_path=sys.argv[1])
+out = custom.compute(
+    predictions=["x <<4,2>>"], references=["ref"], model="explicit-judge", temperature=0.5, seed="none",
+    max_tokens=64, extra_body={"reasoning_effort": "low"}, max_retries=0, timeout=30, progress=False,
+)
+print(json.dumps(out))
+"""
+
+
+def test_compute_takes_every_setting_explicitly_over_the_environment(tmp_path):
+    rubric_path = tmp_path / "rubric.json"
+    rubric_path.write_text(json.dumps({
+        "name": "two", "criteria": [
+            {"name": "a", "description": "first", "weight": 1}, {"name": "b", "description": "second", "weight": 3},
+        ],
+    }))  # fmt: skip
+    hostile = {"VQABENCH_JUDGE_TEMPERATURE": "0.9", "VQABENCH_JUDGE_SEED": "7", "VQABENCH_JUDGE_MAX_TOKENS": "5",
+               "VQABENCH_JUDGE_EXTRA_BODY": '{"reasoning_effort": "high"}', "VQABENCH_JUDGE_MAX_RETRIES": "oops"}  # fmt: skip
+    with ChatServer(api_key=SECRET) as server:
+        server.handler = scripted
+        out = run_child(tmp_path, server, rubric_path, EXPLICIT_CHILD, **hostile)
+        (sent,) = server.chat_requests
+    body = sent.body
+    assert body["model"] == "explicit-judge" and body["temperature"] == 0.5 and "seed" not in body
+    assert body["max_tokens"] == 64 and body["reasoning_effort"] == "low"
+    assert out["score"] == pytest.approx((4 + 3 * 2) / 4)
+    assert "|t:0.5|seed:None|max_tokens:64" in out["judge"]["signature"]
+
+
+def test_judge_client_arguments_win_over_the_environment(tmp_path):
+    env = {"VQABENCH_JUDGE_MODEL": "env-model", "VQABENCH_JUDGE_TEMPERATURE": "0.9", "VQABENCH_JUDGE_SEED": "7",
+           "VQABENCH_JUDGE_TIMEOUT": "9", "VQABENCH_JUDGE_MAX_TOKENS": "5", "VQABENCH_JUDGE_EXTRA_BODY": "{}"}  # fmt: skip
+    before = dict(env)
+    with judge_client(
+        temperature="none", seed=3, timeout=30, max_retries=1, max_validation_retries=0, max_tokens=None,
+        extra_body="none", cache_path=tmp_path / "c.sqlite", environ=env,
+    ) as c:  # fmt: skip
+        s = c.settings
+    assert (s.model, s.temperature, s.seed, s.timeout, s.max_retries, s.max_validation_retries) == (
+        "env-model", None, 3, 30.0, 1, 0,
+    )  # fmt: skip
+    assert s.max_tokens == 5 and s.extra_body is None  # max_tokens=None: not given, the variable applies
+    assert env == before  # read, never written
 
 
 def test_cli_scores_a_jsonl_file(chat_server, tmp_path, capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import random
 import subprocess
 import sys
@@ -513,3 +514,16 @@ def test_random_fault_schedule_is_seeded_and_survived(chat_server):
         else:
             ok += 1
     assert [r.fault for r in chat_server.chat_requests if r.fault] == expected and expected
+
+
+def test_proxy_routes_this_client_alone_and_leaves_the_environment(chat_server):
+    # A never-resolving base URL reaches the server only through the client's own proxy; the key of
+    # the reply carries that URL, not the server's port, and no proxy variable is written.
+    before = dict(os.environ)
+    settings = make_settings(chat_server, base_url="http://fixed-name.invalid/v1")
+    result = LLMClient(settings, proxy=chat_server.proxy_url).run_one(ask(0))
+    assert result.ok and os.environ == before
+    (sent,) = chat_server.chat_requests
+    assert sent.path == "http://fixed-name.invalid/v1/chat/completions"
+    same_key = LLMClient(make_settings(chat_server, base_url="http://fixed-name.invalid/v1/")).key_of(ask(0))
+    assert result.key == same_key

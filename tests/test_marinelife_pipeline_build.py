@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from http_trap import http_trap
 
 from builders.cli import main as cli_main
 from builders.demo.record_marinelife_pipeline import record
@@ -173,7 +174,7 @@ def test_invalid_first_replies_were_reasked(built):
 
 def test_replay_from_the_cache_sends_no_request(built, tmp_path):
     work, result, _, settings = built  # the recording server is gone: replay must not need it
-    with ChatServer() as trap, trap.as_http_proxy():  # any request sent would land here
+    with http_trap() as trap:  # any request sent would land here
         with LLMClient(settings, cache_path=work / "llm-cache.sqlite", mode="replay") as client:
             again = build(
                 tmp_path / "work", client, attributes=sample_attributes_path(), video_root=sample_video_root()
@@ -190,7 +191,7 @@ def test_bundled_sample_rebuilds_offline(tmp_path, capsys):
     replies = _jsonl(recording.replies_path)
     settings = json.loads(recording.settings_path.read_text())
     assert "scripted responder" in settings["note"] and "api_key" not in json.dumps(settings)
-    with ChatServer() as trap, trap.as_http_proxy():  # any request sent would land here
+    with http_trap() as trap:  # any request sent would land here
         code = cli_main(["marinelife", "build", "--work", str(tmp_path / "work"), "--sample", "--replay",
                          "--export", str(tmp_path / "hub")])  # fmt: skip
         assert trap.requests == []
@@ -344,6 +345,9 @@ def test_cli_errors_are_clear(tmp_path, capsys):
         == 2
     )
     assert "recorded with other settings: --tau 3.0 (recorded: 3.5)" in capsys.readouterr().err
+    assert cli_main(["marinelife", "build", "--work", str(tmp_path / "w"), "--sample", "--replay",
+                     "--llm-seed", "3"]) == 2  # fmt: skip
+    assert "recorded with; drop --llm-seed" in capsys.readouterr().err
     missing = tmp_path / "none.csv"
     assert cli_main(["marinelife", "build", "--work", str(tmp_path / "w"), "--attributes", str(missing),
                      "--video-root", str(tmp_path), "--llm-model", "m"]) == 2  # fmt: skip

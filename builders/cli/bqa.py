@@ -7,6 +7,7 @@ from pathlib import Path
 
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
 from builders.llm import add_llm_arguments, client_from_args
+from builders.llm.cli import given_llm_options
 from builders.runs.steps import DEFAULT_CACHE
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 
@@ -124,9 +125,9 @@ def _build(args: argparse.Namespace) -> int:
                              "--llm-mode replay (cache) or --llm-replies FILE")  # fmt: skip
         recording = load_recording()
         given = {"--seed": args.seed, "--limit": args.limit, "--fps": args.fps, "--num-frames": args.num_frames,
-                 "--max-side": args.max_side, "--llm-replies": args.llm_replies, "--llm-model": args.llm_model,
+                 "--max-side": args.max_side, "--llm-replies": args.llm_replies,
                  "--group-mapping": args.group_mapping, "--codes": args.codes}  # fmt: skip
-        clashing = [flag for flag, value in given.items() if value is not None]
+        clashing = [flag for flag, value in given.items() if value is not None] + given_llm_options(args)
         if clashing:
             raise ValueError(
                 f"--replay uses the settings the sample was recorded with; drop {', '.join(clashing)}"

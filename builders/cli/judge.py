@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.files.jsonio import read_jsonl, write_json_atomic
-from builders.llm import add_llm_arguments
+from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     score.add_argument("--output", help="write the full result (JSON) here")
     score.add_argument("--items", action="store_true", help="include per-item scores in --output")
-    add_llm_arguments(score)
+    add_llm_arguments(score, env_prefix=JUDGE_ENV_PREFIX)
     score.set_defaults(func=_score)
 
     rubrics = commands.add_parser(

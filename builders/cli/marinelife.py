@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from builders.llm import add_llm_arguments
+from builders.llm.cli import given_llm_options
 
 if TYPE_CHECKING:
     from builders.pipelines.marinelife.runner import PipelineConfig
@@ -128,6 +129,10 @@ def _build(args: argparse.Namespace) -> int:
         attributes, video_root = args.attributes, args.video_root
     note = None
     if args.sample and args.replay:
+        if given_llm_options(args):
+            raise ValueError(
+                f"--replay uses the settings the sample was recorded with; drop {', '.join(given_llm_options(args))}"
+            )
         client, recorded_config, recorded_note = replay_client(sample_root())
         config, note = _config(args, recorded_config), recorded_note
     else:

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
-from builders.llm import add_llm_arguments
+from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     j.add_argument("predictions", type=Path, help="predictions JSONL written by 'marinelife-eval predict'")
     j.add_argument("--out", type=Path, required=True, help="judge results JSON to write")
     j.add_argument("--name", help="the model's name in the results (default: the predictions file's stem)")
-    add_llm_arguments(j)
+    add_llm_arguments(j, env_prefix=JUDGE_ENV_PREFIX)
     j.set_defaults(func=_judge)
 
 

@@ -13,7 +13,7 @@ the answer away). Writes next to this file (or under ``--out``):
   (frames, styles, splits), which the demo's replay uses.
 
 The settings name a fixed, never-resolving endpoint (``http://scripted-baseline.invalid/v1``); the
-requests reach the local server through :meth:`ChatServer.as_http_proxy`. Rerun after changing a
+requests reach the local server as the client's proxy (:attr:`ChatServer.proxy_url`). Rerun after changing a
 BQA answer prompt, the runner, the responder, the sample or its recorded pipeline replies (the
 frames' bytes and the questions are part of every key).
 """

@@ -15,7 +15,7 @@ ground truth). Writes next to this file (or under ``--out``):
 
 Replies are exported with times zeroed, so recording again without changes gives the same bytes.
 Both settings name fixed, never-resolving endpoints (``http://scripted-*.invalid/v1``), reached
-through :meth:`ChatServer.as_http_proxy`. Rerun after changing the runner's prompt, a judge rubric,
+through the server as the client's proxy (:attr:`ChatServer.proxy_url`). Rerun after changing the runner's prompt, a judge rubric,
 the responders, the sample or its recorded pipeline replies.
 """
 

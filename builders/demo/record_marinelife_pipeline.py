@@ -15,7 +15,7 @@ Writes, next to this file (or under ``--out``):
 
 The cache key includes the base URL, and the test server listens on a random port. So the run uses
 a fixed, never-resolved base URL (``http://scripted-marinelife-sample.invalid/v1``) and reaches the server as an HTTP proxy
-(:meth:`ChatServer.as_http_proxy`, ``HTTP_PROXY`` honoured by the OpenAI SDK's HTTP client): the keys
+(``LLMClient(..., proxy=server.proxy_url)``, that client's requests alone): the keys
 do not depend on the port.
 """
 

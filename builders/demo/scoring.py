@@ -4,23 +4,19 @@ metric folders of the repository checkout (``<repo>/metrics/<name>``).
 Where those folders are not next to the installed ``builders`` package (a non-editable install), the
 same functions behind them are called directly (:mod:`bqa.accuracy`, :mod:`marinelife16k.accuracy`,
 :mod:`builders.scoring`, :func:`builders.evaluation.marinelife.judge_marinelife`), and
-:attr:`Metrics.via` says so. The judge replays recorded replies only: its settings are passed
-explicitly, and ``VQABENCH_JUDGE_*`` variables of the caller's environment are set aside meanwhile,
-so they can neither change a cache key nor reach a server.
+:attr:`Metrics.via` says so. The judge replays recorded replies only, and every setting that enters
+a cache key is passed to it explicitly (``none`` for one recorded as off), so ``VQABENCH_JUDGE_*``
+variables of the caller's environment can neither change a key nor reach a server.
 """
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import builders
 from builders.llm import Recording
-from builders.scoring.judge import ENV_PREFIX as JUDGE_ENV_PREFIX
 
 METRIC_NAMES: tuple[str, ...] = ("bqa_accuracy", "self_bleu", "marinelife_qa", "judge")
 
@@ -29,29 +25,6 @@ def metrics_folder() -> Path | None:
     """``<repo>/metrics`` when every metric module is there, else None."""
     root = Path(builders.__file__).resolve().parent.parent / "metrics"
     return root if all((root / n / f"{n}.py").is_file() for n in METRIC_NAMES) else None
-
-
-@contextmanager
-def judge_environment(recording: Recording) -> Iterator[None]:
-    """``VQABENCH_JUDGE_*`` = exactly the recorded judge settings (the sampling ones have no argument
-    in the metric's ``compute``), restored afterwards."""
-    s = recording.settings
-    wanted = {
-        "TEMPERATURE": "none" if s.temperature is None else repr(s.temperature),
-        "SEED": "none" if s.seed is None else str(s.seed),
-        "MAX_TOKENS": "none" if s.max_tokens is None else str(s.max_tokens),
-        "EXTRA_BODY": json.dumps(s.extra_body),
-    }
-    saved = {k: v for k, v in os.environ.items() if k.startswith(JUDGE_ENV_PREFIX)}
-    try:
-        for name in saved:
-            del os.environ[name]
-        os.environ.update({JUDGE_ENV_PREFIX + k: v for k, v in wanted.items()})
-        yield
-    finally:
-        for name in [k for k in os.environ if k.startswith(JUDGE_ENV_PREFIX)]:
-            del os.environ[name]
-        os.environ.update(saved)
 
 
 class Metrics:
@@ -110,11 +83,8 @@ class Metrics:
 
             with self.judge_recording.replay_client() as client:
                 return judge_marinelife(rubric, inputs, client)
-        with judge_environment(self.judge_recording):
-            return self.module("judge", rubric).compute(
-                **inputs,
-                model=s.model,
-                base_url=s.base_url,
-                api_key_env="none",
-                replies_path=str(self.judge_recording.replies_path),
-            )
+        # Explicit "none", not None: None would let a VQABENCH_JUDGE_* default in.
+        recorded = {name: "none" if value is None else value for name, value in s.cache_identity().items()}
+        return self.module("judge", rubric).compute(
+            **inputs, **recorded, api_key_env="none", replies_path=str(self.judge_recording.replies_path)
+        )

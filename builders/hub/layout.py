@@ -4,18 +4,27 @@ Layout (what `load_dataset(folder)` and the Hub both read; datasets 5 runs no lo
 
     README.md                                    card: YAML (configs, dataset_info, ...) + prose
     data/<config>/<split>-00000-of-0000N.parquet  media bytes embedded, so the folder stands alone
+
+Only public APIs: media files are read here and stored as the ``{"bytes", "path"}`` struct of their
+``datasets`` feature (what ``push_to_hub`` stores: the bytes and the file's base name), shards are
+cut by a size estimate from the Arrow table and the media files' sizes, and ``dataset_info`` is
+rendered by ``DatasetInfosDict.to_dataset_card_data`` into a ``huggingface_hub.DatasetCardData``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import datasets
 import yaml
-from datasets.table import embed_table_storage
+from datasets.info import DatasetInfosDict
+from huggingface_hub import DatasetCardData
 
 from builders.files.jsonio import atomic_directory
 
@@ -29,18 +38,122 @@ def _ordered_splits(dataset_dict: datasets.DatasetDict) -> list[str]:
     return known + sorted(s for s in dataset_dict if s not in SPLIT_ORDER)
 
 
+# Features whose values are files (a {"bytes", "path"} struct with decode=False).
+MEDIA_FEATURES = (datasets.Video, datasets.Image, datasets.Audio)
+
+
+def _has_media(feature: Any) -> bool:
+    if isinstance(feature, MEDIA_FEATURES):
+        return True
+    if isinstance(feature, Mapping):
+        return any(_has_media(f) for f in feature.values())
+    if isinstance(feature, (list, tuple)):
+        return any(_has_media(f) for f in feature)
+    inner = getattr(feature, "feature", None)  # List, LargeList, Sequence
+    return inner is not None and _has_media(inner)
+
+
+def _media_columns(dataset: datasets.Dataset, split: str) -> list[str]:
+    """The top-level media columns; media nested inside another column is refused, not left unembedded."""
+    media = [name for name, f in dataset.features.items() if isinstance(f, MEDIA_FEATURES)]
+    nested = [name for name, f in dataset.features.items() if name not in media and _has_media(f)]
+    if nested:
+        raise ValueError(
+            f"split {split!r}: media nested inside column(s) {nested}; only top-level media columns are embedded"
+        )
+    return media
+
+
+def _as_files(dataset: datasets.Dataset, media: list[str]) -> datasets.Dataset:
+    """The media columns as ``{"bytes", "path"}`` structs (``decode=False``, a schema-only cast)."""
+    for name in media:
+        dataset = dataset.cast_column(name, dataclasses.replace(dataset.features[name], decode=False))
+    return dataset
+
+
+def _is_local(path: str) -> bool:
+    return "://" not in path and "::" not in path
+
+
+def _estimated_nbytes(dataset: datasets.Dataset, media: list[str]) -> int:
+    """The split's Arrow bytes (its share of the table) plus the size of every media file not yet embedded."""
+    table = dataset.data
+    nbytes = table.nbytes * len(dataset) // max(1, len(table))
+    if media and len(dataset):
+        for batch in _as_files(dataset, media).select_columns(media).iter(batch_size=1000):
+            for values in batch.values():
+                for value in values:
+                    if (
+                        value is not None
+                        and value["bytes"] is None
+                        and value["path"]
+                        and _is_local(value["path"])
+                    ):
+                        with contextlib.suppress(
+                            OSError
+                        ):  # an unreadable file is reported, by row, by _embed
+                            nbytes += os.path.getsize(value["path"])
+    return nbytes
+
+
+def _embed(dataset: datasets.Dataset, media: list[str], split: str, first_row: int = 0) -> datasets.Dataset:
+    """Read every local media file into its row (path kept as the file's base name), so the Parquet
+    file stands alone; values that already hold bytes are kept. ``first_row``: the row number in the
+    split of the dataset's first row, for errors."""
+    if not media:
+        return dataset
+    files = _as_files(dataset, media)
+
+    def read(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
+        for name in media:
+            column = []
+            for i, value in zip(indices, batch[name], strict=True):
+                path = None if value is None else value["path"]
+                if path is None:
+                    column.append(value)
+                    continue
+                where = f"split {split!r}, row {first_row + i}, column {name!r}"
+                if not _is_local(path):
+                    if value["bytes"] is None:
+                        raise ValueError(f"{where}: {path} is not a local file; download it before exporting")
+                    column.append(value)
+                    continue
+                data = value["bytes"]
+                if data is None:
+                    try:
+                        data = Path(path).read_bytes()
+                    except OSError as err:
+                        raise ValueError(f"{where}: cannot read {path} ({err.strerror})") from None
+                column.append({"bytes": data, "path": os.path.basename(path)})
+            batch[name] = column
+        return batch
+
+    embedded = files.map(read, batched=True, with_indices=True, features=files.features, keep_in_memory=True)
+    for name in media:
+        embedded = embedded.cast_column(name, dataset.features[name])
+    return embedded
+
+
 def _write_split(dataset: datasets.Dataset, data_dir: Path, split: str, max_shard_bytes: int) -> int:
     """Write one split as Parquet shards with external media embedded; returns bytes written."""
-    num_shards = max(1, min(len(dataset), math.ceil(dataset._estimate_nbytes() / max_shard_bytes)))
-    written = 0
+    media = _media_columns(dataset, split)
+    num_shards = max(1, min(len(dataset), math.ceil(_estimated_nbytes(dataset, media) / max_shard_bytes)))
+    written = first_row = 0
     for index in range(num_shards):
         shard = dataset.shard(num_shards=num_shards, index=index, contiguous=True)
-        # Same embedding step as Dataset.push_to_hub, so local and pushed folders are identical.
-        shard = shard.with_format("arrow").map(embed_table_storage, batched=True, keep_in_memory=True)
         path = data_dir / f"{split}-{index:05d}-of-{num_shards:05d}.parquet"
-        shard.to_parquet(str(path))
+        _embed(shard, media, split, first_row).to_parquet(str(path))
         written += path.stat().st_size
+        first_row += len(shard)
     return written
+
+
+def _info_yaml(name: str, info: datasets.DatasetInfo) -> dict[str, Any]:
+    """One ``dataset_info`` entry as the Hub reads it, always a mapping that starts with its config name."""
+    card = DatasetCardData()
+    DatasetInfosDict({name: info}).to_dataset_card_data(card)
+    entry = card.to_dict()["dataset_info"]
+    return {"config_name": name, **{k: v for k, v in entry.items() if k != "config_name"}}
 
 
 def _card_yaml(
@@ -73,7 +186,7 @@ def _card_yaml(
             download_size=sum(sizes[name].values()),
             dataset_size=sum(sizes[name].values()),
         )
-        infos.append({"config_name": name, **info._to_yaml_dict()})
+        infos.append(_info_yaml(name, info))
     meta["dataset_info"] = infos
     return meta
 

@@ -3,7 +3,8 @@
 Public API (see each module for details):
 
 - :class:`LLMSettings` (endpoint, model, *name* of the key variable, concurrency, retries, sampling);
-  :func:`add_llm_arguments` / :func:`settings_from_args` / :func:`client_from_args` for CLIs.
+  :func:`add_llm_arguments` (every setting a ``--llm-*`` flag; :mod:`builders.llm.cli`) /
+  :func:`settings_from_args` / :func:`client_from_args` for CLIs.
 - Messages: :func:`system_message`, :func:`user_message` (text + image data URLs),
   :func:`assistant_message` (frames -> data URLs: :func:`builders.video.sampler.frames_to_data_urls`).
 - :class:`LLMRequest` -> :class:`LLMClient` ``.run()`` / ``await .arun()`` -> :class:`LLMResult`;
@@ -27,6 +28,7 @@ from builders.llm.cache import (
     load_replies,
     read_replies,
 )
+from builders.llm.cli import add_llm_arguments, llm_setting_overrides
 from builders.llm.client import MODES, LLMClient, LLMRequest, LLMResult, Mode, ReplayMissError
 from builders.llm.messages import Message, assistant_message, system_message, user_message
 from builders.llm.recording import Recording
@@ -37,7 +39,7 @@ from builders.llm.schema import (
     parse_json_reply,
     validate_json_schema,
 )
-from builders.llm.settings import LLMSettings, add_llm_arguments, settings_from_args
+from builders.llm.settings import LLMSettings, settings_from_args
 from builders.llm.usage import TokenUsage, UsageSummary
 
 
@@ -78,6 +80,7 @@ __all__ = [
     "export_replies",
     "gemini_safe_schema",
     "import_replies",
+    "llm_setting_overrides",
     "load_replies",
     "parse_json_reply",
     "read_replies",

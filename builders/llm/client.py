@@ -135,7 +135,10 @@ class LLMClient:
     ``mode``: ``"normal"`` (use the cache, call on a miss, store what validates), ``"refresh"``
     (call everything again and overwrite) or ``"replay"`` (cache only; any miss raises
     :class:`ReplayMissError` before anything is sent). ``replies_path``: a recorded-replies JSONL
-    file to replay from instead of a cache (implies replay mode).
+    file to replay from instead of a cache (implies replay mode). ``proxy``: an HTTP proxy URL for
+    this client's requests alone (e.g. a local test server answering for a fixed base URL); None:
+    the SDK's default, which honours ``HTTP(S)_PROXY``. It is not a setting: it changes the route,
+    never the reply, so it stays out of the cache key (and of anything written).
     """
 
     def __init__(
@@ -144,6 +147,8 @@ class LLMClient:
         cache_path: str | Path | None = None,
         mode: Mode = "normal",
         replies_path: str | Path | None = None,
+        *,
+        proxy: str | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -161,6 +166,7 @@ class LLMClient:
         else:
             self.cache = None
         self.settings = settings
+        self._proxy = proxy
         self.mode: Mode = mode
         self.usage = UsageSummary()
         self.last_usage = UsageSummary()
@@ -305,6 +311,7 @@ class LLMClient:
             base_url=self.settings.base_url,
             timeout=self.settings.timeout,
             max_retries=self.settings.max_retries,
+            http_client=None if self._proxy is None else openai.DefaultAsyncHttpxClient(proxy=self._proxy),
         )
         try:
             yield sdk

@@ -3,6 +3,9 @@
 The API key itself is never stored here: ``api_key_env`` holds the *name* of the environment
 variable, read at call time (:meth:`LLMSettings.read_api_key`). So a settings object can be
 printed, logged, hashed into a cache key or written to a dataset card without leaking anything.
+
+Every setting is an explicit field (and a ``--llm-*`` flag, :mod:`builders.llm.cli`); environment
+variables are only defaults, read in one place, :meth:`LLMSettings.from_env`, and never written.
 """
 
 from __future__ import annotations
@@ -15,8 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-ENV_PREFIX = "VQABENCH_LLM_"
-
+from builders.llm.cli import LLM_ENV_PREFIX, NONE, llm_setting_overrides
 
 # The settings that change a reply, hence part of every cache key (with the messages and schema).
 CACHE_IDENTITY_FIELDS: tuple[str, ...] = (
@@ -27,6 +29,8 @@ CACHE_IDENTITY_FIELDS: tuple[str, ...] = (
     "max_tokens",
     "extra_body",
 )
+# The fields that ``none`` switches off (their value None means "not sent" or "no key").
+OPTIONAL_FIELDS: tuple[str, ...] = ("api_key_env", "temperature", "seed", "max_tokens", "extra_body")
 
 
 class LLMSettings(BaseModel):
@@ -91,19 +95,26 @@ class LLMSettings(BaseModel):
         if not key:
             raise RuntimeError(
                 f"environment variable {self.api_key_env} (named by api_key_env) is not set or empty; "
-                f"export the API key for {self.base_url} there"
+                f"export the API key for {self.base_url} there, or, for a keyless local server like "
+                f"vLLM or Ollama, set api_key_env to none (--llm-api-key-env none)"
             )
         return key
 
     @classmethod
     def from_env(
-        cls, prefix: str = ENV_PREFIX, environ: Mapping[str, str] | None = None, **overrides: Any
+        cls, prefix: str = LLM_ENV_PREFIX, environ: Mapping[str, str] | None = None, **overrides: Any
     ) -> LLMSettings:
-        """Settings from ``<prefix><FIELD>`` variables, e.g. ``VQABENCH_LLM_MODEL``,
-        ``VQABENCH_LLM_BASE_URL``, ``VQABENCH_LLM_API_KEY_ENV`` (empty or ``none``: no key),
-        ``VQABENCH_LLM_MAX_CONCURRENCY``; ``..._EXTRA_BODY`` is JSON. Keyword overrides that are not
-        None win over the environment. ``none`` (or empty) for ``api_key_env``, ``temperature``,
-        ``seed`` or ``max_tokens`` switches that setting off.
+        """Settings from explicit values, with ``<prefix><FIELD>`` environment variables as defaults.
+
+        The one place the environment is read for settings. Keyword ``overrides`` that are not None
+        win; a field given neither way falls back to ``<prefix><FIELD>`` (``VQABENCH_LLM_MODEL``,
+        ``VQABENCH_LLM_BASE_URL``, ``VQABENCH_LLM_API_KEY_ENV``, ``VQABENCH_LLM_MAX_CONCURRENCY``,
+        ``..._TIMEOUT``, ``..._MAX_RETRIES``, ``..._MAX_VALIDATION_RETRIES``, ``..._TEMPERATURE``,
+        ``..._SEED``, ``..._MAX_TOKENS``, ``..._EXTRA_BODY`` as JSON, ``..._PROGRESS``; judges use
+        ``VQABENCH_JUDGE_``), then to the field's default. ``none`` (or empty), as a variable or an
+        override, switches an optional setting off: no key (``api_key_env``, for keyless local
+        servers like vLLM or Ollama), the server's default ``temperature`` or ``max_tokens``, no
+        ``seed``, no ``extra_body``. ``environ`` (default ``os.environ``) is only read.
         """
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
@@ -111,7 +122,7 @@ class LLMSettings(BaseModel):
             raw = environ.get(prefix + name.upper())
             if raw is None:
                 continue
-            if name == "extra_body":
+            if name == "extra_body" and not _is_none(raw):
                 try:
                     values[name] = json.loads(raw)
                 except json.JSONDecodeError as err:
@@ -119,48 +130,19 @@ class LLMSettings(BaseModel):
             else:
                 values[name] = raw
         values.update({k: v for k, v in overrides.items() if v is not None})
-        for name in ("api_key_env", "temperature", "seed", "max_tokens"):
-            # "none" (or empty) switches an optional setting off, from the environment or a CLI flag.
-            if isinstance(values.get(name), str) and values[name].strip().lower() in ("", "none"):
+        for name in OPTIONAL_FIELDS:
+            if _is_none(values.get(name)):
                 values[name] = None
-        if "model" not in values:
-            raise ValueError(f"no model configured: set {prefix}MODEL or pass --llm-model")
+        if not values.get("model"):
+            raise ValueError(f"no model configured: set {prefix}MODEL or pass --llm-model (model=...)")
         return cls(**values)
 
 
-def add_llm_arguments(parser: argparse.ArgumentParser, cache: bool = True) -> None:
-    """Add the shared ``--llm-*`` options to a pipeline's (or judge's) CLI parser.
-
-    Pair with :func:`settings_from_args` / :func:`builders.llm.client_from_args`. Options left
-    unset fall back to ``VQABENCH_LLM_*`` environment variables. ``cache=False`` leaves out the
-    cache options (``--llm-cache``, ``--llm-mode``, ``--llm-replies``).
-    """
-    group = parser.add_argument_group("LLM", "endpoint and cache (defaults from VQABENCH_LLM_* variables)")
-    group.add_argument("--llm-model", help="model id, e.g. gemini-2.5-flash (env VQABENCH_LLM_MODEL)")
-    group.add_argument("--llm-base-url", help="OpenAI-compatible base URL (env VQABENCH_LLM_BASE_URL)")
-    group.add_argument(
-        "--llm-api-key-env",
-        help="NAME of the variable holding the API key, not the key (env VQABENCH_LLM_API_KEY_ENV)",
-    )
-    group.add_argument("--llm-concurrency", type=int, help="requests in flight at once")
-    if not cache:
-        return
-    group.add_argument("--llm-cache", help="SQLite reply cache; reruns never repeat a call that succeeded")
-    group.add_argument(
-        "--llm-mode",
-        choices=("normal", "refresh", "replay"),
-        default="normal",
-        help="normal: use and fill the cache; refresh: call again and overwrite; "
-        "replay: cache or recorded replies only, a miss is an error",
-    )
-    group.add_argument("--llm-replies", help="recorded replies (JSONL) to replay from, instead of a cache")
+def _is_none(value: Any) -> bool:
+    return isinstance(value, str) and value.strip().lower() in ("", NONE)
 
 
-def settings_from_args(args: argparse.Namespace) -> LLMSettings:
-    """Settings from :func:`add_llm_arguments` options, falling back to the environment."""
-    return LLMSettings.from_env(
-        model=args.llm_model,
-        base_url=args.llm_base_url,
-        api_key_env=args.llm_api_key_env,
-        max_concurrency=args.llm_concurrency,
-    )
+def settings_from_args(args: argparse.Namespace, prefix: str = LLM_ENV_PREFIX) -> LLMSettings:
+    """Settings from :func:`~builders.llm.cli.add_llm_arguments` options, falling back to the
+    ``<prefix>*`` environment variables, then the defaults."""
+    return LLMSettings.from_env(prefix, **llm_setting_overrides(args))

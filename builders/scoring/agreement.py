@@ -1,24 +1,24 @@
 """How well a judge agrees with human raters: Pearson, Spearman, quadratic-weighted kappa, MAE, n.
 
 These are the statistics of the paper's human study (judge scores against the mean of three
-experts' scores, per criterion). Written with numpy alone so they run without scipy/sklearn:
+experts' scores, per criterion):
 
-- Pearson r and Spearman rho (Pearson on ranks, ties sharing their average rank); None when a
-  side is constant (undefined, as scipy's nan).
-- Cohen's kappa with quadratic weights on the integer scale ``[min_score, max_score]``. Human
-  scores averaged over raters are not integers: both sides are rounded half up to the nearest
-  integer of the scale first (documented, so it can be reproduced). None when expected
-  disagreement is 0 (both sides constant at one value).
+- Pearson r and Spearman rho (ties share their average rank): ``scipy.stats.pearsonr`` and
+  ``scipy.stats.spearmanr``; None where scipy gives nan (a constant side, or fewer than 2 items).
+- Cohen's kappa with quadratic weights on the integer scale ``[min_score, max_score]``, written
+  here (scipy has no kappa). Human scores averaged over raters are not integers: both sides are
+  rounded half up to the nearest integer of the scale first (documented, so it can be
+  reproduced). None when expected disagreement is 0 (both sides constant at one value).
 - Mean absolute error on the unrounded scores.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 
 def _arrays(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
@@ -31,36 +31,19 @@ def _arrays(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndar
     return x, y
 
 
+def _undefined(x: np.ndarray, y: np.ndarray) -> bool:
+    # scipy warns and answers nan here; None says "undefined" in a JSON-friendly way.
+    return len(x) < 2 or bool((x == x[0]).all() or (y == y[0]).all())
+
+
 def pearson(a: Sequence[float], b: Sequence[float]) -> float | None:
     x, y = _arrays(a, b)
-    if len(x) < 2:
-        return None
-    dx, dy = x - x.mean(), y - y.mean()
-    denominator = math.sqrt(float(dx @ dx) * float(dy @ dy))
-    if denominator == 0:
-        return None
-    return max(-1.0, min(1.0, float(dx @ dy) / denominator))
-
-
-def average_ranks(values: Sequence[float]) -> np.ndarray:
-    """Ranks 1..n; tied values share the mean of the ranks they span."""
-    x = np.asarray(values, dtype=float)
-    order = np.argsort(x, kind="mergesort")
-    ranks = np.empty(len(x))
-    sorted_x = x[order]
-    start = 0
-    while start < len(x):
-        end = start
-        while end + 1 < len(x) and sorted_x[end + 1] == sorted_x[start]:
-            end += 1
-        ranks[order[start : end + 1]] = (start + end) / 2 + 1
-        start = end + 1
-    return ranks
+    return None if _undefined(x, y) else float(stats.pearsonr(x, y).statistic)
 
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> float | None:
     x, y = _arrays(a, b)
-    return pearson(average_ranks(x), average_ranks(y))
+    return None if _undefined(x, y) else float(stats.spearmanr(x, y).statistic)
 
 
 def _round_half_up(x: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Judging predictions with a rubric through :mod:`builders.llm`, and aggregating the scores.
 
-    client = judge_client(cache_path="work/judge-cache.sqlite")        # settings from VQABENCH_JUDGE_*
+    client = judge_client(model="gemini-2.5-flash", cache_path="work/judge-cache.sqlite")  # unset: VQABENCH_JUDGE_*
     result = judge_predictions(predictions, references, get_rubric("marinelife_caption"), client,
                                groups=Groups("camera", ("static", "moving"), ["static", "moving", ...]))
     result["score"], result["criteria"], result["by_camera"], result["n_failed"], result["failed"]
@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builders.llm import LLMClient, LLMResult, LLMSettings
+from builders.llm import LLMClient, LLMResult, LLMSettings, llm_setting_overrides
+from builders.llm.cli import JUDGE_ENV_PREFIX
 from builders.scoring.rubrics import Rubric
 
-ENV_PREFIX = "VQABENCH_JUDGE_"
+ENV_PREFIX = JUDGE_ENV_PREFIX
 # Beyond LLMSettings' own VQABENCH_JUDGE_<FIELD> variables (MODEL, BASE_URL, API_KEY_ENV, ...):
 CACHE_ENV, MODE_ENV, REPLIES_ENV = ENV_PREFIX + "CACHE", ENV_PREFIX + "MODE", ENV_PREFIX + "REPLIES"
 
@@ -51,12 +52,25 @@ def judge_client(
     mode: str | None = None,
     replies_path: str | Path | None = None,
     environ: Mapping[str, str] | None = None,
-    **settings: Any,
+    *,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+    max_validation_retries: int | None = None,
+    temperature: float | str | None = None,
+    seed: int | str | None = None,
+    max_tokens: int | str | None = None,
+    extra_body: Mapping[str, Any] | str | None = None,
+    progress: bool | None = None,
 ) -> LLMClient:
-    """An :class:`LLMClient` for judging. Arguments left None come from ``VQABENCH_JUDGE_*``
-    variables (:meth:`LLMSettings.from_env` with that prefix; ``api_key_env="none"``: no key), then
-    the defaults. ``replies_path`` (or ``VQABENCH_JUDGE_REPLIES``) replays recorded replies instead
-    of using a cache. Extra keywords are further :class:`LLMSettings` fields (e.g. ``temperature``).
+    """An :class:`LLMClient` for judging, every :class:`LLMSettings` field an argument.
+
+    An argument left None falls back to ``VQABENCH_JUDGE_<FIELD>`` (read, never written, from
+    ``environ``, default ``os.environ``; :meth:`LLMSettings.from_env`), then to the field's default.
+    ``"none"`` switches an optional setting off (``api_key_env="none"``: no key, for keyless local
+    servers like vLLM or Ollama; ``temperature``/``max_tokens``: the server's default; ``seed``,
+    ``extra_body``: not sent). ``replies_path`` (or ``VQABENCH_JUDGE_REPLIES``) replays recorded
+    replies instead of using a cache; ``cache_path`` defaults to :func:`default_cache_path`, ``mode``
+    to ``VQABENCH_JUDGE_MODE``, then ``normal``.
     """
     environ = os.environ if environ is None else environ
     config = LLMSettings.from_env(
@@ -66,7 +80,14 @@ def judge_client(
         base_url=base_url,
         api_key_env=api_key_env,
         max_concurrency=max_concurrency,
-        **settings,
+        timeout=timeout,
+        max_retries=max_retries,
+        max_validation_retries=max_validation_retries,
+        temperature=temperature,
+        seed=seed,
+        max_tokens=max_tokens,
+        extra_body=extra_body,
+        progress=progress,
     )
     replies_path = replies_path or environ.get(REPLIES_ENV) or None
     if replies_path is not None:
@@ -79,10 +100,7 @@ def judge_client_from_args(args: argparse.Namespace) -> LLMClient:
     """A judge client from :func:`builders.llm.add_llm_arguments` options; unset ones fall back to
     ``VQABENCH_JUDGE_*`` (not ``VQABENCH_LLM_*``), as :func:`judge_client` does."""
     return judge_client(
-        model=args.llm_model,
-        base_url=args.llm_base_url,
-        api_key_env=args.llm_api_key_env,
-        max_concurrency=args.llm_concurrency,
+        **llm_setting_overrides(args),
         cache_path=args.llm_cache,
         mode=args.llm_mode if args.llm_mode != "normal" else None,
         replies_path=args.llm_replies,

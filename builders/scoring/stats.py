@@ -1,21 +1,24 @@
-"""Small statistics without scipy: Wilson intervals, the chi-square survival function and test.
+"""Proportions with Wilson intervals and Pearson's chi-square test of independence, on scipy.stats.
 
-scipy is only a test dependency; the incomplete gamma function below is checked against it.
+Thin wrappers that fix the project's conventions: plain floats and lists (metric results stay
+JSON-serializable), ``(None, None)`` for an empty group, and errors that say what is wrong with a
+table instead of scipy's generic ones.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
+
+from scipy import stats
 
 # Cochran's rule: the chi-square approximation is unreliable when an expected cell count is below 5.
 MIN_EXPECTED_COUNT = 5.0
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion ``successes / n``.
+    """Wilson score interval for a binomial proportion ``successes / n``
+    (``scipy.stats.binomtest(...).proportion_ci(method="wilson")``).
 
     Unlike the normal (Wald) interval it stays inside [0, 1] and is sensible at 0 or n successes,
     which matters for small demographic groups.
@@ -26,12 +29,8 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         raise ValueError(f"Wilson interval needs 0 <= successes <= n, got {successes} of {n}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
-    p = successes / n
-    z2n = z * z / n
-    center = (p + z2n / 2.0) / (1.0 + z2n)
-    half = z / (1.0 + z2n) * math.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n))
-    return max(0.0, center - half), min(1.0, center + half)
+    ci = stats.binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(ci.low), float(ci.high)
 
 
 def proportion(successes: int, n: int, confidence: float = 0.95) -> tuple[float | None, list[float] | None]:
@@ -42,56 +41,6 @@ def proportion(successes: int, n: int, confidence: float = 0.95) -> tuple[float 
     if n == 0:
         return None, None
     return successes / n, list(wilson_interval(successes, n, confidence))
-
-
-def regularized_gamma_q(a: float, x: float) -> float:
-    """Upper regularized incomplete gamma function Q(a, x) = Gamma(a, x) / Gamma(a).
-
-    Series for P when x < a + 1, Lentz's continued fraction for Q otherwise (Numerical Recipes 6.2);
-    both converge fast in their region, so Q keeps full relative precision in the far tail.
-    """
-    if a <= 0:
-        raise ValueError(f"Q(a, x) needs a > 0, got a={a}")
-    if x < 0:
-        raise ValueError(f"Q(a, x) needs x >= 0, got x={x}")
-    if x == 0:
-        return 1.0
-    log_prefactor = a * math.log(x) - x - math.lgamma(a)
-    if x < a + 1.0:
-        term = total = 1.0 / a
-        denom = a
-        for _ in range(10_000):
-            denom += 1.0
-            term *= x / denom
-            total += term
-            if abs(term) < abs(total) * 1e-17:
-                break
-        return max(0.0, 1.0 - total * math.exp(log_prefactor))
-    tiny = 1e-300
-    b = x + 1.0 - a
-    c = 1.0 / tiny
-    d = 1.0 / b
-    h = d
-    for i in range(1, 10_000):
-        an = -i * (i - a)
-        b += 2.0
-        d = an * d + b
-        d = tiny if abs(d) < tiny else d
-        c = b + an / c
-        c = tiny if abs(c) < tiny else c
-        d = 1.0 / d
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-16:
-            break
-    return math.exp(log_prefactor) * h
-
-
-def chi2_sf(statistic: float, dof: int) -> float:
-    """P(X >= statistic) for X ~ chi-square with ``dof`` degrees of freedom."""
-    if dof < 1:
-        raise ValueError(f"chi-square needs dof >= 1, got {dof}")
-    return regularized_gamma_q(dof / 2.0, max(0.0, statistic) / 2.0)
 
 
 @dataclass(frozen=True)
@@ -109,10 +58,11 @@ class ChiSquareResult:
 
 
 def chi_square_independence(table: Sequence[Sequence[int]]) -> ChiSquareResult:
-    """Pearson's test that rows and columns of a contingency table of counts are independent.
+    """Pearson's test that rows and columns of a contingency table of counts are independent:
+    ``scipy.stats.chi2_contingency(table, correction=False)``.
 
-    Equals ``scipy.stats.chi2_contingency(table, correction=False)``. Every row and column needs a
-    positive total: an all-zero row or column has no expected count to compare against.
+    Every row and column needs a positive total: an all-zero row or column has no expected count to
+    compare against.
     """
     rows = [list(r) for r in table]
     if len(rows) < 2 or len({len(r) for r in rows}) != 1 or len(rows[0]) < 2:
@@ -121,15 +71,11 @@ def chi_square_independence(table: Sequence[Sequence[int]]) -> ChiSquareResult:
         raise ValueError("chi-square test needs non-negative counts")
     row_totals = [sum(r) for r in rows]
     col_totals = [sum(col) for col in zip(*rows, strict=True)]
-    total = sum(row_totals)
     if 0 in row_totals or 0 in col_totals:
         raise ValueError(
             f"chi-square test is undefined with an all-zero row or column "
             f"(row totals {row_totals}, column totals {col_totals})"
         )
-    expected = tuple(tuple(rt * ct / total for ct in col_totals) for rt in row_totals)
-    statistic = math.fsum(
-        (o - e) ** 2 / e for r, er in zip(rows, expected, strict=True) for o, e in zip(r, er, strict=True)
-    )
-    dof = (len(rows) - 1) * (len(col_totals) - 1)
-    return ChiSquareResult(statistic, dof, chi2_sf(statistic, dof), expected)
+    result = stats.chi2_contingency(rows, correction=False)
+    expected = tuple(tuple(float(e) for e in row) for row in result.expected_freq)
+    return ChiSquareResult(float(result.statistic), int(result.dof), float(result.pvalue), expected)

@@ -36,13 +36,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -50,8 +48,6 @@ from typing import Any
 from builders.testing.chat_faults import Fault, Reply, apply_fault
 from builders.testing.chat_requests import count_prompt_tokens, response_schema
 from builders.testing.schema_examples import example_for_schema, schema_keywords
-
-_PROXY_VARIABLES = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy")
 
 DEFAULT_TEXT = "This is a reply from the test chat server."
 # What Gemini's OpenAI-compatible endpoint refuses inside a response schema.
@@ -148,26 +144,16 @@ class ChatServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    @contextmanager
-    def as_http_proxy(self) -> Iterator[None]:
-        """Route this process's plain-HTTP requests, whatever host they name, to this server.
+    @property
+    def proxy_url(self) -> str:
+        """This server as an HTTP proxy (``LLMClient(..., proxy=server.proxy_url)``): it answers a
+        plain-HTTP request for any host.
 
         Recorded replies are keyed by the settings' base URL, and a test server's port changes every
         run: recording with a fixed, never-resolving URL (``http://<name>.invalid/v1``) reached through
         this proxy gives keys that a later offline replay with the same settings computes again.
         """
-        saved = {name: os.environ.get(name) for name in _PROXY_VARIABLES}
-        try:
-            for name in _PROXY_VARIABLES:
-                os.environ.pop(name, None)
-            os.environ["HTTP_PROXY"] = os.environ["http_proxy"] = f"http://127.0.0.1:{self.port}"
-            yield
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
+        return f"http://127.0.0.1:{self.port}"
 
     @property
     def port(self) -> int:

@@ -23,7 +23,7 @@ answering (a reply lost on the way): both test what a push reports after a parti
 the token is not kept.
 
     with HubServer(tokens={"hf_write": "write"}, repos=["org/data"]) as hub:
-        os.environ["HF_ENDPOINT"] = hub.url
+        plan = plan_push(folder, "org/data", endpoint=hub.url)   # or HF_ENDPOINT, set by the test
         ...
         hub.files("org/data")            # {path: bytes} at main
         hub.files("org/data", "v1.1")    # at a tag, a PR ref or a commit oid

@@ -33,13 +33,14 @@ def recording_session(
     reported: str | None = None,
 ) -> Iterator[tuple[LLMClient, ChatServer]]:
     """A live client under ``recording``'s settings whose requests reach a local :class:`ChatServer`
-    running ``handler`` (reporting model ``reported``), through :meth:`ChatServer.as_http_proxy` so the
-    keys carry the recording's fixed base URL, not the server's port. On a clean exit the cache is
+    running ``handler`` (reporting model ``reported``), with the server as this client's HTTP proxy
+    (:attr:`ChatServer.proxy_url`; nothing else in the process is rerouted), so the keys carry the
+    recording's fixed base URL, not the server's port. On a clean exit the cache is
     exported to the recording's replies file (``stable=True``) and its settings are written; an error
     in the block or in the handler writes nothing."""
-    with ChatServer(model=reported) as server, server.as_http_proxy():
+    with ChatServer(model=reported) as server:
         server.handler = handler
-        with LLMClient(recording.settings, cache_path=cache_path) as client:
+        with LLMClient(recording.settings, cache_path=cache_path, proxy=server.proxy_url) as client:
             yield client, server
         if server.errors:
             raise RuntimeError(f"the scripted responder failed: {server.errors[:3]}")

@@ -34,13 +34,21 @@ Args:
     questions (list of str, optional): the questions (shown to the judge where the rubric uses them).
     camera (list of str, optional): "static" or "moving" per item; adds `by_camera`.
     evidence (list of dict, optional): per item the ground-truth attributes (`marinelife_open_ended`).
-    model, base_url, api_key_env, max_concurrency (optional): the judge endpoint; defaults from
-        VQABENCH_JUDGE_MODEL, VQABENCH_JUDGE_BASE_URL, VQABENCH_JUDGE_API_KEY_ENV (the NAME of the
-        key variable, default OPENAI_API_KEY; "none" for no key), VQABENCH_JUDGE_MAX_CONCURRENCY (8).
-    cache_path (str, optional): SQLite reply cache (VQABENCH_JUDGE_CACHE, else
+    Judge settings (each optional; left out, it comes from VQABENCH_JUDGE_<NAME>, then the default;
+    "none" switches an optional one off):
+    model (str): the judge model id (VQABENCH_JUDGE_MODEL; required one way or the other).
+    base_url (str): OpenAI-compatible base URL (default https://api.openai.com/v1).
+    api_key_env (str): the NAME of the variable holding the key (default OPENAI_API_KEY); "none"
+        for keyless local servers like vLLM or Ollama.
+    max_concurrency (int): requests in flight (8). timeout (float): seconds per attempt (120).
+    max_retries (int): the SDK's transport retries (4). max_validation_retries (int): re-asks
+        after an invalid reply (2). progress (bool): show a progress bar (True).
+    temperature (float), seed (int), max_tokens (int), extra_body (dict): sampling settings sent
+        with each request (0, 0, none, none); part of the cache key.
+    cache_path (str): SQLite reply cache (VQABENCH_JUDGE_CACHE, else
         ~/.cache/vqabench/judge-cache.sqlite).
-    mode (str, optional): normal, refresh or replay (VQABENCH_JUDGE_MODE).
-    replies_path (str, optional): recorded replies JSONL to replay (VQABENCH_JUDGE_REPLIES).
+    mode (str): normal, refresh or replay (VQABENCH_JUDGE_MODE).
+    replies_path (str): recorded replies JSONL to replay (VQABENCH_JUDGE_REPLIES).
     return_items (bool, optional): add per-item scores as `items`.
 Returns:
     score (float or None): mean weighted score (0-5) over the judged items;
@@ -100,8 +108,32 @@ class Judge(evaluate.Metric):
         mode=None,
         replies_path=None,
         return_items=False,
+        timeout=None,
+        max_retries=None,
+        max_validation_retries=None,
+        temperature=None,
+        seed=None,
+        max_tokens=None,
+        extra_body=None,
+        progress=None,
     ):
-        client = judge_client(model, base_url, api_key_env, max_concurrency, cache_path, mode, replies_path)
+        client = judge_client(
+            model,
+            base_url,
+            api_key_env,
+            max_concurrency,
+            cache_path,
+            mode,
+            replies_path,
+            timeout=timeout,
+            max_retries=max_retries,
+            max_validation_retries=max_validation_retries,
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+            extra_body=extra_body,
+            progress=progress,
+        )
         with client:
             return judge_predictions(
                 predictions,

@@ -1,0 +1,184 @@
+"""The shared ``--llm-*`` command-line options, in one argparse-only module (cheap to import, so a
+command's ``--help`` does not load the client).
+
+Every :class:`~builders.llm.LLMSettings` field a user may want to change has a flag. A flag left
+unset falls back to the environment variable ``<prefix><FIELD>`` (``VQABENCH_LLM_*`` for generation
+steps, ``VQABENCH_JUDGE_*`` for judges, so that a judge is configured apart from the model it
+judges), then to the field's default; :meth:`LLMSettings.from_env` is where those variables are read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import Any
+
+LLM_ENV_PREFIX = "VQABENCH_LLM_"
+JUDGE_ENV_PREFIX = "VQABENCH_JUDGE_"
+# The word that switches an optional setting off, on the command line and in the environment alike.
+NONE = "none"
+
+# argparse dest -> LLMSettings field, for the options add_llm_arguments adds.
+SETTING_OPTIONS: dict[str, str] = {
+    "llm_model": "model",
+    "llm_base_url": "base_url",
+    "llm_api_key_env": "api_key_env",
+    "llm_concurrency": "max_concurrency",
+    "llm_timeout": "timeout",
+    "llm_max_retries": "max_retries",
+    "llm_max_validation_retries": "max_validation_retries",
+    "llm_temperature": "temperature",
+    "llm_seed": "seed",
+    "llm_max_tokens": "max_tokens",
+    "llm_extra_body": "extra_body",
+}
+# LLMSettings' defaults as the help shows them (not imported from there, to keep this module light;
+# tests/test_llm_cli.py checks they agree).
+SHOWN_DEFAULTS: dict[str, Any] = {
+    "base_url": "https://api.openai.com/v1",
+    "api_key_env": "OPENAI_API_KEY",
+    "max_concurrency": 8,
+    "timeout": 120.0,
+    "max_retries": 4,
+    "max_validation_retries": 2,
+    "temperature": 0.0,
+    "seed": 0,
+    "max_tokens": None,
+    "extra_body": None,
+}
+
+
+def _env_default(prefix: str, field: str) -> str:
+    value = SHOWN_DEFAULTS[field]
+    shown = NONE if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+    return f"env {prefix}{field.upper()}; default {shown}"
+
+
+def _or_none(kind: Callable[[str], Any], what: str) -> Callable[[str], Any]:
+    """An argparse type: ``kind(text)``, or the string ``none`` kept as is (it switches the setting off)."""
+
+    def parse(text: str) -> Any:
+        if text.strip().lower() == NONE:
+            return NONE
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what} or 'none', got {text!r}") from None
+
+    return parse
+
+
+def _json_object(text: str) -> Any:
+    if text.strip().lower() == NONE:
+        return NONE
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise argparse.ArgumentTypeError(f"not valid JSON ({err})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(
+            f'expected a JSON object like \'{{"reasoning_effort": "low"}}\', got {text!r}'
+        )
+    return value
+
+
+def add_llm_arguments(
+    parser: argparse.ArgumentParser, cache: bool = True, env_prefix: str = LLM_ENV_PREFIX
+) -> None:
+    """Add the shared ``--llm-*`` options to a command's parser.
+
+    Pair with :func:`llm_setting_overrides` (or :func:`builders.llm.settings_from_args` /
+    :func:`builders.llm.client_from_args`). ``env_prefix`` names the variables unset options fall
+    back to (shown in the help). ``cache=False`` leaves out the cache options (``--llm-cache``,
+    ``--llm-mode``, ``--llm-replies``).
+    """
+    p = env_prefix
+    group = parser.add_argument_group(
+        "LLM",
+        f"endpoint, sampling and cache; an option left unset falls back to the {p}* variable its help names",
+    )
+    group.add_argument("--llm-model", help=f"model id, e.g. gemini-2.5-flash (env {p}MODEL; required)")
+    group.add_argument(
+        "--llm-base-url",
+        help=f"OpenAI-compatible base URL ({_env_default(p, 'base_url')})",
+    )
+    group.add_argument(
+        "--llm-api-key-env",
+        metavar="NAME",
+        help=f"NAME of the environment variable holding the API key, not the key ({_env_default(p, 'api_key_env')}); "
+        "'none' for keyless local servers like vLLM or Ollama",
+    )
+    group.add_argument(
+        "--llm-concurrency",
+        type=int,
+        help=f"requests in flight at once ({_env_default(p, 'max_concurrency')})",
+    )
+    group.add_argument(
+        "--llm-timeout",
+        type=float,
+        metavar="SECONDS",
+        help=f"seconds per HTTP attempt ({_env_default(p, 'timeout')})",
+    )
+    group.add_argument(
+        "--llm-max-retries",
+        type=int,
+        metavar="N",
+        help=f"the SDK's retries on 408/409/429/5xx and timeouts ({_env_default(p, 'max_retries')})",
+    )
+    group.add_argument(
+        "--llm-max-validation-retries",
+        type=int,
+        metavar="N",
+        help=f"re-asks after a reply that fails validation or is truncated ({_env_default(p, 'max_validation_retries')})",
+    )
+    group.add_argument(
+        "--llm-temperature",
+        type=_or_none(float, "a number"),
+        metavar="T",
+        help=f"sampling temperature; 'none': the server's default ({_env_default(p, 'temperature')})",
+    )
+    group.add_argument(
+        "--llm-seed",
+        type=_or_none(int, "an integer"),
+        metavar="N",
+        help=f"sampling seed; 'none': not sent ({_env_default(p, 'seed')})",
+    )
+    group.add_argument(
+        "--llm-max-tokens",
+        type=_or_none(int, "an integer"),
+        metavar="N",
+        help=f"reply length limit; 'none': the server's default ({_env_default(p, 'max_tokens')})",
+    )
+    group.add_argument(
+        "--llm-extra-body",
+        type=_json_object,
+        metavar="JSON",
+        help='provider-specific request fields as a JSON object, e.g. \'{"reasoning_effort": "low"}\' '
+        f"({_env_default(p, 'extra_body')})",
+    )
+    if not cache:
+        return
+    group.add_argument("--llm-cache", help="SQLite reply cache; reruns never repeat a call that succeeded")
+    group.add_argument(
+        "--llm-mode",
+        choices=("normal", "refresh", "replay"),
+        default="normal",
+        help="normal: use and fill the cache; refresh: call again and overwrite; "
+        "replay: cache or recorded replies only, a miss is an error",
+    )
+    group.add_argument("--llm-replies", help="recorded replies (JSONL) to replay from, instead of a cache")
+
+
+def llm_setting_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """``{LLMSettings field: value}`` for every :func:`add_llm_arguments` option given (None: not
+    given, so the environment or the default applies; the string ``none`` switches a setting off)."""
+    return {field: getattr(args, dest, None) for dest, field in SETTING_OPTIONS.items()}
+
+
+def given_llm_options(args: argparse.Namespace) -> list[str]:
+    """The ``--llm-*`` setting flags given on the command line: for commands that replay a recording
+    under its own settings, which must refuse them rather than ignore them."""
+    return [
+        "--" + dest.replace("_", "-") for dest in SETTING_OPTIONS if getattr(args, dest, None) is not None
+    ]
