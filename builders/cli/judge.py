@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from builders.files.jsonio import read_jsonl, write_json_atomic
-from builders.llm import add_llm_arguments
+from builders.llm.cli import add_llm_arguments
+
+# The judge and rubric modules (openai, pydantic, yaml) load inside the handlers: lazy for start-up
+# speed, so --rubric is checked there (an unknown name is an error listing the known ones).
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from builders.scoring.rubrics import DEFAULT_RUBRIC, RUBRICS
-
     parser = subparsers.add_parser(
         "judge",
         help="score predictions with an LLM judge and a rubric (OEMU, captions, custom)",
@@ -39,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     score.add_argument("predictions", help="JSONL file, one item per line")
     score.add_argument(
-        "--rubric", default=DEFAULT_RUBRIC, choices=list(RUBRICS), help=f"rubric (default {DEFAULT_RUBRIC})"
+        "--rubric",
+        help="rubric name (default: the MarineLife open-ended rubric, OEMU); 'vqabench judge rubrics' lists them",
     )
     score.add_argument("--rubric-file", help="YAML or JSON rubric file (with --rubric custom)")
     score.add_argument(
@@ -86,9 +88,9 @@ def _column(rows: list[dict[str, Any]], key: str, path: str, required: bool) -> 
 
 def _score(args: argparse.Namespace) -> int:
     from builders.scoring.judge import judge_client_from_args, judge_predictions
-    from builders.scoring.rubrics import get_rubric
+    from builders.scoring.rubrics import DEFAULT_RUBRIC, get_rubric
 
-    rubric = get_rubric(args.rubric, args.rubric_file)
+    rubric = get_rubric(args.rubric or DEFAULT_RUBRIC, args.rubric_file)
     path = Path(args.predictions)
     if not path.is_file():
         raise FileNotFoundError(f"no predictions file at {path}")

@@ -7,7 +7,6 @@ printed, logged, hashed into a cache key or written to a dataset card without le
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from collections.abc import Mapping
@@ -126,41 +125,3 @@ class LLMSettings(BaseModel):
         if "model" not in values:
             raise ValueError(f"no model configured: set {prefix}MODEL or pass --llm-model")
         return cls(**values)
-
-
-def add_llm_arguments(parser: argparse.ArgumentParser, cache: bool = True) -> None:
-    """Add the shared ``--llm-*`` options to a pipeline's (or judge's) CLI parser.
-
-    Pair with :func:`settings_from_args` / :func:`builders.llm.client_from_args`. Options left
-    unset fall back to ``VQABENCH_LLM_*`` environment variables. ``cache=False`` leaves out the
-    cache options (``--llm-cache``, ``--llm-mode``, ``--llm-replies``).
-    """
-    group = parser.add_argument_group("LLM", "endpoint and cache (defaults from VQABENCH_LLM_* variables)")
-    group.add_argument("--llm-model", help="model id, e.g. gemini-2.5-flash (env VQABENCH_LLM_MODEL)")
-    group.add_argument("--llm-base-url", help="OpenAI-compatible base URL (env VQABENCH_LLM_BASE_URL)")
-    group.add_argument(
-        "--llm-api-key-env",
-        help="NAME of the variable holding the API key, not the key (env VQABENCH_LLM_API_KEY_ENV)",
-    )
-    group.add_argument("--llm-concurrency", type=int, help="requests in flight at once")
-    if not cache:
-        return
-    group.add_argument("--llm-cache", help="SQLite reply cache; reruns never repeat a call that succeeded")
-    group.add_argument(
-        "--llm-mode",
-        choices=("normal", "refresh", "replay"),
-        default="normal",
-        help="normal: use and fill the cache; refresh: call again and overwrite; "
-        "replay: cache or recorded replies only, a miss is an error",
-    )
-    group.add_argument("--llm-replies", help="recorded replies (JSONL) to replay from, instead of a cache")
-
-
-def settings_from_args(args: argparse.Namespace) -> LLMSettings:
-    """Settings from :func:`add_llm_arguments` options, falling back to the environment."""
-    return LLMSettings.from_env(
-        model=args.llm_model,
-        base_url=args.llm_base_url,
-        api_key_env=args.llm_api_key_env,
-        max_concurrency=args.llm_concurrency,
-    )

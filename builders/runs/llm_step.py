@@ -19,11 +19,10 @@ from tqdm.auto import tqdm
 
 from builders.files.jsonio import write_json_atomic, write_jsonl_atomic
 from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
-from builders.runs.steps import KEPT, REJECTED, StepRecords, bind_work_folder
+from builders.runs.steps import DEFAULT_BATCH_SIZE, KEPT, REJECTED, StepRecords, bind_work_folder
 from builders.video.source import VideoError
 
 LLM_FAILURE, VIDEO_UNREADABLE = "llm_failure", "video_unreadable"
-DEFAULT_BATCH_SIZE = 32
 
 
 @dataclass(frozen=True)
