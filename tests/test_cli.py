@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import builders.cli
+from builders import metric_path, metrics_dir
 from builders.cli import build_parser, command_names, main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +32,7 @@ def test_commands_are_the_modules():
     )
     assert command_names() == modules
     assert sorted(_actions(build_parser())) == modules
-    assert modules == ["bqa", "demo", "frames", "judge", "llm", "marinelife", "push", "report"]
+    assert modules == ["bqa", "demo", "frames", "judge", "llm", "marinelife", "metrics", "push", "report"]
 
 
 def test_dataset_commands_are_symmetric():
@@ -74,3 +75,21 @@ def test_help_imports_no_heavy_library():
     )
     loaded = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True)
     assert loaded.stdout.strip() == ""
+
+
+def test_metrics_path_names_the_checkout_folders(capsys):
+    """In a checkout (editable install) the metrics are the repository's metrics/ folders; the wheel's
+    copy inside the package is checked by tests/wheel_check.py in .ci/run."""
+    names = sorted(p.name for p in (ROOT / "metrics").iterdir() if (p / f"{p.name}.py").is_file())
+    assert len(names) == 5 and metrics_dir() == ROOT / "metrics"
+    assert main(["metrics", "path"]) == 0
+    assert capsys.readouterr().out == f"{ROOT / 'metrics'}\n"
+    for name in names:
+        assert main(["metrics", "path", name]) == 0
+        assert capsys.readouterr().out == f"{ROOT / 'metrics' / name}\n" and metric_path(name) == str(
+            ROOT / "metrics" / name
+        )
+    assert main(["metrics", "list"]) == 0
+    assert [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()] == names
+    assert main(["metrics", "path", "bqa_acuracy"]) == 2
+    assert "unknown metric 'bqa_acuracy'; known: bqa_accuracy, judge," in capsys.readouterr().err

@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Score open-ended answers or captions 0-5 against references with an LLM judge, by rubric, "
             "through the cached LLM client (a rerun pays for nothing that already succeeded). The same "
-            "scoring as evaluate.load('./metrics/judge')."
+            "scoring as evaluate.load(builders.metric_path('judge'))."
         ),
     )
     commands = parser.add_subparsers(title="judge commands", metavar="ACTION", required=True)
