@@ -7,6 +7,7 @@ template questions, alternating difficulty, clips copied without audio, split by
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -248,3 +249,13 @@ def test_cli_export_and_check_source(work, tmp_path, capsys):
     assert (
         "0 usable rows" in printed and f"train.csv, line 1, column 1 (video): {row.split(',')[0]}" in printed
     )
+
+
+def test_cli_stats(work, capsys):
+    root, splits = work
+    assert cli_main(["bqa", "stats", str(root), "--no-self-bleu"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert {name: s["size"] for name, s in printed["splits"].items() if name in splits} == {
+        name: len(rows) for name, rows in splits.items()
+    }
+    assert printed["splits"]["total"]["size"] == sum(len(rows) for rows in splits.values())

@@ -244,3 +244,13 @@ def test_card_shows_provenance_but_no_credentials(tmp_path):
     body = card_body(read_release(tmp_path, check_videos=False))
     assert '"captioner": "gpt-test-1"' in body and '"tau": 3.5' in body and '"seed": 5' in body
     assert "sk-do-not-show" not in body and "t0k" not in body
+
+
+def test_cli_sample_writes_a_valid_work_folder(tmp_path, capsys):
+    assert cli_main(["marinelife", "sample", str(tmp_path / "work")]) == 0
+    release = tmp_path / "work" / "release"
+    assert capsys.readouterr().out.strip() == f"wrote {release}"
+    qa = release / "qa.jsonl"
+    assert len(qa.read_text().splitlines()) == len(sample_qa_path().read_text().splitlines())
+    assert cli_main(["marinelife", "validate", str(qa), "--attributes", str(sample_attributes_path())]) == 0
+    assert "0 violation(s)" in capsys.readouterr().out

@@ -8,7 +8,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from builders.cli._options import add_build_export_arguments, add_export_arguments
+from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
 from builders.llm.cli import add_llm_arguments, client_from_args
 from builders.runs.steps import DEFAULT_BATCH_SIZE, DEFAULT_CACHE
@@ -254,8 +254,7 @@ def _export(args: argparse.Namespace) -> int:
         args.out_dir,
         repo_id=args.repo_id or DEFAULT_REPO_ID,
         self_bleu=not args.no_self_bleu,
-        cache_dir=args.cache_dir,
-        max_shard_bytes=args.max_shard_mb * 1024 * 1024,
+        **export_options(args),
     )
     sizes = ", ".join(f"{split} {len(ds)}" for split, ds in result.dataset.items())
     print(f"wrote {result.folder} ({sizes}); load_dataset check passed")

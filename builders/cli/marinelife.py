@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from builders.cli._options import add_build_export_arguments, add_export_arguments
+from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
 from builders.llm.cli import add_llm_arguments
 from builders.runs.steps import DEFAULT_BATCH_SIZE
@@ -310,9 +310,9 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _sample(args: argparse.Namespace) -> int:
-    from marinelife16k.sample import write_sample_folder
+    from marinelife16k.sample import write_sample_work_folder
 
-    work = write_sample_folder(args.work_dir)
+    work = write_sample_work_folder(args.work_dir)
     print(f"wrote {work / 'release'}")
     return 0
 
@@ -325,8 +325,7 @@ def _export(args: argparse.Namespace) -> int:
         args.work_dir,
         args.out_dir,
         repo_id=args.repo_id or DEFAULT_REPO_ID,
-        cache_dir=args.cache_dir,
-        max_shard_bytes=args.max_shard_mb * 1024 * 1024,
+        **export_options(args),
     )
     sizes = "; ".join(
         f"{name}: " + ", ".join(f"{split} {len(ds)}" for split, ds in dd.items())
