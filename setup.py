@@ -6,7 +6,9 @@ from pathlib import Path
 
 from setuptools import find_namespace_packages, setup
 
-METRICS = sorted(p.name for p in Path("metrics").iterdir() if (p / f"{p.name}.py").is_file())
+METRICS = sorted(
+    p.name for p in (Path(__file__).resolve().parent / "metrics").iterdir() if (p / f"{p.name}.py").is_file()
+)
 
 setup(
     # Namespace discovery, as for the bundled sample data folders (bqa/sample/...).

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from builders import metric_names, metric_path, metrics_dir
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -29,15 +31,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _path(args: argparse.Namespace) -> int:
-    from builders import metric_path, metrics_dir
-
     print(metric_path(args.name) if args.name else metrics_dir())
     return 0
 
 
 def _list(args: argparse.Namespace) -> int:
-    from builders import metric_names, metric_path
-
     for name in metric_names():
         print(f"{name}\t{metric_path(name)}")
     return 0
