@@ -26,7 +26,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     path.add_argument("name", nargs="?", metavar="NAME", help="metric name, e.g. bqa_accuracy or judge")
     path.set_defaults(func=_path)
-    listing = actions.add_parser("list", help="print every metric's name and folder")
+    listing = actions.add_parser(
+        "list",
+        help="print every metric's name and folder",
+        description="Print one line per metric: its name, a tab, its folder.",
+    )
     listing.set_defaults(func=_list)
 
 
