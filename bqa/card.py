@@ -184,7 +184,9 @@ def card_body(
         'per_second = sample_frames(row["video"], fps=1)  # 1 fps, as for API models\n'
         "frames.frames  # uint8 RGB arrays; frames.indices, frames.timestamps\n```",
         "The model is asked to answer with one word, the emotion; score predictions with the project's "
-        "`metrics/bqa_accuracy` module (Easy/Hard/Total accuracy and the breakdowns by demographics and group).",
+        "`metrics/bqa_accuracy` module (Easy/Hard/Total accuracy and the breakdowns by demographics and group), "
+        "installed with `pip install videoqa-bench-tools`: "
+        '`evaluate.load(builders.metric_path("bqa_accuracy"))`.',
         "## Data fields",
         _table(["field", "type", "meaning"], field_rows),
         f"Emotion labels (BoLD order): {', '.join(EMOTIONS)}.",

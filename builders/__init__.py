@@ -6,4 +6,53 @@ Primitives: :mod:`.files` (atomic files, JSON/JSONL), :mod:`.video` (frames: the
 layout, publishing), :mod:`.scoring` (generic scoring and the judge core), :mod:`.runs` (resumable
 steps). Above the dataset packages: :mod:`.pipelines` (regeneration), :mod:`.evaluation` (model
 runners), :mod:`.report`, :mod:`.demo`, :mod:`.cli`. Beside them: :mod:`.testing` (test doubles).
+
+It also knows where the project's ``evaluate`` metric modules are, wherever the package is
+installed (a wheel ships them as ``builders/metrics/``; a checkout keeps them in ``metrics/``)::
+
+    import evaluate, builders
+    bqa = evaluate.load(builders.metric_path("bqa_accuracy"))
+
+(``vqabench metrics path [NAME]`` prints the same folders.)
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+
+
+def _has_metrics(folder: Path) -> bool:
+    return folder.is_dir() and any((d / f"{d.name}.py").is_file() for d in folder.iterdir())
+
+
+def metrics_dir() -> Path:
+    """The folder holding one sub-folder per metric (``<name>/<name>.py`` + its card ``README.md``).
+
+    An installed wheel has it inside the package (``builders/metrics/``); a source checkout (an
+    editable install) has the repository's ``metrics/``. FileNotFoundError if neither is there.
+    """
+    installed, checkout = _HERE / "metrics", _HERE.parent / "metrics"
+    if _has_metrics(installed):
+        return installed
+    if (_HERE.parent / "pyproject.toml").is_file() and _has_metrics(checkout):
+        return checkout
+    raise FileNotFoundError(
+        f"no metric modules in {installed} (installed wheel) or {checkout} (source checkout); "
+        "reinstall videoqa-bench-tools"
+    )
+
+
+def metric_names() -> list[str]:
+    """The metrics there are, sorted (``bqa_accuracy``, ``judge``, ...)."""
+    return sorted(d.name for d in metrics_dir().iterdir() if (d / f"{d.name}.py").is_file())
+
+
+def metric_path(name: str) -> str:
+    """The folder of metric ``name`` as a string, ready for ``evaluate.load(metric_path(name))``
+    (evaluate takes no :class:`~pathlib.Path`); ValueError naming the known metrics for an unknown name."""
+    names = metric_names()
+    if name not in names:
+        raise ValueError(f"unknown metric {name!r}; known: {', '.join(names)}")
+    return str(metrics_dir() / name)

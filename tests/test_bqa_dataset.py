@@ -7,6 +7,7 @@ template questions, alternating difficulty, clips copied without audio, split by
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -228,23 +229,33 @@ def test_statistics_match_an_independent_count(exported):
 def test_cli_export_and_check_source(work, tmp_path, capsys):
     root, splits = work
     out = tmp_path / "cli-out"
-    args = ["bqa-data", "export", str(root), str(out), "--no-self-bleu", "--cache-dir", str(tmp_path / "c")]
+    args = ["bqa", "export", str(root), str(out), "--no-self-bleu", "--cache-dir", str(tmp_path / "c")]
     assert cli_main(args) == 0
     assert "load_dataset check passed" in capsys.readouterr().out
     assert "Self-BLEU: not computed (disabled for this export)" in read_card(out)[1]
     assert read_release(root).splits == splits  # the export did not touch the release
 
-    assert cli_main(["bqa-data", "check-source"]) == 0
+    assert cli_main(["bqa", "check"]) == 0
     assert "38 usable rows, 6 films" in capsys.readouterr().out
     broken = tmp_path / "bold"
     (broken / "annotations").mkdir(parents=True)
     row = (sample_root() / "annotations" / "train.csv").read_text().splitlines()[0]
     (broken / "annotations" / "train.csv").write_text(row + "\n")
     (broken / "annotations" / "val.csv").write_text("")
-    assert cli_main(["bqa-data", "check-source", str(broken)]) == 2
+    assert cli_main(["bqa", "check", str(broken)]) == 2
     assert "1 clip(s) named in the annotations are missing" in capsys.readouterr().err
-    assert cli_main(["bqa-data", "check-source", str(broken), "--skip-missing"]) == 0
+    assert cli_main(["bqa", "check", str(broken), "--skip-missing"]) == 0
     printed = capsys.readouterr().out
     assert (
         "0 usable rows" in printed and f"train.csv, line 1, column 1 (video): {row.split(',')[0]}" in printed
     )
+
+
+def test_cli_stats(work, capsys):
+    root, splits = work
+    assert cli_main(["bqa", "stats", str(root), "--no-self-bleu"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert {name: s["size"] for name, s in printed["splits"].items() if name in splits} == {
+        name: len(rows) for name, rows in splits.items()
+    }
+    assert printed["splits"]["total"]["size"] == sum(len(rows) for rows in splits.values())

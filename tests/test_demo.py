@@ -186,7 +186,7 @@ def test_marinelife_numbers_equal_an_independent_recomputation(demo):
 
 
 def test_direct_functions_score_like_the_evaluate_modules(demo):
-    """Without a metrics/ folder (a non-editable install) the demo calls the same functions: same numbers."""
+    """Called directly (folder=None), the functions behind the metrics give the evaluate modules' numbers."""
     out = demo["out"]
     bqa = BuiltSample(out / "work" / "bqa", out / "hub" / "bqa", {}, "")
     bqa.loaded["default"] = datasets.load_dataset(str(bqa.hub), cache_dir=str(demo["cache"]))

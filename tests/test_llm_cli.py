@@ -119,7 +119,7 @@ def test_every_setting_is_a_flag_over_the_environment(monkeypatch, capsys):
 
 
 def test_every_llm_command_has_the_setting_flags(capsys):
-    commands = [["llm", "check"], ["judge", "score"], ["marinelife-eval", "judge"], ["marinelife-eval", "predict"],
+    commands = [["llm", "check"], ["judge", "score"], ["marinelife", "judge"], ["marinelife", "evaluate"],
                 ["bqa", "build"], ["bqa", "evaluate"], ["marinelife", "build"]]  # fmt: skip
     flags = ("--llm-max-tokens", "--llm-temperature", "--llm-seed", "--llm-timeout", "--llm-max-retries",
              "--llm-extra-body", "--llm-api-key-env")  # fmt: skip

@@ -151,11 +151,11 @@ def test_judge_scores_open_ended_answers_by_camera(work, server, tmp_path):
 def test_cli_predict_judge_report(work, server, tmp_path, capsys):
     preds, judged, report = tmp_path / "m.jsonl", tmp_path / "judge.json", tmp_path / "report"
     llm = ["--llm-base-url", server.url, "--llm-api-key-env", "none"]
-    assert cli_main(["marinelife-eval", "predict", "--data", str(work), "--split", "test", "--out", str(preds),
+    assert cli_main(["marinelife", "evaluate", "--data", str(work), "--split", "test", "--out", str(preds),
                      "--llm-model", "scripted-baseline", *llm]) == 0  # fmt: skip
     assert "multiple-choice accuracy" in capsys.readouterr().out
     server.handler = ScriptedJudge()
-    assert cli_main(["marinelife-eval", "judge", str(preds), "--out", str(judged), "--llm-model", "scripted-judge",
+    assert cli_main(["marinelife", "judge", str(preds), "--out", str(judged), "--llm-model", "scripted-judge",
                      "--llm-cache", str(tmp_path / "judge.sqlite"), *llm]) == 0  # fmt: skip
     assert set(json.loads(judged.read_text())["m"]) == {"oemu", "caption"}
     assert cli_main(["report", "marinelife", "--data", str(work), "--split", "test", "--predictions", f"m={preds}",

@@ -189,13 +189,13 @@ def test_load_dataset_round_trip_and_join(exported):
 
 
 def test_cli_validates_and_exports(tmp_path, capsys):
-    assert cli_main(["marinelife-data", "check-attributes"]) == 0
+    assert cli_main(["marinelife", "check-attributes"]) == 0
     assert "24 videos, all found under" in capsys.readouterr().out
     assert (
         cli_main(
             [
-                "marinelife-data",
-                "validate-qa",
+                "marinelife",
+                "validate",
                 str(sample_qa_path()),
                 "--attributes",
                 str(sample_attributes_path()),
@@ -207,10 +207,10 @@ def test_cli_validates_and_exports(tmp_path, capsys):
     records = _sample_records()[:6]
     records[3]["answer"] = "Q"
     bad.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert cli_main(["marinelife-data", "validate-qa", str(bad)]) == 1
+    assert cli_main(["marinelife", "validate", str(bad)]) == 1
     out = capsys.readouterr().out
     assert "MVK--mvk-0103--q4: answer: must be one of A, B, C, D, got 'Q'" in out
-    assert cli_main(["marinelife-data", "export", str(tmp_path / "missing"), str(tmp_path / "out")]) == 2
+    assert cli_main(["marinelife", "export", str(tmp_path / "missing"), str(tmp_path / "out")]) == 2
     assert "not a MarineLife-16K work folder" in capsys.readouterr().err
 
 
@@ -244,3 +244,13 @@ def test_card_shows_provenance_but_no_credentials(tmp_path):
     body = card_body(read_release(tmp_path, check_videos=False))
     assert '"captioner": "gpt-test-1"' in body and '"tau": 3.5' in body and '"seed": 5' in body
     assert "sk-do-not-show" not in body and "t0k" not in body
+
+
+def test_cli_sample_writes_a_valid_work_folder(tmp_path, capsys):
+    assert cli_main(["marinelife", "sample", str(tmp_path / "work")]) == 0
+    release = tmp_path / "work" / "release"
+    assert capsys.readouterr().out.strip() == f"wrote {release}"
+    qa = release / "qa.jsonl"
+    assert len(qa.read_text().splitlines()) == len(sample_qa_path().read_text().splitlines())
+    assert cli_main(["marinelife", "validate", str(qa), "--attributes", str(sample_attributes_path())]) == 0
+    assert "0 violation(s)" in capsys.readouterr().out

@@ -1,7 +1,10 @@
 """``vqabench``: one command line for researchers and maintainers.
 
-Each subcommand lives in its own module under :mod:`builders.cli` and exposes
-``register(subparsers)``; it sets ``func`` on its parser, called with the parsed namespace.
+Each command lives in the module of the same name under :mod:`builders.cli` (``vqabench bqa`` in
+``builders/cli/bqa.py``) and exposes ``register(subparsers)``; it sets ``func`` on its parser, called
+with the parsed namespace. Modules whose name starts with ``_`` hold shared helpers. Command modules
+import only argparse-level code at module level and load the heavy libraries (openai, PyAV, numpy,
+datasets) inside their handlers, so ``--help`` prints at once (``benchmarks/cli_startup.py``).
 """
 
 from __future__ import annotations
@@ -11,6 +14,31 @@ import importlib
 import logging
 import pkgutil
 import sys
+
+DISTRIBUTION = "videoqa-bench-tools"
+
+
+def command_names() -> list[str]:
+    """The commands, one per module of this package (sorted; helper modules ``_*`` skipped)."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the installed distribution's version, looked up only when asked (importlib.metadata
+    takes a third of the parser's start-up time)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the package version and exit", **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args) -> None:
+        from importlib.metadata import PackageNotFoundError, version  # lazy for start-up speed
+
+        try:
+            found = version(DISTRIBUTION)
+        except PackageNotFoundError:  # a bare checkout on sys.path, never installed
+            found = "unknown (not installed)"
+        print(f"{parser.prog} {found}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,12 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Run 'vqabench demo' first: it rebuilds both bundled samples offline and scores them.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    parser.add_argument("--version", action=_VersionAction)
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        module.register(subparsers)
+    for name in command_names():
+        importlib.import_module(f"{__name__}.{name}").register(subparsers)
+        if name not in subparsers.choices:
+            raise RuntimeError(f"{__name__}.{name} must register the command {name!r} (module = command)")
     return parser
 
 

@@ -1,25 +1,34 @@
-"""``vqabench bqa``: rebuild BQA from BoLD with an LLM (``build``) and run a VideoLLM on it (``evaluate``)."""
+"""``vqabench bqa``: rebuild BQA from BoLD with an LLM (``build``), run a VideoLLM on it (``evaluate``),
+and work with its data (``check`` a BoLD source, release ``stats``, ``export`` in Hub layout)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from collections import Counter
 from pathlib import Path
 
+from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
-from builders.llm import add_llm_arguments, client_from_args
-from builders.llm.cli import given_llm_options
-from builders.runs.steps import DEFAULT_CACHE
+from builders.llm.cli import add_llm_arguments, client_from_args, given_llm_options
+from builders.runs.steps import DEFAULT_BATCH_SIZE, DEFAULT_CACHE
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 
+# Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
+
 STEP_NAMES = "candidates,clips,questions,filter,difficulty,split"
+REPO_HELP = "Hub repo named in the card's examples (default: naist-nlp/BQA)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "bqa",
-        help="rebuild BQA from BoLD with an LLM (build); run a VideoLLM on a BQA split (evaluate)",
-        description="The BQA regeneration pipeline (the paper's four steps, resumable, cached) and the model "
-        "evaluation runner. Both talk to any OpenAI-compatible endpoint (Gemini, GPT, vLLM, Ollama).",
+        help="BQA: rebuild it from BoLD with an LLM, run a VideoLLM on it, check, describe and export its data",
+        description="The BQA regeneration pipeline (the paper's four steps, resumable, cached), the model "
+        "evaluation runner (both talk to any OpenAI-compatible endpoint: Gemini, GPT, vLLM, Ollama), and "
+        "the data actions outside the LLM: check that a BoLD root reads cleanly, print a built release's "
+        "statistics, export it to a folder in Hugging Face Hub layout (Parquet shards with the clips "
+        "embedded and a dataset card), checked with load_dataset.",
     )
     actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
 
@@ -51,7 +60,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     b.add_argument("--limit", type=int, help="only the first N BoLD rows (train.csv, then val.csv)")
     b.add_argument("--seed", type=int, help="seed of STEP1's draws and of the split (default 0)")
-    b.add_argument("--batch-size", type=int, default=32, help="items per LLM batch (default 32)")
+    b.add_argument(
+        "--batch-size",
+        type=int,
+        default=DEFAULT_BATCH_SIZE,
+        help=f"items per LLM batch (default {DEFAULT_BATCH_SIZE})",
+    )
     b.add_argument(
         "--skip-missing", action="store_true", help="leave out rows whose clip is missing (listed)"
     )
@@ -71,10 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --sample: rebuild from the sample's recorded replies (bqa/sample/pipeline_replies.jsonl) and settings, "
         "sending no request",
     )
-    b.add_argument(
-        "--export", type=Path, metavar="OUT", help="then export the release to a Hub-layout folder"
-    )
-    b.add_argument("--repo-id", help="Hub repo named in the exported card (default naist-nlp/BQA)")
+    add_build_export_arguments(b, REPO_HELP)
     add_frame_arguments(b, "1 fps")
     add_llm_arguments(b)
     b.set_defaults(func=_build)
@@ -95,6 +106,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_prediction_arguments(e, dataset="BQA", unit="rows", frames="16 frames")
     e.set_defaults(func=_evaluate)
+
+    check = actions.add_parser(
+        "check",
+        help="read a BoLD root and report rows, films, answers and missing clips",
+        description="Read BoLD's headerless annotation CSVs, decode every row and look for every clip. A "
+        "malformed row is an error naming file, line and column.",
+    )
+    check.add_argument("root", nargs="?", type=Path, help="BoLD root (default: the bundled sample)")
+    check.add_argument(
+        "--skip-missing", action="store_true", help="list rows whose clip is missing instead of failing"
+    )
+    check.add_argument(
+        "--codes", type=Path, help="JSON/YAML demographic code tables (default: bqa.vocabulary's)"
+    )
+    check.set_defaults(func=_check)
+
+    stats = actions.add_parser(
+        "stats",
+        help="statistics of a work folder's release (sizes, Easy/Hard, groups, demographics, Self-BLEU)",
+        description="Check a work folder's release and print its statistics as JSON.",
+    )
+    stats.add_argument("work_dir", type=Path, help="work folder written by the BQA pipeline")
+    stats.add_argument("--no-self-bleu", action="store_true", help="skip the Self-BLEU of the questions")
+    stats.set_defaults(func=_stats)
+
+    export = actions.add_parser(
+        "export",
+        help="export a work folder's release to a Hub-layout folder (Parquet + card)",
+        description="Build the release with the BQA builder, write data/default/<split>-*.parquet with the "
+        "clips embedded and a README.md card (YAML configs, dataset_info, statistics, limitations), then "
+        "load the folder back with load_dataset to check it. The folder is replaced atomically.",
+    )
+    add_export_arguments(export, REPO_HELP)
+    export.add_argument("--no-self-bleu", action="store_true", help="skip the Self-BLEU of the questions")
+    export.set_defaults(func=_export)
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -171,3 +217,46 @@ def _evaluate(args: argparse.Namespace) -> int:
     from builders.evaluation.bqa import evaluate
 
     return run_prediction_command(args, open_split, evaluate, 16, style=args.style)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from bqa.bold import read_bold
+    from bqa.sample import sample_root
+    from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES, load_demographic_codes
+
+    codes = load_demographic_codes(args.codes) if args.codes else DEFAULT_DEMOGRAPHIC_CODES
+    source = read_bold(args.root or sample_root(), codes=codes, skip_missing=args.skip_missing)
+    rows = source.annotations
+    print(f"{source.root}: {len(rows)} usable rows, {len({a.film_id for a in rows})} films")
+    for split, n in sorted(Counter(a.bold_split for a in rows).items()):
+        print(f"  {split}: {n} rows")
+    if source.missing:
+        print(f"{len(source.missing)} row(s) left out, clip missing:")
+        print(source.missing_report(), end="")
+    return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from bqa.stats import release_stats
+    from bqa.workfolder import read_release
+
+    release = read_release(args.work_dir)
+    stats = release_stats(release.splits, release.meta, self_bleu=not args.no_self_bleu)
+    print(json.dumps(stats.to_json(), indent=2))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from bqa.card import DEFAULT_REPO_ID
+    from bqa.export import export_release
+
+    result = export_release(
+        args.work_dir,
+        args.out_dir,
+        repo_id=args.repo_id or DEFAULT_REPO_ID,
+        self_bleu=not args.no_self_bleu,
+        **export_options(args),
+    )
+    sizes = ", ".join(f"{split} {len(ds)}" for split, ds in result.dataset.items())
+    print(f"wrote {result.folder} ({sizes}); load_dataset check passed")
+    return 0

@@ -5,10 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from PIL import Image
-
-from builders.video.sampler import sample_frames
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -34,6 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from PIL import Image  # lazy for start-up speed, like PyAV below
+
+    from builders.video.sampler import sample_frames
+
     if not 1 <= args.quality <= 95:
         raise ValueError(f"--quality must be in 1..95, got {args.quality}")
     frames = sample_frames(args.video, num_frames=args.num_frames, fps=args.fps, max_side=args.max_side)

@@ -10,20 +10,18 @@ from typing import Any
 from builders.files.jsonio import read_jsonl, write_json_atomic
 from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments
 
+# The judge and rubric modules (openai, pydantic, yaml) load inside the handlers: lazy for start-up
+# speed, so --rubric is checked there (an unknown name is an error listing the known ones).
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    # Imported on use, for start-up speed; importing them registers "custom" and MarineLife-16K's rubrics.
-    from builders.scoring.rubric_files import CustomRubric
-    from builders.scoring.rubrics import RUBRICS
-    from marinelife16k.rubrics import DEFAULT_RUBRIC
-
     parser = subparsers.add_parser(
         "judge",
         help="score predictions with an LLM judge and a rubric (OEMU, captions, custom)",
         description=(
             "Score open-ended answers or captions 0-5 against references with an LLM judge, by rubric, "
             "through the cached LLM client (a rerun pays for nothing that already succeeded). The same "
-            "scoring as evaluate.load('./metrics/judge')."
+            "scoring as evaluate.load(builders.metric_path('judge'))."
         ),
     )
     commands = parser.add_subparsers(title="judge commands", metavar="ACTION", required=True)
@@ -43,11 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("predictions", help="JSONL file, one item per line")
     score.add_argument(
         "--rubric",
-        default=DEFAULT_RUBRIC,
-        choices=sorted(RUBRICS, key=lambda name: name == CustomRubric.name),
-        help=f"rubric (default {DEFAULT_RUBRIC})",
+        help="rubric name (default: the MarineLife open-ended rubric, OEMU); 'vqabench judge rubrics' lists them",
     )
-    score.add_argument("--rubric-file", help=f"YAML or JSON rubric file (with --rubric {CustomRubric.name})")
+    score.add_argument("--rubric-file", help="YAML or JSON rubric file (with --rubric custom)")
     score.add_argument(
         "--prediction-key", default="prediction", help="field of the prediction (default %(default)s)"
     )
@@ -91,11 +87,12 @@ def _column(rows: list[dict[str, Any]], key: str, path: str, required: bool) -> 
 
 
 def _score(args: argparse.Namespace) -> int:
+    from builders.scoring import rubric_files as _registers_custom  # noqa: F401
     from builders.scoring.judge import judge_client_from_args, judge_predictions
     from builders.scoring.rubrics import get_rubric
-    from marinelife16k.rubrics import camera_groups
+    from marinelife16k.rubrics import DEFAULT_RUBRIC, camera_groups
 
-    rubric = get_rubric(args.rubric, args.rubric_file)
+    rubric = get_rubric(args.rubric or DEFAULT_RUBRIC, args.rubric_file)
     path = Path(args.predictions)
     if not path.is_file():
         raise FileNotFoundError(f"no predictions file at {path}")
@@ -156,6 +153,7 @@ def _summary(result: dict[str, Any]) -> str:
 def _rubrics(args: argparse.Namespace) -> int:
     from builders.scoring.rubric_files import CustomRubric
     from builders.scoring.rubrics import RUBRICS, get_rubric
+    from marinelife16k import rubrics as _registers_marinelife_rubrics  # noqa: F401
 
     rubrics = [get_rubric(name) for name in RUBRICS if name != CustomRubric.name]
     if args.rubric_file:

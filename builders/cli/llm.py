@@ -5,17 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
-from builders.llm import (
-    LLMClient,
-    LLMRequest,
-    ReplyCache,
-    add_llm_arguments,
-    export_replies,
-    import_replies,
-    settings_from_args,
-    user_message,
-)
+from builders.llm.cli import add_llm_arguments, settings_from_args
+
+# The cache and client modules (sqlite, openai) load inside the handlers: lazy for start-up speed.
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -76,7 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cache_stats(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from builders.llm.cache import ReplyCache
 
     if not Path(args.cache).is_file():
         raise FileNotFoundError(f"no reply cache at {args.cache}")
@@ -95,18 +89,24 @@ def _cache_stats(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from builders.llm.cache import export_replies
+
     count = export_replies(args.cache, args.output, stable=args.stable)
     print(f"wrote {count} replies to {args.output}")
     return 0
 
 
 def _import(args: argparse.Namespace) -> int:
+    from builders.llm.cache import import_replies
+
     count = import_replies(args.replies, args.cache)
     print(f"imported {count} replies into {args.cache}")
     return 0
 
 
 def _check(args: argparse.Namespace) -> int:
+    from builders.llm import LLMClient, LLMRequest, user_message
+
     settings = settings_from_args(args).model_copy(update={"progress": False})
     request = LLMRequest([user_message("Reply with the single word: ready")])
     started = time.perf_counter()

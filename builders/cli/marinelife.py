@@ -1,24 +1,38 @@
-"""``vqabench marinelife build``: regenerate MarineLife-16K captions and QA with an LLM, into a work folder."""
+"""``vqabench marinelife``: regenerate MarineLife-16K captions and QA with an LLM (``build``), run a
+VideoLLM on a split (``evaluate``) and judge its open-ended answers (``judge``), and work with its data
+(``check-attributes``, ``validate`` QA records, write the ``sample`` work folder, ``export`` in Hub layout)."""
 
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from builders.llm import add_llm_arguments
-from builders.llm.cli import given_llm_options
+from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
+from builders.evaluation.options import add_prediction_arguments, run_prediction_command
+from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments, given_llm_options
+from builders.runs.steps import DEFAULT_BATCH_SIZE
+
+# Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
 
 if TYPE_CHECKING:
     from builders.pipelines.marinelife.runner import PipelineConfig
+
+REPO_HELP = "Hub repo named in the card's loading example"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "marinelife",
-        help="MarineLife-16K regeneration pipeline (caption engine + QA generation with an LLM)",
+        help="MarineLife-16K: rebuild captions and QA with an LLM, run and judge a VideoLLM, check and export data",
         description="Rebuild MarineLife-16K's captions and QA records from the experts' attributes and the videos, "
-        "as the paper's data engine does.",
+        "as the paper's data engine does; ask any OpenAI-compatible VideoLLM every question of a split and score "
+        "its open-ended answers with the LLM judge (compare models with 'vqabench report marinelife'); and work "
+        "with the data outside the LLM: check an expert attribute file (CSV or JSONL, one row per video), "
+        "validate QA records against the paper's JSONL schema, write the bundled sample as a work folder, or "
+        "export a work folder (<work>/release/) to a folder in Hugging Face Hub layout (configs qa and videos "
+        "as Parquet with the videos embedded, and a dataset card), checked with load_dataset.",
     )
     actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
     build = actions.add_parser(
@@ -33,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "are computed from the attributes, and every record is validated. Each step records every finished "
             "video at once, so a killed run resumes where it stopped, and the reply cache "
             "(<work>/llm-cache.sqlite) means no successful call is paid twice. Writes <work>/release/ "
-            "(see 'vqabench marinelife-data export') and <work>/summary.json."
+            "(see 'vqabench marinelife export') and <work>/summary.json."
         ),
         epilog="Offline check: 'vqabench marinelife build --sample --replay --work WORK' rebuilds the bundled sample from "
         "its recorded replies (written by a scripted responder, not a model) without sending any request.",
@@ -72,7 +86,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="use the template sentence as the camera_object_open_ended reference instead of the LLM's",
     )
     options.add_argument(
-        "--batch-size", type=int, default=32, help="videos per batch of requests (default 32)"
+        "--batch-size",
+        type=int,
+        default=DEFAULT_BATCH_SIZE,
+        help=f"videos per batch of requests (default {DEFAULT_BATCH_SIZE})",
     )
     options.add_argument(
         "--reject-failures",
@@ -81,12 +98,83 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "leaving them pending for the next run",
     )
     output = build.add_argument_group("export")
-    output.add_argument(
-        "--export", type=Path, metavar="OUT_DIR", help="also export the release to a Hub-layout folder"
-    )
-    output.add_argument("--repo-id", help="Hub repo named in the card's loading example")
+    add_build_export_arguments(output, REPO_HELP)
     add_llm_arguments(build)
     build.set_defaults(func=_build)
+
+    p = actions.add_parser(
+        "evaluate",
+        help="ask a VideoLLM every question of one split and write predictions JSONL",
+        description="Send each QA record of the split as the dataset states it (the video's frames, then the "
+        "record's own prompt: multiple-choice prompts list the options and ask for the letter) and write one "
+        "JSON line per record: question_id, type, dimension, camera_kind, raw_output, parsed_answer (a letter or "
+        "'unparsed'; null for open-ended), reference, correct, evidence, model. Resumable and cached like the "
+        "BQA runner: kill it and rerun the same command. Prints the overall multiple-choice accuracy.",
+        epilog="Example: vqabench marinelife evaluate --data hub/marinelife16k --split test --out qwen.jsonl "
+        "--llm-model Qwen2.5-VL-7B --llm-base-url http://localhost:8000/v1 --llm-api-key-env none",
+    )
+    add_prediction_arguments(p, dataset="MarineLife-16K", unit="questions", frames="8 frames")
+    p.set_defaults(func=_evaluate)
+
+    j = actions.add_parser(
+        "judge",
+        help="score the open-ended answers of a predictions file with the LLM judge",
+        description="Judge the camera_object_open_ended answers (OEMU rubric: camera 35%, activity 30%, relation "
+        "35%) and the captions (BEH, AH, ECF) of an 'evaluate' output, split by static/moving camera, through the "
+        "cached LLM client, and write the judge results JSON that 'vqabench report marinelife --judge-results' "
+        "reads. Unset --llm-* options fall back to VQABENCH_JUDGE_* variables, as for 'vqabench judge'. Exit "
+        "status 1 when some judgements failed (listed; a rerun asks for them alone).",
+    )
+    j.add_argument("predictions", type=Path, help="predictions JSONL written by 'marinelife evaluate'")
+    j.add_argument("--out", type=Path, required=True, help="judge results JSON to write")
+    j.add_argument("--name", help="the model's name in the results (default: the predictions file's stem)")
+    add_llm_arguments(j, env_prefix=JUDGE_ENV_PREFIX)
+    j.set_defaults(func=_judge)
+
+    check = actions.add_parser(
+        "check-attributes",
+        help="read an attribute file and report videos, collections, camera kinds and question types",
+        description="Read an attribute file (video_id, collection, video_file, the 13 attributes, optional "
+        "caption). A missing column, unknown collection, empty required attribute or (with --video-root) "
+        "missing video file is an error naming the file and row.",
+    )
+    check.add_argument(
+        "attributes", nargs="?", type=Path, help="CSV or JSONL file (default: the bundled sample)"
+    )
+    check.add_argument("--video-root", type=Path, help="folder holding <collection>/<video_file>")
+    check.set_defaults(func=_check_attributes)
+
+    validate = actions.add_parser(
+        "validate",
+        help="validate QA JSONL records; with --attributes also their answers and conditional types",
+        description="Check every record against the appendix's schema: ids and sequential indices, question "
+        "texts, four options A-D with the answer letter on the right text, prompts, open-ended records "
+        "without options, mandatory types per video, conditional types only where their attribute exists. "
+        "Prints one line per violation (question id, field, problem); exit code 1 if there are any.",
+    )
+    validate.add_argument("qa", type=Path, help="QA JSONL file")
+    validate.add_argument("--attributes", type=Path, help="attribute file of the videos (CSV or JSONL)")
+    validate.set_defaults(func=_validate)
+
+    sample = actions.add_parser(
+        "sample",
+        help="write the bundled sample's ground-truth release as a work folder",
+        description="Write <work>/release/ (videos.jsonl, qa.jsonl, meta.json) from the bundled sample, split "
+        "by video with the paper's proportions; the videos stay in the installed package.",
+    )
+    sample.add_argument("work_dir", type=Path, help="work folder to write")
+    sample.set_defaults(func=_sample)
+
+    export = actions.add_parser(
+        "export",
+        help="export a work folder's release to a Hub-layout folder (Parquet + card)",
+        description="Build the qa and videos configs from <work>/release/, write data/<config>/<split>-*.parquet "
+        "(videos embedded once, in 'videos') and a README.md card (YAML configs with qa as default, "
+        "dataset_info, terms, attribute and dimension tables, statistics), then load every config back "
+        "with load_dataset to check it. The folder is replaced atomically.",
+    )
+    add_export_arguments(export, REPO_HELP)
+    export.set_defaults(func=_export)
 
 
 def _config(args: argparse.Namespace, recorded: PipelineConfig | None = None) -> PipelineConfig:
@@ -112,7 +200,7 @@ def _config(args: argparse.Namespace, recorded: PipelineConfig | None = None) ->
 
 
 def _build(args: argparse.Namespace) -> int:
-    from builders.llm import client_from_args
+    from builders.llm.cli import client_from_args
     from builders.pipelines.marinelife.runner import build, format_summary, replay_client
     from builders.runs.steps import DEFAULT_CACHE
     from marinelife16k.sample import sample_attributes_path, sample_root, sample_video_root
@@ -157,4 +245,96 @@ def _build(args: argparse.Namespace) -> int:
 
         exported = export_release(args.work_dir, args.export, repo_id=args.repo_id or DEFAULT_REPO_ID)
         print(f"exported {exported.folder}; load_dataset check passed")
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from builders.evaluation.marinelife import evaluate
+    from marinelife16k.data import open_split
+
+    return run_prediction_command(args, open_split, evaluate, 8)
+
+
+def _judge(args: argparse.Namespace) -> int:
+    from builders.evaluation.marinelife import judge
+    from builders.files.jsonio import read_jsonl, write_json_atomic
+    from builders.scoring.judge import judge_client_from_args
+
+    if not args.predictions.is_file():
+        raise FileNotFoundError(f"no predictions file at {args.predictions}")
+    rows = read_jsonl(args.predictions)
+    with judge_client_from_args(args) as client:
+        results = judge(rows, client)
+    if not results:
+        raise ValueError(
+            f"{args.predictions}: no open-ended (camera_object_open_ended or caption) predictions"
+        )
+    write_json_atomic(args.out, {args.name or args.predictions.stem: results})
+    failed = 0
+    for task, result in results.items():
+        failed += result["n_failed"]
+        cameras = ", ".join(
+            f"{kind} {cell['score']:.2f} (n={cell['n']})" if cell["score"] is not None else f"{kind} - (n=0)"
+            for kind, cell in result["by_camera"].items()
+        )
+        score = "-" if result["score"] is None else f"{result['score']:.2f}"
+        print(f"{task}: score {score} on {result['n']} judged, {result['n_failed']} failed; {cameras}")
+    print(f"wrote {args.out}")
+    return 0 if failed == 0 else 1
+
+
+def _check_attributes(args: argparse.Namespace) -> int:
+    from marinelife16k.annotations import read_annotations
+    from marinelife16k.questions import applicable_types
+    from marinelife16k.sample import sample_attributes_path, sample_video_root
+
+    path = args.attributes or sample_attributes_path()
+    video_root = args.video_root or (None if args.attributes else sample_video_root())
+    rows = read_annotations(path, video_root=video_root)
+    types = Counter(t for row in rows for t in applicable_types(row))
+    print(f"{path}: {len(rows)} videos" + (f", all found under {video_root}" if video_root else ""))
+    print(f"  collections: {dict(Counter(r['collection'] for r in rows))}")
+    print(f"  camera kinds: {dict(Counter(r['camera_kind'] for r in rows))}")
+    print(f"  with a caption: {sum(bool(r['caption']) for r in rows)}")
+    print(f"  questions per type: {dict(types)} (total {sum(types.values())})")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from builders.files.jsonio import read_jsonl
+    from marinelife16k.annotations import read_annotations
+    from marinelife16k.schema import validate_records
+
+    records = read_jsonl(args.qa)
+    videos = read_annotations(args.attributes) if args.attributes else None
+    problems = validate_records(records, videos)
+    for problem in problems:
+        print(problem)
+    print(f"{args.qa}: {len(records)} records, {len(problems)} violation(s)")
+    return 1 if problems else 0
+
+
+def _sample(args: argparse.Namespace) -> int:
+    from marinelife16k.sample import write_sample_work_folder
+
+    work = write_sample_work_folder(args.work_dir)
+    print(f"wrote {work / 'release'}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from marinelife16k.card import DEFAULT_REPO_ID
+    from marinelife16k.export import export_release
+
+    result = export_release(
+        args.work_dir,
+        args.out_dir,
+        repo_id=args.repo_id or DEFAULT_REPO_ID,
+        **export_options(args),
+    )
+    sizes = "; ".join(
+        f"{name}: " + ", ".join(f"{split} {len(ds)}" for split, ds in dd.items())
+        for name, dd in result.configs.items()
+    )
+    print(f"wrote {result.folder} ({sizes}); load_dataset check passed")
     return 0

@@ -25,6 +25,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# The modules doing the work load inside the handlers: lazy for start-up speed.
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "report",

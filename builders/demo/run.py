@@ -245,9 +245,9 @@ def next_steps(out: Path, metrics: Metrics) -> list[tuple[str, str]]:
         ),
         (
             "",
-            f"vqabench marinelife-eval predict --data {hub_marine} --split test --out mine-ml.jsonl {model}",
+            f"vqabench marinelife evaluate --data {hub_marine} --split test --out mine-ml.jsonl {model}",
         ),
-        ("", f"vqabench marinelife-eval judge mine-ml.jsonl --out mine-judge.json {model}"),
+        ("", f"vqabench marinelife judge mine-ml.jsonl --out mine-judge.json {model}"),
         ("Compare with the baseline", compare),
         (
             "Score in Python",

@@ -1,5 +1,8 @@
 """Score prediction files with every metric of the project, the way users do: ``evaluate.load`` on the
-metric folders of the repository checkout (``<repo>/metrics/<name>``).
+metric folders the package gives them (:func:`builders.metric_path`: inside an installed wheel, or
+``<repo>/metrics/<name>`` in a checkout). A missing metrics folder is an error, never a quiet switch
+to other code; ``Metrics(..., folder=None)`` calls the functions behind the metrics directly (the
+tests compare both), and :attr:`Metrics.via` says which ran.
 
 Where those folders are not next to the installed ``builders`` package (a non-editable install), the
 same functions behind them are called directly (:mod:`bqa.accuracy`, :mod:`marinelife16k.accuracy`,
@@ -15,31 +18,24 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import builders
+from builders import metrics_dir
 from builders.llm import Recording
-
-METRIC_NAMES: tuple[str, ...] = ("bqa_accuracy", "self_bleu", "marinelife_qa", "judge")
-
-
-def metrics_folder() -> Path | None:
-    """``<repo>/metrics`` when every metric module is there, else None."""
-    root = Path(builders.__file__).resolve().parent.parent / "metrics"
-    return root if all((root / n / f"{n}.py").is_file() for n in METRIC_NAMES) else None
 
 
 class Metrics:
     """``bqa_accuracy``, ``self_bleu``, ``marinelife_qa`` and ``judge``, each returning the metric's
-    result dict. ``folder``: the metric folders (default: :func:`metrics_folder`; None: direct calls)."""
+    result dict. ``folder``: the metric folders (default: :func:`builders.metrics_dir`, which fails
+    when they are missing; None: call the functions behind them directly)."""
 
     def __init__(self, judge: Recording, folder: Path | None | str = "auto") -> None:
         self.judge_recording = judge
-        self.folder = metrics_folder() if folder == "auto" else (Path(folder) if folder else None)
+        self.folder = metrics_dir() if folder == "auto" else (Path(folder) if folder else None)
         self._modules: dict[tuple[str, str | None], Any] = {}
 
     @property
     def via(self) -> str:
         if self.folder is None:
-            return "builders.scoring / builders.scoring.rubrics functions (no metrics/ folder next to the installed package)"
+            return "builders.scoring / builders.scoring.rubrics functions (called directly, not the metric modules)"
         return f"evaluate.load('{self.folder}/<name>')"
 
     def module(self, name: str, config: str | None = None) -> Any:

@@ -105,7 +105,7 @@ class MarineEvalSummary(PredictionRun):
             score_line = (
                 f"  multiple-choice accuracy {self.scores['accuracy']:.1f} on {self.scores['n']} questions "
                 f"({self.scores['n_unparsed']} unparsed); per dimension: metrics/marinelife_qa, open-ended "
-                "answers: vqabench marinelife-eval judge"
+                "answers: vqabench marinelife judge"
             )
         header = f"MarineLife-16K evaluation: {self.predicted} of {self.rows} questions predicted"
         return self._lines(header, score_line)

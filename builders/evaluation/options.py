@@ -1,18 +1,21 @@
-"""Command-line options and handler shared by the evaluation runners (``bqa evaluate``,
-``marinelife-eval predict``): the same data, output, resume and LLM options, run the same way."""
+"""Command-line options and handler shared by the evaluation runners (``vqabench bqa evaluate``,
+``vqabench marinelife evaluate``): the same data, output, resume and LLM options, run the same way.
+
+Argparse-level imports only, so the commands' ``--help`` loads no heavy library."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from builders.evaluation.run import PredictionRun
-from builders.llm import add_llm_arguments, client_from_args
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE
-from builders.runs.steps import DEFAULT_CACHE
+from builders.llm.cli import add_llm_arguments, client_from_args
+from builders.runs.steps import DEFAULT_BATCH_SIZE, DEFAULT_CACHE
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
+
+if TYPE_CHECKING:
+    from builders.evaluation.run import PredictionRun
 
 
 def add_prediction_arguments(
@@ -29,7 +32,10 @@ def add_prediction_arguments(
         "--work", type=Path, help="resume state and LLM cache (default: <out without suffix>.work/)"
     )
     parser.add_argument(
-        "--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help=f"{unit} per LLM batch (default 32)"
+        "--batch-size",
+        type=int,
+        default=DEFAULT_BATCH_SIZE,
+        help=f"{unit} per LLM batch (default {DEFAULT_BATCH_SIZE})",
     )
     parser.add_argument(
         "--reject-llm-failures", action="store_true", help=f"give up on {unit} whose call keeps failing"

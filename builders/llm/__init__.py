@@ -1,6 +1,7 @@
 """LLM access for every generation step and judge: one OpenAI-compatible client, cached and validated.
 
-Public API (see each module for details):
+Public API (see each module for details), re-exported here and resolved on first use, so importing
+the package (or its argparse-only :mod:`builders.llm.cli`) does not load openai or pydantic:
 
 - :class:`LLMSettings` (endpoint, model, *name* of the key variable, concurrency, retries, sampling);
   :func:`add_llm_arguments` (every setting a ``--llm-*`` flag; :mod:`builders.llm.cli`) /
@@ -16,76 +17,48 @@ Public API (see each module for details):
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
+import importlib
+from typing import Any
 
-from builders.llm.cache import (
-    CachedReply,
-    ReplyCache,
-    cache_key,
-    export_replies,
-    import_replies,
-    load_replies,
-    read_replies,
-)
-from builders.llm.cli import add_llm_arguments, llm_setting_overrides
-from builders.llm.client import MODES, LLMClient, LLMRequest, LLMResult, Mode, ReplayMissError
-from builders.llm.messages import Message, assistant_message, system_message, user_message
-from builders.llm.recording import Recording
-from builders.llm.schema import (
-    ReplyError,
-    ReplySchema,
-    gemini_safe_schema,
-    parse_json_reply,
-    validate_json_schema,
-)
-from builders.llm.settings import LLMSettings, settings_from_args
-from builders.llm.usage import TokenUsage, UsageSummary
-
-
-def client_from_args(
-    args: argparse.Namespace, default_cache: str | Path | None = None, *, progress: bool | None = None
-) -> LLMClient:
-    """An :class:`LLMClient` from :func:`add_llm_arguments` options (``--llm-cache`` defaults to
-    ``default_cache``, e.g. ``<work dir>/llm-cache.sqlite``). ``progress=False`` silences the
-    client's own bar, for callers that show a bar per step."""
-    settings = settings_from_args(args)
-    if progress is not None:
-        settings = settings.model_copy(update={"progress": progress})
-    if args.llm_replies:
-        return LLMClient(settings, replies_path=args.llm_replies)
-    return LLMClient(settings, cache_path=args.llm_cache or default_cache, mode=args.llm_mode)
+_EXPORTS = {
+    "CachedReply": "builders.llm.cache",
+    "ReplyCache": "builders.llm.cache",
+    "cache_key": "builders.llm.cache",
+    "export_replies": "builders.llm.cache",
+    "import_replies": "builders.llm.cache",
+    "load_replies": "builders.llm.cache",
+    "read_replies": "builders.llm.cache",
+    "add_llm_arguments": "builders.llm.cli",
+    "client_from_args": "builders.llm.cli",
+    "settings_from_args": "builders.llm.cli",
+    "llm_setting_overrides": "builders.llm.cli",
+    "MODES": "builders.llm.client",
+    "LLMClient": "builders.llm.client",
+    "LLMRequest": "builders.llm.client",
+    "LLMResult": "builders.llm.client",
+    "Mode": "builders.llm.client",
+    "ReplayMissError": "builders.llm.client",
+    "Message": "builders.llm.messages",
+    "assistant_message": "builders.llm.messages",
+    "system_message": "builders.llm.messages",
+    "user_message": "builders.llm.messages",
+    "Recording": "builders.llm.recording",
+    "ReplyError": "builders.llm.schema",
+    "ReplySchema": "builders.llm.schema",
+    "gemini_safe_schema": "builders.llm.schema",
+    "parse_json_reply": "builders.llm.schema",
+    "validate_json_schema": "builders.llm.schema",
+    "LLMSettings": "builders.llm.settings",
+    "TokenUsage": "builders.llm.usage",
+    "UsageSummary": "builders.llm.usage",
+}
+__all__ = sorted(_EXPORTS)
 
 
-__all__ = [
-    "MODES",
-    "Recording",
-    "CachedReply",
-    "LLMClient",
-    "LLMRequest",
-    "LLMResult",
-    "LLMSettings",
-    "Message",
-    "Mode",
-    "ReplayMissError",
-    "ReplyCache",
-    "ReplyError",
-    "ReplySchema",
-    "TokenUsage",
-    "UsageSummary",
-    "add_llm_arguments",
-    "assistant_message",
-    "cache_key",
-    "client_from_args",
-    "export_replies",
-    "gemini_safe_schema",
-    "import_replies",
-    "llm_setting_overrides",
-    "load_replies",
-    "parse_json_reply",
-    "read_replies",
-    "settings_from_args",
-    "system_message",
-    "user_message",
-    "validate_json_schema",
-]
+def __getattr__(name: str) -> Any:
+    # Lazy for start-up speed: the client module imports openai (about 0.4 s).
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'builders.llm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value  # resolved once
+    return value

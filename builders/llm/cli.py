@@ -1,5 +1,7 @@
-"""The shared ``--llm-*`` command-line options, in one argparse-only module (cheap to import, so a
-command's ``--help`` does not load the client).
+"""The shared ``--llm-*`` command-line options, and the settings and client they give.
+
+Argparse only at import time (cheap to import, so a command's ``--help`` does not load openai or
+pydantic); the settings and client modules load when a handler asks for them (lazy for start-up speed).
 
 Every :class:`~builders.llm.LLMSettings` field a user may want to change has a flag. A flag left
 unset falls back to the environment variable ``<prefix><FIELD>`` (``VQABENCH_LLM_*`` for generation
@@ -12,7 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from builders.llm.client import LLMClient
+    from builders.llm.settings import LLMSettings
 
 LLM_ENV_PREFIX = "VQABENCH_LLM_"
 JUDGE_ENV_PREFIX = "VQABENCH_JUDGE_"
@@ -182,3 +189,27 @@ def given_llm_options(args: argparse.Namespace) -> list[str]:
     return [
         "--" + dest.replace("_", "-") for dest in SETTING_OPTIONS if getattr(args, dest, None) is not None
     ]
+
+
+def settings_from_args(args: argparse.Namespace, prefix: str = LLM_ENV_PREFIX) -> LLMSettings:
+    """Settings from :func:`add_llm_arguments` options, falling back to the ``<prefix>*``
+    environment variables, then the defaults."""
+    from builders.llm.settings import LLMSettings  # lazy for start-up speed (pydantic)
+
+    return LLMSettings.from_env(prefix, **llm_setting_overrides(args))
+
+
+def client_from_args(
+    args: argparse.Namespace, default_cache: str | Path | None = None, *, progress: bool | None = None
+) -> LLMClient:
+    """An :class:`~builders.llm.LLMClient` from :func:`add_llm_arguments` options (``--llm-cache``
+    defaults to ``default_cache``, e.g. ``<work dir>/llm-cache.sqlite``). ``progress=False`` silences
+    the client's own bar, for callers that show a bar per step."""
+    from builders.llm.client import LLMClient  # lazy for start-up speed (openai)
+
+    settings = settings_from_args(args)
+    if progress is not None:
+        settings = settings.model_copy(update={"progress": progress})
+    if args.llm_replies:
+        return LLMClient(settings, replies_path=args.llm_replies)
+    return LLMClient(settings, cache_path=args.llm_cache or default_cache, mode=args.llm_mode)

@@ -10,7 +10,6 @@ variables are only defaults, read in one place, :meth:`LLMSettings.from_env`, an
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from collections.abc import Mapping
@@ -18,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from builders.llm.cli import LLM_ENV_PREFIX, NONE, llm_setting_overrides
+from builders.llm.cli import LLM_ENV_PREFIX, NONE
 
 # The settings that change a reply, hence part of every cache key (with the messages and schema).
 CACHE_IDENTITY_FIELDS: tuple[str, ...] = (
@@ -140,9 +139,3 @@ class LLMSettings(BaseModel):
 
 def _is_none(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in ("", NONE)
-
-
-def settings_from_args(args: argparse.Namespace, prefix: str = LLM_ENV_PREFIX) -> LLMSettings:
-    """Settings from :func:`~builders.llm.cli.add_llm_arguments` options, falling back to the
-    ``<prefix>*`` environment variables, then the defaults."""
-    return LLMSettings.from_env(prefix, **llm_setting_overrides(args))

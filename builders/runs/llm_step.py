@@ -18,11 +18,10 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from builders.llm import LLMClient, LLMRequest, LLMResult
-from builders.runs.steps import KEPT, REJECTED, StepRecords
+from builders.runs.steps import DEFAULT_BATCH_SIZE, KEPT, REJECTED, StepRecords
 from builders.video.source import VideoError
 
 LLM_FAILURE, VIDEO_UNREADABLE = "llm_failure", "video_unreadable"
-DEFAULT_BATCH_SIZE = 32
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,8 @@ from builders.files.jsonio import (
 )
 
 KEPT, REJECTED = "kept", "rejected"
+# Items per batch of LLM requests in every step; here, not in llm_step, so CLIs can show it cheaply.
+DEFAULT_BATCH_SIZE = 32
 
 
 @dataclass

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from builders.video.sampler import frames_to_data_urls, sample_frames
-from builders.video.source import SourceLike
+if TYPE_CHECKING:
+    from builders.video.source import SourceLike
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,9 @@ class FrameSpec:
 
     def data_urls(self, source: SourceLike) -> list[str]:
         """The sampled frames of ``source`` as JPEG data URLs (VideoError/FileNotFoundError if unreadable)."""
+        # Lazy for start-up speed: commands add the frame options without loading PyAV, numpy, PIL.
+        from builders.video.sampler import frames_to_data_urls, sample_frames
+
         return frames_to_data_urls(sample_frames(source, self.num_frames, self.fps, self.max_side))
 
     def describe(self, count: int) -> str:

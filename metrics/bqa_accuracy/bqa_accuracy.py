@@ -44,7 +44,8 @@ Returns:
     leakage (dict or None): n_leaking, leak_rate, leaking_indices, n_non_leaking,
         accuracy_non_leaking(_ci95), accuracy_leaking(_ci95).
 Examples:
-    >>> bqa = evaluate.load("./metrics/bqa_accuracy")
+    >>> from builders import metric_path
+    >>> bqa = evaluate.load(metric_path("bqa_accuracy"))
     >>> result = bqa.compute(
     ...     predictions=["Surprise", "The answer is B."],
     ...     references=["Surprise", "Anger"],

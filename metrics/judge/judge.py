@@ -57,7 +57,8 @@ Returns:
     by_camera (dict, with `camera`): {"static": {score, criteria, n}, "moving": {...}};
     judge (dict): rubric, rubric_version, signature, model, model_reported, tokens, cache_hits, api_calls.
 Examples:
-    >>> judge = evaluate.load("./metrics/judge")  # marinelife_open_ended
+    >>> from builders import metric_path
+    >>> judge = evaluate.load(metric_path("judge"))  # marinelife_open_ended
     >>> judge.rubric.signature
     'rubric:marinelife_open_ended|v:1|prompt:judge_marinelife_open_ended@1|scale:0-5|w:camera=0.35,activity=0.3,relation=0.35|explain:none'
 """

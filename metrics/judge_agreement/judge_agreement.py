@@ -29,7 +29,8 @@ Returns:
     pearson, spearman, kappa (float or None: undefined when a side is constant), mae (float), n (int);
     with `criteria`: {criterion: {pearson, spearman, kappa, mae, n}}.
 Examples:
-    >>> agree = evaluate.load("./metrics/judge_agreement")
+    >>> from builders import metric_path
+    >>> agree = evaluate.load(metric_path("judge_agreement"))
     >>> result = agree.compute(predictions=[5, 3, 4, 1], references=[4, 3, 5, 1])
     >>> result["n"], result["mae"], round(result["pearson"], 4), round(result["kappa"], 4)
     (4, 0.5, 0.8857, 0.8857)

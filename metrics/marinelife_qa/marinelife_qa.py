@@ -34,7 +34,8 @@ Returns:
     n (dict): items per dimension and overall;
     n_unparsed (dict): unparsed replies per dimension and overall.
 Examples:
-    >>> marine = evaluate.load("./metrics/marinelife_qa")
+    >>> from builders import metric_path
+    >>> marine = evaluate.load(metric_path("marinelife_qa"))
     >>> result = marine.compute(
     ...     predictions=["A", "(C) A sea turtle", "B"],
     ...     references=["A", "C", "D"],

@@ -36,7 +36,8 @@ Returns:
     signature (str): every setting that produced the number.
     scores (list of float): per-sentence scores, only with return_scores=True.
 Examples:
-    >>> self_bleu = evaluate.load("./metrics/self_bleu")
+    >>> from builders import metric_path
+    >>> self_bleu = evaluate.load(metric_path("self_bleu"))
     >>> result = self_bleu.compute(predictions=["what is he doing ?", "what is she doing ?", "why ?"])
     >>> round(result["self_bleu"], 4)
     0.1182

@@ -1,0 +1,38 @@
+"""Argument helpers shared by the dataset commands (``vqabench bqa``, ``vqabench marinelife``).
+
+Argparse only: every command's ``--help`` builds these parsers.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def add_export_arguments(parser: argparse.ArgumentParser, repo_help: str) -> None:
+    """``WORK_DIR OUT_DIR --repo-id --max-shard-mb --cache-dir`` of an ``export`` action."""
+    parser.add_argument("work_dir", type=Path, help="work folder holding release/ (written by 'build')")
+    parser.add_argument("out_dir", type=Path, help="folder to write (replaced if it exists)")
+    parser.add_argument("--repo-id", default=None, help=repo_help)
+    parser.add_argument(
+        "--max-shard-mb", type=int, default=500, help="largest Parquet shard, in MB (default 500)"
+    )
+    parser.add_argument(
+        "--cache-dir", type=Path, help="datasets cache for the build (default <work>/.cache/datasets)"
+    )
+
+
+def export_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of a dataset's ``export_release`` given by :func:`add_export_arguments`."""
+    return {"cache_dir": args.cache_dir, "max_shard_bytes": args.max_shard_mb * 1024 * 1024}
+
+
+def add_build_export_arguments(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, repo_help: str
+) -> None:
+    """``--export OUT_DIR --repo-id`` of a ``build`` action: export the release once it is complete."""
+    parser.add_argument(
+        "--export", type=Path, metavar="OUT_DIR", help="then export the release to a Hub-layout folder"
+    )
+    parser.add_argument("--repo-id", help=repo_help)

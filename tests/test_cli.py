@@ -1,0 +1,95 @@
+"""The ``vqabench`` entry point: one module per command, every help page, ``--version``, and no heavy
+library imported to build the parser (start-up time itself is measured in benchmarks/cli_startup.py)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import builders.cli
+from builders import metric_path, metrics_dir
+from builders.cli import build_parser, command_names, main
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("openai", "av", "numpy", "PIL", "pydantic", "datasets", "evaluate", "pyarrow")
+
+
+def _actions(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def test_commands_are_the_modules():
+    modules = sorted(
+        p.stem for p in Path(builders.cli.__file__).parent.glob("*.py") if not p.stem.startswith("_")
+    )
+    assert command_names() == modules
+    assert sorted(_actions(build_parser())) == modules
+    assert modules == ["bqa", "demo", "frames", "judge", "llm", "marinelife", "metrics", "push", "report"]
+
+
+def test_dataset_commands_are_symmetric():
+    commands = _actions(build_parser())
+    assert sorted(_actions(commands["bqa"])) == ["build", "check", "evaluate", "export", "stats"]
+    assert sorted(_actions(commands["marinelife"])) == [
+        "build", "check-attributes", "evaluate", "export", "judge", "sample", "validate",
+    ]  # fmt: skip
+
+
+def _every_command_line() -> list[list[str]]:
+    lines = [[]]
+    for name, parser in _actions(build_parser()).items():
+        lines.append([name])
+        lines.extend([name, action] for action in _actions(parser))
+    return lines
+
+
+@pytest.mark.parametrize("argv", _every_command_line(), ids=lambda argv: " ".join(argv) or "vqabench")
+def test_every_help_page_prints(argv, capsys):
+    with pytest.raises(SystemExit) as done:
+        main([*argv, "--help"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: vqabench {' '.join(argv)}".rstrip())
+
+
+def test_version_is_the_package_version(capsys):
+    expected = re.search(r'^version = "(.+)"$', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"vqabench {expected}"
+
+
+def test_help_imports_no_heavy_library():
+    """Command modules load openai, PyAV, numpy, datasets... inside their handlers only."""
+    probe = (
+        "import sys\nfrom builders.cli import build_parser\nbuild_parser()\n"
+        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True)
+    assert loaded.stdout.strip() == ""
+
+
+def test_metrics_path_names_the_checkout_folders(capsys):
+    """In a checkout (editable install) the metrics are the repository's metrics/ folders; the wheel's
+    copy inside the package is checked by tests/wheel_check.py in .ci/run."""
+    names = sorted(p.name for p in (ROOT / "metrics").iterdir() if (p / f"{p.name}.py").is_file())
+    assert len(names) == 5 and metrics_dir() == ROOT / "metrics"
+    assert main(["metrics", "path"]) == 0
+    assert capsys.readouterr().out == f"{ROOT / 'metrics'}\n"
+    for name in names:
+        assert main(["metrics", "path", name]) == 0
+        assert capsys.readouterr().out == f"{ROOT / 'metrics' / name}\n" and metric_path(name) == str(
+            ROOT / "metrics" / name
+        )
+    assert main(["metrics", "list"]) == 0
+    assert [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()] == names
+    assert main(["metrics", "path", "bqa_acuracy"]) == 2
+    assert "unknown metric 'bqa_acuracy'; known: bqa_accuracy, judge," in capsys.readouterr().err
