@@ -17,10 +17,17 @@ import time
 from collections.abc import Callable
 
 from builders.scoring.answer_parsing import parse_choice
+from builders.scoring.bqa_accuracy import BQA_PARSER
 
 CHOICES = ["Surprise", "Confidence", "Anger", "Embarrassment"]
 # Degenerate replies: an option's name, a letter, a negated option, a word that names nothing.
-WORDS = {"option name": "Anger ", "letter": "A ", "negated option": "not Anger, ", "other word": "hmm "}
+WORDS = {
+    "option name": "Anger ",
+    "letter": "A ",
+    "negated option": "not Anger, ",
+    "other word": "hmm ",
+    "declaration": "I would say Anger. ",
+}
 _BASELINE = re.compile(r"\w+", re.IGNORECASE)
 
 
@@ -44,8 +51,8 @@ def main() -> None:
     for label, word in WORDS.items():
         for size in args.sizes:
             text = word * (size // len(word))
-            parsed = parse_choice(text, CHOICES)
-            t_parse = best_of(args.repeats, lambda t=text: parse_choice(t, CHOICES))
+            parsed = BQA_PARSER.parse(text, CHOICES)
+            t_parse = best_of(args.repeats, lambda t=text: parse_choice(t, CHOICES, parser=BQA_PARSER))
             t_scan = best_of(args.repeats, lambda t=text: sum(1 for _ in _BASELINE.finditer(t)))
             print(
                 f"{label:>16} {len(text):>10,} {t_parse:>9.4f} {t_scan:>9.4f} {t_parse / t_scan:>7.1f}  {parsed}"

@@ -10,6 +10,7 @@ the letter; open-ended prompts are the question), in one versioned prompt
     {"id" and "question_id" (both the question id), "video" (the qa config's ``id``), "type",
      "dimension", "question_format", "camera_kind", "question", "options" (texts A-D; [] when
      open-ended), "raw_output", "parsed_answer" (multiple choice: a letter or "unparsed"; else null),
+     "parse_reason" and "answer_parser" (multiple choice: why, and the parser's signature; else null),
      "reference" (the answer letter, or the reference text of an open-ended question),
      "correct" (multiple choice: bool; open-ended: null), "evidence" (the record's evidence attributes),
      "model" (as reported), "prompt", "prompt_version", "usage": [prompt_tokens, completion_tokens]}
@@ -41,8 +42,8 @@ from builders.llm_step import (
     save_run_summary,
 )
 from builders.prompts import load_prompt
-from builders.scoring.answer_parsing import UNPARSED, parse_choice
-from builders.scoring.marinelife_accuracy import OVERALL, marinelife_accuracy
+from builders.scoring.answer_parsing import ParsedChoice
+from builders.scoring.marinelife_accuracy import MARINELIFE_PARSER, OVERALL, marinelife_accuracy
 from builders.video_source import SourceLike
 from marinelife16k.features import VIDEO_TEXT_COLUMNS, qa_record
 from marinelife16k.splits import SPLITS
@@ -123,18 +124,21 @@ def answer_request(record: Mapping[str, Any], images: Sequence[str], frames: Fra
     return LLMRequest.from_prompt(load_prompt(PROMPT_NAME), variables, images=images)
 
 
+def read_mcq(raw: str | None, record: Mapping[str, Any]) -> ParsedChoice:
+    """How ``metrics/marinelife_qa`` reads a reply to this record (letter or option text), and why."""
+    return MARINELIFE_PARSER.parse(raw, [o["text"] for o in record["options"]], OPTION_LABELS)
+
+
 def parse_mcq(raw: str | None, record: Mapping[str, Any]) -> str:
-    """The option letter a reply chooses (letter or option text), or ``"unparsed"``: the same
-    reading as ``metrics/marinelife_qa``."""
-    texts = [o["text"] for o in record["options"]]
-    chosen = parse_choice(raw, texts, OPTION_LABELS) if raw is not None else None
-    return UNPARSED if chosen is None else OPTION_LABELS[chosen]
+    """The option letter a reply chooses, or ``"unparsed"``."""
+    return read_mcq(raw, record).answer(OPTION_LABELS)
 
 
 def prediction_record(record: Mapping[str, Any], video: Mapping[str, Any], raw: str) -> dict[str, Any]:
     """One line of the predictions file (without the LLM provenance fields)."""
     mcq = record["question_format"] == MULTIPLE_CHOICE
-    parsed = parse_mcq(raw, record) if mcq else None
+    read = read_mcq(raw, record) if mcq else None
+    parsed = read.answer(OPTION_LABELS) if read else None
     return {
         "id": record["question_id"],  # the runner's item key (builders.steps)
         "question_id": record["question_id"],
@@ -147,6 +151,8 @@ def prediction_record(record: Mapping[str, Any], video: Mapping[str, Any], raw: 
         "options": [o["text"] for o in record["options"]],
         "raw_output": raw,
         "parsed_answer": parsed,
+        "parse_reason": read.reason if read else None,
+        "answer_parser": MARINELIFE_PARSER.signature if read else None,
         "reference": record["answer"] if mcq else record["answer_text"],
         "correct": (parsed == record["answer"]) if mcq else None,
         "evidence": dict(record["evidence_attributes"]),
@@ -166,6 +172,7 @@ def quick_scores(predictions: Sequence[Mapping[str, Any]]) -> dict[str, Any] | N
         "accuracy": result[OVERALL],
         "n": result["n"][OVERALL],
         "n_unparsed": result["n_unparsed"][OVERALL],
+        "answer_parser": result["answer_parser"],
     }
 
 

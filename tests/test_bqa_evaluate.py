@@ -15,12 +15,14 @@ from bqa.workdir import read_release
 from builders.bqa_pipeline.evaluate import EvalData
 from builders.cli import main as cli_main
 from builders.jsonio import read_jsonl
+from builders.scoring.bqa_accuracy import BQA_PARSER
 from builders.testing.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer, Fault, image_count
 
 MODEL = "some-videollm"
-FIELDS = {"id", "style", "raw_output", "parsed_answer", "rationale", "reference", "choices", "difficulty", "gender",
-          "age", "ethnicity", "correct", "model", "prompt", "prompt_version", "usage"}  # fmt: skip
+FIELDS = {"id", "style", "raw_output", "parsed_answer", "parse_reason", "answer_parser", "rationale", "reference",
+          "choices", "difficulty", "gender", "age", "ethnicity", "correct", "model", "prompt", "prompt_version",
+          "usage"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +92,8 @@ def test_single_word_on_a_work_folder(data, tmp_path, capsys):
         assert p["raw_output"] == replies[tuple(r.choices)]
         said = re.fullmatch(r"(?:Answer: )?(.+?)\.?", p["raw_output"]).group(1)
         assert p["parsed_answer"] == (said if said in r.choices else "unparsed")
+        assert p["parse_reason"] in (("declared", "option_text") if said in r.choices else ("no_option",))
+        assert p["answer_parser"] == BQA_PARSER.signature
         assert p["correct"] == (said == r.answer)
         assert (p["model"], p["prompt"]) == (MODEL, "bqa_answer_single_word")
     right = sum(p["correct"] for p in predictions)

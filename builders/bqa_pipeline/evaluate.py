@@ -6,8 +6,9 @@ Input: a work folder with a release (``<work>/release/``) or an exported Hub-lay
 rationale style (:mod:`builders.bqa_pipeline.answers`), and its reply is read with the shared
 answer parser. Output, one JSON object per row in split order::
 
-    {"id", "style", "raw_output", "parsed_answer" (a choice or "unparsed"), "rationale" (or null),
-     "reference", "choices", "difficulty", "gender", "age", "ethnicity", "correct",
+    {"id", "style", "raw_output", "parsed_answer" (a choice or "unparsed"), "parse_reason" (why, one
+     of builders.scoring.answer_parsing.REASONS), "answer_parser" (the parser's signature),
+     "rationale" (or null), "reference", "choices", "difficulty", "gender", "age", "ethnicity", "correct",
      "model" (as reported), "prompt", "prompt_version", "usage": [prompt_tokens, completion_tokens]}
 
 so that ``metrics/bqa_accuracy`` can score it from the file alone (``predictions=raw_output``).
@@ -36,7 +37,7 @@ from builders.llm_step import (
     run_predictions,
     save_run_summary,
 )
-from builders.scoring.bqa_accuracy import bqa_accuracy
+from builders.scoring.bqa_accuracy import BQA_PARSER, bqa_accuracy
 from builders.video_source import SourceLike
 
 STEP = "predictions"
@@ -102,6 +103,8 @@ def prediction_record(row: Mapping[str, Any], style: str, raw: str) -> dict[str,
         "style": style,
         "raw_output": raw,
         "parsed_answer": read.parsed,
+        "parse_reason": read.reason,
+        "answer_parser": BQA_PARSER.signature,
         "rationale": read.rationale,
         "reference": row["answer"],
         "choices": list(row["choices"]),
@@ -123,7 +126,8 @@ def quick_scores(predictions: Sequence[Mapping[str, Any]]) -> dict[str, Any] | N
         [p["choices"] for p in predictions],
         [p["difficulty"] for p in predictions],
     )
-    return {k: result[k] for k in ("accuracy", "accuracy_easy", "accuracy_hard", "n", "n_unparsed")}
+    keys = ("accuracy", "accuracy_easy", "accuracy_hard", "n", "n_unparsed", "answer_parser")
+    return {k: result[k] for k in keys}
 
 
 def evaluate(
