@@ -67,7 +67,10 @@ def test_one_prediction_per_question_scored_from_the_file(work, server, tmp_path
         if record["question_format"] == MULTIPLE_CHOICE:
             read = parse_reply(row["raw_output"], [o["text"] for o in record["options"]], OPTION_LABELS)
             assert row["parsed_answer"] == read.answer(OPTION_LABELS)
-            assert (row["parse_reason"], row["answer_parser"]) == (read.reason, "vqabench-choice@2|aliases:none")
+            assert (row["parse_reason"], row["answer_parser"]) == (
+                read.reason,
+                "vqabench-choice@2|aliases:none",
+            )
             assert row["reference"] == record["answer"] and row["correct"] == (
                 row["parsed_answer"] == record["answer"]
             )

@@ -452,7 +452,8 @@ class _Item:
                 declared.append((m.start, self._follow(text, live, k), False))
         if live and not live[0].negated and not text[: live[0].start].strip(_BARE_STRIP):
             first_end = self._option_run_end(text, live, 0)
-            if _ANSWER_FIRST_END.match(text, first_end):
+            more = text[first_end:].strip(_BARE_STRIP)  # a bare "Anger" is an option_text, not a declaration
+            if more and _ANSWER_FIRST_END.match(text, first_end):
                 declared.append((-1, self._follow(text, live, 0), False))
         return declared
 
