@@ -27,8 +27,8 @@ from builders.report.inputs import (
     read_predictions,
 )
 from builders.report.plots import Bar, grouped_bars, heatmaps
-from builders.report.tables import fmt_number, fmt_p_value, fmt_rate, markdown_table
-from builders.scoring.bqa_accuracy import DEMOGRAPHIC_FIELDS, bqa_accuracy, resolve_group_mapping
+from builders.report.tables import fmt_number, fmt_p_value, fmt_rate, markdown_table, parse_reasons_table
+from builders.scoring.bqa_accuracy import BQA_PARSER, DEMOGRAPHIC_FIELDS, bqa_accuracy, resolve_group_mapping
 
 COLUMNS: tuple[str, ...] = (
     "id",
@@ -148,6 +148,7 @@ def score_bqa(
         "split": split.split,
         "n_items": len(ids),
         "group_mapping": split.group_mapping.name,
+        "answer_parser": BQA_PARSER.signature,
         "interval": "95% Wilson score interval",
         "models": models,
     }
@@ -331,4 +332,6 @@ def write_bqa_report(
     leakage = _leakage_section(models)
     if leakage:
         sections.append(leakage)
+    reasons = {name: m["metrics"]["parse_reasons"] for name, m in models.items()}
+    sections.append(Section("Answer parsing", parse_reasons_table(reasons, metrics["answer_parser"])))
     return write_report(out, f"BQA report: {split} split", intro, sections, metrics)

@@ -27,8 +27,13 @@ from builders.jsonio import read_json_object
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, is_hub_folder, load_hub_rows, read_predictions
 from builders.report.plots import Bar, grouped_bars
-from builders.report.tables import fmt_number, fmt_rate, markdown_table
-from builders.scoring.marinelife_accuracy import ACCURACY_DIMENSIONS, OVERALL, marinelife_accuracy
+from builders.report.tables import fmt_number, fmt_rate, markdown_table, parse_reasons_table
+from builders.scoring.marinelife_accuracy import (
+    ACCURACY_DIMENSIONS,
+    MARINELIFE_PARSER,
+    OVERALL,
+    marinelife_accuracy,
+)
 from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA, DIMENSION_OF_TYPE, MULTIPLE_CHOICE
 
 COLUMNS: tuple[str, ...] = ("question_id", "type", "question_format", "options", "answer")
@@ -351,6 +356,7 @@ def write_marinelife_report(
         "n_multiple_choice": len(reference.rows),
         "n_open_ended": len(reference.open_ended_ids),
         "interval": "95% Wilson score interval (accuracy)",
+        "answer_parser": MARINELIFE_PARSER.signature,
         "models": {name: {**accuracy.get(name, {}), "judge": judge.get(name, {})} for name in names},
     }
     rows = [
@@ -378,4 +384,7 @@ def write_marinelife_report(
     judged = _judge_section(judge, out)
     if judged:
         sections.append(judged)
+    if accuracy:
+        reasons = {name: m["accuracy"]["parse_reasons"] for name, m in accuracy.items()}
+        sections.append(Section("Answer parsing", parse_reasons_table(reasons, metrics["answer_parser"])))
     return write_report(out, f"MarineLife-16K report: {split} split", intro, sections, metrics)
