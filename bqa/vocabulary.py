@@ -38,7 +38,8 @@ LABEL_PARTS: dict[str, tuple[str, ...]] = {
 # "scared", "calm" stay unmatched), and forms with a common other sense are left out: "engaged"
 # (busy, betrothed), "esteemed" (respected by others), "averse" (reluctant), "yearning" and
 # "suffering" are the labels themselves. A form counts like the label: negation, declarations and
-# ambiguity apply to it the same way ("not angry", "happy and excited" is ambiguous).
+# ambiguity apply to it the same way ("not angry", "happy and excited" is ambiguous), except that a
+# form after a declaration never contradicts it: it describes ("Excitement: he jumps, looks happy").
 LABEL_FORMS: dict[str, tuple[str, ...]] = {
     "Peace": ("peaceful",), "Affection": ("affectionate",), "Anticipation": ("anticipating",),
     "Confidence": ("confident",), "Happiness": ("happy",), "Pleasure": ("pleased",),
@@ -49,11 +50,6 @@ LABEL_FORMS: dict[str, tuple[str, ...]] = {
     "Disquietment": ("disquieted",), "Fear": ("fearful",), "Pain": ("pained",),
 }  # fmt: skip
 LABEL_ALIASES_NAME = "bqa-labels-v1"  # enters the answer parser's signature; bump on any change above
-LABEL_ALIASES: dict[str, tuple[str, ...]] = {
-    e: LABEL_PARTS.get(e, ()) + LABEL_FORMS.get(e, ())
-    for e in EMOTIONS
-    if e in LABEL_PARTS or e in LABEL_FORMS
-}
 
 GROUP_NAMES: tuple[str, ...] = ("Happiness", "Pleasure", "Anger", "Sadness")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bqa.vocabulary import EMOTIONS, LABEL_ALIASES
+from bqa.vocabulary import EMOTIONS, LABEL_FORMS, LABEL_PARTS
 from builders.scoring.answer_parsing import (
     PARSERS,
     REASONS,
@@ -177,6 +177,13 @@ def test_bad_options_are_clear_errors(options, letters, message):
         ("The answer is C. Surprise is not present in his posture.", "Anger", "declared"),
         ("The answer is C. Surprise would be too strong.", "Anger", "declared"),
         ("Answer: C. Surprise", UNPARSED, "ambiguous"),
+        ("Surprise. But looking closer, Anger.", UNPARSED, "ambiguous"),  # a correction: not guessed
+        ("Answer: Anger. But it might also be Surprise.", "Anger", "declared"),  # a hedge keeps it
+        ("I choose (C) Anger over (A) Surprise.", "Anger", "declared"),  # same sentence names C
+        # Negation reaches options joined to a negated one.
+        ("It rules out Surprise and Embarrassment; Anger.", "Anger", "negation_resolved"),
+        ("I can't choose between Surprise and Anger.", UNPARSED, "negated_only"),
+        ("Surprise? Definitely not. Anger.", "Anger", "negation_resolved"),
         # CJK declarations.
         ("答案是B", "Confidence", "declared"),
         ("选B", "Confidence", "declared"),
@@ -210,9 +217,12 @@ def test_label_aliases_come_from_the_vocabulary():
         is None
     )
     assert BQA_PARSER.parse("He is not angry; Peace.", choices).index == 3
-    assert set(LABEL_ALIASES) <= set(EMOTIONS)
+    # An inflected form after a declaration describes; it does not take the declaration back.
+    assert BQA_PARSER.parse("Excitement. He jumps and looks confused.", choices).index == 1
+    assert BQA_PARSER.parse("Excitement. No, Confusion.", choices).index is None
+    assert set(LABEL_PARTS) | set(LABEL_FORMS) <= set(EMOTIONS)
     # Every alias names exactly one of the 26 labels: parsing it over all of them finds that label.
-    for label, names in LABEL_ALIASES.items():
+    for label, names in [*LABEL_PARTS.items(), *LABEL_FORMS.items()]:
         for name in names:
             assert BQA_PARSER.parse(name, EMOTIONS, ()).index == EMOTIONS.index(label), name
 

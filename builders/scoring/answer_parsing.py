@@ -78,10 +78,16 @@ UNPARSED_REASONS: tuple[str, ...] = (AMBIGUOUS, NO_OPTION, NEGATED_ONLY, EMPTY)
 
 @dataclass(frozen=True)
 class Aliases:
-    """Other names of option texts, owned by a dataset vocabulary; ``name`` enters the signature."""
+    """Other names of option texts, owned by a dataset vocabulary; ``name`` enters the signature.
+
+    ``names`` (parts, spellings) stand for the option like its text. ``forms`` (inflected forms:
+    "surprised") do too, except that a form after a declaration never contradicts it: it describes
+    ("Excitement: he jumps and looks happy").
+    """
 
     name: str
     names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    forms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -200,23 +206,30 @@ _LABEL_END = re.compile(r"\s*(?:[.!;)\n]|$)")
 _NEGATION_CUE = re.compile(
     r"\b(?:not|no|never|neither|nor|without|cannot|unlike|except|excluding|none\s+of"
     r"|lack(?:s|ing)?(?:\s+of)?|absence\s+of|rather\s+than|instead\s+of|other\s+than|anything\s+but"
-    r"|rul(?:e|es|ed|ing)\s+out|exclud(?:e|es|ed))\b|n['’]t\b|不是|并非|而非",
+    r"|rul(?:e|es|ed|ing)\s+out|exclud(?:e|es|ed|ing)|eliminat(?:e|es|ed|ing)|hardly|barely|scarcely"
+    r"|far\s+from)\b|n['’]t\b|不是|并非|而非",
     re.IGNORECASE,
 )
 # Between a negation and the mention it negates: at most 4 words, and no clause boundary.
 _NEGATION_REACH = re.compile(rf"(?:[^{_WORD_CHARS}]+[{_WORD_CHARS}'’]+){{0,4}}[^{_WORD_CHARS}]*")
+_JOINED = re.compile(r"\s*,?\s*(?:and|or|nor|&|/)\s*(?:(?:the\s+)?(?:option|choice)\s+)?", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(
     r"[.,;:!?()\n。，；！？]|\b(?<!anything\s)(?<!nothing\s)but\b|\b(?:and|yet|so|though|although|while"
     r"|whereas|however)\b|而是|但是",
     re.IGNORECASE,
 )
+# Before a later option: words that offer it as a possibility, not as the answer.
+_HEDGE = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe|also|or|partly|some)\b", re.IGNORECASE)
+_SENTENCE_FINAL = re.compile(r"\s*(?:[.!?\n。！？]|$)")
 _NEGATION_AFTER = re.compile(
-    r"\s*(?:\?\s*(?:no|nope)\b"
+    r"\s*(?:\?\s*(?:(?:definitely|certainly|probably|surely)\s+)?(?:no|nope|unlikely|not)\b|\s[-–—:]\s*(?:no|not)\b"
     r"|(?:is|are|was|seems|looks|appears|does|do|did|would|could|can|should|must)\s+"
     r"(?:(?:definitely|clearly|certainly|probably|really|be)\s+)?(?:not\b|n['’]t\b)"
     r"|(?:is|are|was|does|do|did|would|could|ca|should)n['’]t\b"
-    r"|(?:(?:is|seems|looks|appears)\s+)?(?:unlikely|wrong|incorrect|ruled\s+out|excluded|absent)\b"
-    r"|can\s+be\s+(?:ruled\s+out|excluded))",
+    r"|(?:(?:is|seems|looks|appears|would\s+be|is\s+probably|is\s+definitely|is\s+clearly)\s+)?"
+    r"(?:unlikely|wrong|incorrect|ruled\s+out|excluded|eliminated|absent|implausible|out\s+of\s+place"
+    r"|out\s+of\s+the\s+question)\b"
+    r"|can\s+be\s+(?:ruled\s+out|excluded|eliminated))",
     re.IGNORECASE,
 )
 # Echoed lists: the gap inside "(A) Fear" and between "Fear" and "(B)"; between listed texts.
@@ -251,6 +264,7 @@ class _Mention:
     end: int
     option: int
     letter: bool
+    form: bool = False
     negated: bool = False
     echo: bool = False
 
@@ -275,6 +289,7 @@ class _Item:
         ):
             raise ValueError(f"option letters must be distinct single letters, got {list(letters)}")
         self.option_of: dict[str, int] = {}
+        self.forms: set[str] = set()  # keys of inflected forms
         self.names: re.Pattern[str] | None = None
         if options is not None:
             texts = [" ".join(str(o).split()).rstrip(".").strip() for o in options]
@@ -286,12 +301,15 @@ class _Item:
             shared: set[str] = set()
             spelled = {_key(o): o for o in texts}
             for i, text in enumerate(texts):
-                for alias in aliases.names.get(text, ()) if aliases else ():
-                    k = _key(alias)
-                    if self.option_of.get(k, i) != i:
-                        shared.add(k)  # names two options: evidence for neither
-                    else:
-                        self.option_of[k], spelled[k] = i, alias
+                for table in (aliases.names, aliases.forms) if aliases else ():
+                    for alias in table.get(text, ()):
+                        k = _key(alias)
+                        if self.option_of.get(k, i) != i:
+                            shared.add(k)  # names two options: evidence for neither
+                        elif k not in spelled:
+                            self.option_of[k], spelled[k] = i, alias
+                            if table is aliases.forms:
+                                self.forms.add(k)
             for k in shared:
                 if spelled[k] not in texts:
                     del self.option_of[k]
@@ -310,10 +328,11 @@ class _Item:
     def text_mentions(self, text: str) -> list[_Mention]:
         if self.names is None:
             return []
-        return [
-            _Mention(m.start(), m.end(), self.option_of[_key(m.group())], False)
-            for m in self.names.finditer(text)
-        ]
+        found = []
+        for m in self.names.finditer(text):
+            k = _key(m.group())
+            found.append(_Mention(m.start(), m.end(), self.option_of[k], False, k in self.forms))
+        return found
 
     def _letter_mentions(self, text: str, texts: list[_Mention], cue_ends: list[int]) -> list[_Mention]:
         if self.letter_re is None:
@@ -356,9 +375,13 @@ class _Item:
         )
         self._mark_echoes(text, found)
         negations = [m.span() for m in _NEGATION_CUE.finditer(text)]
+        previous: _Mention | None = None
         for m in found:
             if not m.echo:
-                m.negated = self._negated(text, m, negations)
+                m.negated = self._negated(text, m, negations) or bool(
+                    previous and previous.negated and _JOINED.fullmatch(text, previous.end, m.start)
+                )  # "rules out Surprise and Embarrassment", "can't choose between Fear and Anger"
+                previous = m
         return found
 
     def _mark_echoes(self, text: str, found: list[_Mention]) -> None:
@@ -422,8 +445,8 @@ class _Item:
         live = [m for m in found if not m.echo]
         declared = self._declarations(text, cues, live)
         if declared:
-            _, index, resolved = max(declared, key=lambda d: d[0])  # the last declaration wins
-            if index is None:
+            _, index, resolved, end = max(declared, key=lambda d: d[0])  # the last declaration wins
+            if index is None or self._contradicted(text, live, index, end):
                 return ParsedChoice(None, AMBIGUOUS)
             return ParsedChoice(index, NEGATION_RESOLVED if resolved else DECLARED)
         kept = [m for m in live if not m.negated]
@@ -437,29 +460,51 @@ class _Item:
             return ParsedChoice(index, NEGATION_RESOLVED)
         return ParsedChoice(index, LETTER if all(m.letter for m in kept) else OPTION_TEXT)
 
+    @staticmethod
+    def _contradicted(text: str, live: list[_Mention], index: int, end: int) -> bool:
+        """A later sentence that ends on another option, unhedged and without naming the declared
+        one, takes the declaration back ("Surprise. But looking closer, Anger."); sentences that talk
+        about other options do not ("The answer is C. Fear is not present", "it might also be X")."""
+        hedges = [m.span() for m in _HEDGE.finditer(text, end)]
+        names_declared, previous_end = True, end  # the declaration's own sentence names it
+        for m in live[bisect_left([x.start for x in live], end) :]:
+            if _SENTENCE_END.search(text, previous_end, m.start):
+                names_declared = False  # a new sentence
+            previous_end = m.end
+            if m.option == index:
+                names_declared = True
+                continue
+            if names_declared or m.negated or m.form or not _SENTENCE_FINAL.match(text, m.end):
+                continue
+            k = bisect_right(hedges, (m.start, m.start)) - 1
+            if not (k >= 0 and not _CLAUSE_BREAK.search(text, hedges[k][1], m.start)):
+                return True
+        return False
+
     def _declarations(
         self, text: str, cues: list[tuple[int, int, bool]], live: list[_Mention]
-    ) -> list[tuple[int, int | None, bool]]:
-        """(position, option or None for a double answer, whether negations were set aside) per declaration."""
+    ) -> list[tuple[int, int | None, bool, int]]:
+        """(position, option or None for a double answer, whether negations were set aside, end of
+        the target) per declaration."""
         starts = [m.start for m in live]
-        declared: list[tuple[int, int | None, bool]] = []
+        declared: list[tuple[int, int | None, bool, int]] = []
         for position, end, short in cues:
             target = self._target(text, end, starts, live, _SHORT_GAP_WORDS if short else _GAP_WORDS)
             if target is not None:
                 declared.append((position, *target))
         for k, m in enumerate(live):
             if not m.negated and _BACKWARD.match(text, m.end):
-                declared.append((m.start, self._follow(text, live, k), False))
+                declared.append((m.start, self._follow(text, live, k), False, m.end))
         if live and not live[0].negated and not text[: live[0].start].strip(_BARE_STRIP):
             first_end = self._option_run_end(text, live, 0)
             more = text[first_end:].strip(_BARE_STRIP)  # a bare "Anger" is an option_text, not a declaration
             if more and _ANSWER_FIRST_END.match(text, first_end):
-                declared.append((-1, self._follow(text, live, 0), False))
+                declared.append((-1, self._follow(text, live, 0), False, first_end))
         return declared
 
     def _target(
         self, text: str, pos: int, starts: list[int], live: list[_Mention], max_words: int
-    ) -> tuple[int | None, bool] | None:
+    ) -> tuple[int | None, bool, int] | None:
         """What a declaration ending at ``pos`` names: the first option within its gap, skipping negated ones."""
         k = first = bisect_left(starts, pos)
         skipped = False
@@ -469,7 +514,7 @@ class _Item:
             if len(gap) > _GAP_CHARS or _SENTENCE_END.search(gap) or len(_GAP_WORD.findall(gap)) > max_words:
                 break
             if not m.negated:
-                return self._follow(text, live, k), skipped
+                return self._follow(text, live, k), skipped, self._option_run_end(text, live, k)
             skipped, pos, max_words = True, m.end, _GAP_WORDS
             k += 1
             if k - first > _MAX_SKIPPED:

@@ -16,8 +16,9 @@ from bqa.vocabulary import (
     DEFAULT_GROUP_MAPPING,
     DIFFICULTIES,
     EMOTIONS,
-    LABEL_ALIASES,
     LABEL_ALIASES_NAME,
+    LABEL_FORMS,
+    LABEL_PARTS,
     OTHERS,
     GroupMapping,
     load_group_mapping,
@@ -28,7 +29,7 @@ from builders.scoring.validation import check_reply, check_same_length
 
 N_CHOICES = 4
 #: How BQA replies are read: the shared parser with the vocabulary's label aliases ("Confusion").
-BQA_PARSER = get_parser(aliases=Aliases(LABEL_ALIASES_NAME, LABEL_ALIASES))
+BQA_PARSER = get_parser(aliases=Aliases(LABEL_ALIASES_NAME, LABEL_PARTS, LABEL_FORMS))
 DEMOGRAPHIC_FIELDS: tuple[str, ...] = ("gender", "age", "ethnicity")
 
 
