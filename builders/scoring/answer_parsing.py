@@ -13,37 +13,44 @@ Reading, in order:
    declaration of X.
 2. **Option names.** An option's text, whole-word and case-insensitive, with any spacing around a
    ``/`` ("Doubt / Confusion"); plus the aliases its dataset vocabulary gives it (BQA:
-   ``bqa.vocabulary.LABEL_ALIASES``, e.g. "Confusion", "doubt or confusion", "confused"). A name
-   inside a longer option's name counts for the longer one only ("reef fish" in "small reef
-   fish"); an alias that two options share names neither.
+   ``bqa.vocabulary.LABEL_PARTS`` "Confusion", "doubt or confusion"; ``LABEL_FORMS`` "confused").
+   The parser holds no dataset's words. A name inside a longer option's name counts for the
+   longer one only ("reef fish" in "small reef fish"); an alias two options share names neither.
 3. **Letters** count only as a standalone choice marker: the whole reply ("C", "(b)", "Ｂ"), a
    bracketed letter, "option C", or a capital letter standing alone. Not inside ``N/A`` or
    ``A/B testing``, not a letter of an option's own text, and not the article: a capital "A"
    before an ordinary word ("A person clenching his fists") is English. A lower-case letter
    counts only as the whole reply or right after a declaration, before punctuation ("answer: b.").
-4. **Echoes.** The option list repeated back ("(A) Fear (B) Peace ...", "A. Surprise\\nB. ...",
+4. **Echoes.** The option list repeated back ("(A) Fear (B) Peace ...", "A. Surprise\nB. ...",
    or every option text in one run) says nothing about the choice and is not a mention.
 5. **Negation.** A mention preceded in its clause, within five words, by a negation (not, no,
-   never, neither/nor, without, n't, cannot, rather than, instead of, other than, anything but,
-   unlike, except, rules out, 不是) or followed by one ("Fear is not present", "Anger doesn't
-   fit", "Anger? No") excludes that option: "Pain, not Aversion", "Not Anger, it is Fear", "not
-   Peace but Fatigue", "Fear rather than Anger". A clause ends at punctuation or a contrast word
-   (but, and, yet, so, though, while, whereas, however, 而是), so "not X but Y" keeps Y.
+   never, neither/nor, without, n't, cannot, hardly, rather than, instead of, other than, anything
+   but, unlike, except, rules out, eliminates, 不是) or followed by one ("Fear is not present",
+   "Anger doesn't fit", "Anger is unlikely", "Anger? No") excludes that option: "Pain, not
+   Aversion", "Not Anger, it is Fear", "not Peace but Fatigue", "Fear rather than Anger". A clause
+   ends at punctuation or a contrast word (but, and, yet, so, though, while, whereas, however,
+   而是), so "not X but Y" keeps Y; an option joined to a negated one by and/or/nor shares its
+   negation ("rules out Surprise and Embarrassment", "can't choose between Fear and Anger").
 6. **Declarations.** "The answer is X", "Answer: X", "I'd say / I choose / I'd go with X",
    "leaning towards X", "most likely X", "so: X", "therefore X", "X is the correct / most
    suitable / most likely ...", "X fits best", an answer-first reply ("Peace. He sits
    quietly..."), corrections ("wait, actually X"), CJK and other scripts (答案是B, 选B, 答えはC,
-   정답은 B, Ответ: C). The target is the first option named within five words of the cue,
-   skipping negated ones ("the answer is not A, it is C" -> C). The **last** declaration wins over
-   earlier hedges and mentions. A declaration that names two options ("B or C", "Surprise/Anger",
-   "C (Surprise)", "Answer: B. Anger") is ambiguous. A declaration that only negates ("the answer
-   is not A") declares nothing. A sentence after a declared letter that merely talks about other
-   options ("The answer is C. Fear is not present in his posture.") does not contradict it.
-7. **Otherwise** the one option still named after the exclusions is the choice; none is
+   정답은 B, Ответ: C). The target is the first option named within five words of the cue (two
+   for so/therefore), skipping negated ones ("the answer is not A, it is C" -> C). The **last**
+   declaration wins over earlier hedges and mentions. A declaration that names two options ("B or
+   C", "Surprise/Anger", "C (Surprise)", "Answer: B. Anger") is ambiguous; one that only negates
+   ("the answer is not A") declares nothing.
+7. **After the last declaration**, sentences about other options keep it ("The answer is C. Fear
+   is not present in his posture.", "... it might also be Surprise."). A later sentence that ends
+   on another option, is not hedged (might, may, could, maybe, also, or) and does not name the
+   declared option takes it back: "Surprise. But looking closer, Anger." is ambiguous. Inflected
+   forms describe and never take a declaration back ("Excitement: he jumps and looks happy").
+8. **Otherwise** the one option still named after the exclusions is the choice; none is
    ``no_option`` (or ``negated_only``), two or more is ``ambiguous``.
 
 Every step is one regular-expression scan or one pass over the mentions, so parsing is linear in
-the reply's length (``benchmarks/answer_parsing.py``: a 1 MB degenerate reply).
+the reply's length. A reply still longer than 16 KB once cleaned is a model looping: it is read on
+its first and last 8 KB, cut at sentence ends (``benchmarks/answer_parsing.py``: 1 MB in ~0.1 s).
 """
 
 from __future__ import annotations
