@@ -139,6 +139,11 @@ def clean_reply(text: str) -> str:
     return _LINE_MARKUP.sub("", text)
 
 
+# A reply longer than both parts after cleaning is a model looping: read on its first and last part.
+_HEAD_CHARS = _TAIL_CHARS = 8_192
+_CUTS = (re.compile(r"[.!\n。！]"), re.compile(r"[,;:，；]"), re.compile(r"\s"))
+
+
 def _bounded(text: str) -> str:
     """The first and last 8 KB of a longer (degenerate) reply, as two paragraphs of whole sentences.
 
@@ -164,9 +169,6 @@ def _bounded(text: str) -> str:
 
 
 # --- the rules' vocabulary --------------------------------------------------------------------------
-# A reply longer than this after cleaning is a model looping: read on its first and last part.
-_HEAD_CHARS = _TAIL_CHARS = 8_192
-_CUTS = (re.compile(r"[.!\n。！]"), re.compile(r"[,;:，；]"), re.compile(r"\s"))
 _WORD_CHARS = "A-Za-z0-9"  # ASCII only: CJK characters next to a letter do not make it a word ("答案是B")
 _LEAD = re.compile(r"[\s\"'“”‘’(\[:]*(?:(?:the\s+)?(?:option|choice|letter)\s+)?", re.IGNORECASE)
 _BARE_STRIP = " \t\r\n\"'“”‘’.()[]:!。"
@@ -229,7 +231,7 @@ _CLAUSE_BREAK = re.compile(
 _HEDGE = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe|also|or|partly|some)\b", re.IGNORECASE)
 _SENTENCE_FINAL = re.compile(r"\s*(?:[.!?\n。！？]|$)")
 _NEGATION_AFTER = re.compile(
-    r"\s*(?:\?\s*(?:(?:definitely|certainly|probably|surely)\s+)?(?:no|nope|unlikely|not)\b|\s[-–—:]\s*(?:no|not)\b"
+    r"\s*(?:\?\s*(?:(?:definitely|certainly|probably|surely)\s+)?(?:no|nope|unlikely|not)\b|\s*[-–—:]\s*(?:no|nope)\b"
     r"|(?:is|are|was|seems|looks|appears|does|do|did|would|could|can|should|must)\s+"
     r"(?:(?:definitely|clearly|certainly|probably|really|be)\s+)?(?:not\b|n['’]t\b)"
     r"|(?:is|are|was|does|do|did|would|could|ca|should)n['’]t\b"
@@ -255,6 +257,17 @@ _KEY_SPACE = re.compile(r"\s+")
 _KEY_SLASH = re.compile(r"\s*/\s*")
 
 
+def _governed(text: str, cues: list[tuple[int, int]], pos: int, reach: re.Pattern[str] | None = None) -> bool:
+    """Whether the nearest cue (a sorted span) before ``pos`` is in its clause, within ``reach``."""
+    k = bisect_right(cues, (pos, pos)) - 1
+    if k < 0 or cues[k][1] > pos:
+        return False
+    end = cues[k][1]
+    return (reach is None or reach.fullmatch(text, end, pos) is not None) and not _CLAUSE_BREAK.search(
+        text, end, pos
+    )
+
+
 def _key(name: str) -> str:
     """What makes two spellings of a name the same: case, spacing, a trailing period, slash spacing."""
     return _KEY_SLASH.sub("/", _KEY_SPACE.sub(" ", name).strip().rstrip(".").strip()).casefold()
@@ -265,8 +278,10 @@ def _name_pattern(name: str) -> str:
     return r"\s*/\s*".join(r"\s+".join(map(re.escape, part.split())) for part in name.split("/"))
 
 
-@dataclass
+@dataclass(slots=True)
 class _Mention:
+    """One place where a reply names an option; marks set by the echo and negation rules."""
+
     start: int
     end: int
     option: int
@@ -429,13 +444,9 @@ class _Item:
     @staticmethod
     def _negated(text: str, m: _Mention, negations: list[tuple[int, int]]) -> bool:
         """Negated by the nearest negation before it in its clause, or by one right after it."""
-        k = bisect_right(negations, (m.start, m.start)) - 1
-        if k >= 0:
-            start, end = negations[k]
-            if end <= m.start and _NEGATION_REACH.fullmatch(text, end, m.start):
-                if not _CLAUSE_BREAK.search(text, end, m.start):
-                    return True
-        return _NEGATION_AFTER.match(text, m.end) is not None
+        return _governed(text, negations, m.start, _NEGATION_REACH) or bool(
+            _NEGATION_AFTER.match(text, m.end)
+        )
 
     # --- reading ------------------------------------------------------------------------------------
     def parse(self, reply: str | None) -> ParsedChoice:
@@ -483,8 +494,7 @@ class _Item:
                 continue
             if names_declared or m.negated or m.form or not _SENTENCE_FINAL.match(text, m.end):
                 continue
-            k = bisect_right(hedges, (m.start, m.start)) - 1
-            if not (k >= 0 and not _CLAUSE_BREAK.search(text, hedges[k][1], m.start)):
+            if not _governed(text, hedges, m.start):
                 return True
         return False
 
