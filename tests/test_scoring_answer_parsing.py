@@ -184,6 +184,8 @@ def test_bad_options_are_clear_errors(options, letters, message):
         ("It rules out Surprise and Embarrassment; Anger.", "Anger", "negation_resolved"),
         ("I can't choose between Surprise and Anger.", UNPARSED, "negated_only"),
         ("Surprise? Definitely not. Anger.", "Anger", "negation_resolved"),
+        ("A) Surprise is not the answer; C) Anger.", "Anger", "negation_resolved"),  # A goes with its text
+        ("Between Surprise and Anger, Anger seems more likely.", "Anger", "declared"),
         # CJK declarations.
         ("答案是B", "Confidence", "declared"),
         ("选B", "Confidence", "declared"),

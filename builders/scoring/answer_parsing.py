@@ -30,10 +30,11 @@ Reading, in order:
    Aversion", "Not Anger, it is Fear", "not Peace but Fatigue", "Fear rather than Anger". A clause
    ends at punctuation or a contrast word (but, and, yet, so, though, while, whereas, however,
    而是), so "not X but Y" keeps Y; an option joined to a negated one by and/or/nor shares its
-   negation ("rules out Surprise and Embarrassment", "can't choose between Fear and Anger").
+   negation ("rules out Surprise and Embarrassment", "can't choose between Fear and Anger"), and a
+   letter shares the negation of the option text it labels ("A) Fear is not it").
 6. **Declarations.** "The answer is X", "Answer: X", "I'd say / I choose / I'd go with X",
    "leaning towards X", "most likely X", "so: X", "therefore X", "X is the correct / most
-   suitable / most likely ...", "X fits best", an answer-first reply ("Peace. He sits
+   suitable / more likely ...", "X fits best", an answer-first reply ("Peace. He sits
    quietly..."), corrections ("wait, actually X"), CJK and other scripts (答案是B, 选B, 答えはC,
    정답은 B, Ответ: C). The target is the first option named within five words of the cue (two
    for so/therefore), skipping negated ones ("the answer is not A, it is C" -> C). The **last**
@@ -196,7 +197,8 @@ _SENTENCE_END = re.compile(r"[.!?;](?:\s|$)|[\n。！？；]")
 # Backward cues: "X is correct", "X is the most suitable emotion", "X fits best".
 _BACKWARD = re.compile(
     r"\s*[)\]]?\s*(?:is|would\s+be|seems|appears)\s+(?:to\s+be\s+)?(?:the\s+)?"
-    r"(?:correct|right|best|answer|likeliest|most\s+(?:suitable|likely|fitting|appropriate|plausible|probable))\b"
+    r"(?:correct|right|best|answer|likeliest"
+    r"|(?:more|most)\s+(?:suitable|likely|fitting|appropriate|plausible|probable))\b"
     r"|\s+(?:fits|matches|describes\s+it)\s+(?:best|better)\b|\s+best\s+(?:fits|matches|describes)\b",
     re.IGNORECASE,
 )
@@ -403,6 +405,8 @@ class _Item:
                 m.negated = self._negated(text, m, negations) or bool(
                     previous and previous.negated and _JOINED.fullmatch(text, previous.end, m.start)
                 )  # "rules out Surprise and Embarrassment", "can't choose between Fear and Anger"
+                if previous and self._is_pair(text, previous, m) and previous.negated != m.negated:
+                    previous.negated = m.negated = True  # "(A) Fear is not it": the letter goes with its text
                 previous = m
         return found
 
