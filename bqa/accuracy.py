@@ -16,15 +16,20 @@ from bqa.vocabulary import (
     DEFAULT_GROUP_MAPPING,
     DIFFICULTIES,
     EMOTIONS,
+    LABEL_ALIASES_NAME,
+    LABEL_FORMS,
+    LABEL_PARTS,
     OTHERS,
     GroupMapping,
     load_group_mapping,
 )
-from builders.scoring.answer_parsing import mentioned_options, parse_choice
+from builders.scoring.answer_parsing import Aliases, get_parser, reason_counts
 from builders.scoring.stats import MIN_EXPECTED_COUNT, chi_square_independence, proportion
 from builders.scoring.validation import check_reply, check_same_length
 
 N_CHOICES = 4
+#: How BQA replies are read: the shared parser with the vocabulary's label aliases ("Confusion").
+BQA_PARSER = get_parser(aliases=Aliases(LABEL_ALIASES_NAME, LABEL_PARTS, LABEL_FORMS))
 DEMOGRAPHIC_FIELDS: tuple[str, ...] = ("gender", "age", "ethnicity")
 
 
@@ -173,7 +178,8 @@ def bqa_accuracy(
     for i in range(n):
         _check_item(i, references[i], choices[i], difficulty[i])
 
-    chosen: list[int | None] = [parse_choice(check_reply(i, predictions[i]), choices[i]) for i in range(n)]
+    parses = [BQA_PARSER.parse(check_reply(i, predictions[i]), choices[i]) for i in range(n)]
+    chosen: list[int | None] = [p.index for p in parses]
     correct = [c is not None and choices[i][c] == references[i] for i, c in enumerate(chosen)]
     wrong = [not c for c in correct]
     unparsed = [i for i, c in enumerate(chosen) if c is None]
@@ -189,6 +195,8 @@ def bqa_accuracy(
     result["n_hard"] = n - result["n_easy"]
     result["n_unparsed"] = len(unparsed)
     result["unparsed_indices"] = unparsed
+    result["parse_reasons"] = reason_counts(parses)
+    result["answer_parser"] = BQA_PARSER.signature
 
     for field, values in zip(DEMOGRAPHIC_FIELDS, (gender, age, ethnicity), strict=True):
         if values is None:
@@ -226,7 +234,7 @@ def _confusion(
         if chosen[i] is not None:
             answered: str | None = choices[i][chosen[i]]
         else:
-            anywhere = parse_choice(predictions[i], EMOTIONS, ())
+            anywhere = BQA_PARSER.parse(predictions[i], EMOTIONS, ()).index
             answered = None if anywhere is None else EMOTIONS[anywhere]
         predicted = OTHERS if answered is None else mapping.group_of[answered]
         table[mapping.group_of[references[i]]][predicted] += 1
@@ -245,7 +253,7 @@ def _leakage(
     for i, rationale in enumerate(rationales):
         if rationale is not None and not isinstance(rationale, str):
             raise ValueError(f"rationales[{i}]: expected text or None, got {type(rationale).__name__}")
-        named = mentioned_options(rationale, choices[i])
+        named = BQA_PARSER.mentioned(rationale, choices[i])
         if named == {list(choices[i]).index(references[i])}:
             leaking.append(i)
     leak_set = set(leaking)

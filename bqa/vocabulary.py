@@ -27,6 +27,30 @@ EMOTIONS: tuple[str, ...] = (
     "Sensitivity", "Sadness", "Disquietment", "Fear", "Pain", "Suffering",
 )  # fmt: skip
 
+# Other names a reply may use for a label, read by the answer parser (builders.scoring.answer_parsing).
+# Parts and spellings: a compound label is named by either part or by both joined with "or"/"and";
+# the parser itself accepts any spacing around a "/" ("Doubt / Confusion").
+LABEL_PARTS: dict[str, tuple[str, ...]] = {
+    "Doubt/Confusion": ("Doubt", "Confusion", "doubt or confusion", "doubt and confusion", "Confusion/Doubt"),
+}
+# Inflected forms: the adjective or participle derived from exactly one label, whose common sense is
+# that emotion ("surprised" -> Surprise, "happy" -> Happiness). Synonyms are not forms ("tired",
+# "scared", "calm" stay unmatched), and forms with a common other sense are left out: "engaged"
+# (busy, betrothed), "esteemed" (respected by others), "averse" (reluctant), "yearning" and
+# "suffering" are the labels themselves. A form counts like the label: negation, declarations and
+# ambiguity apply to it the same way ("not angry", "happy and excited" is ambiguous), except that a
+# form after a declaration never contradicts it: it describes ("Excitement: he jumps, looks happy").
+LABEL_FORMS: dict[str, tuple[str, ...]] = {
+    "Peace": ("peaceful",), "Affection": ("affectionate",), "Anticipation": ("anticipating",),
+    "Confidence": ("confident",), "Happiness": ("happy",), "Pleasure": ("pleased",),
+    "Excitement": ("excited",), "Surprise": ("surprised",), "Sympathy": ("sympathetic",),
+    "Doubt/Confusion": ("doubtful", "confused"), "Disconnection": ("disconnected",),
+    "Fatigue": ("fatigued",), "Embarrassment": ("embarrassed",), "Disapproval": ("disapproving",),
+    "Annoyance": ("annoyed",), "Anger": ("angry",), "Sensitivity": ("sensitive",), "Sadness": ("sad",),
+    "Disquietment": ("disquieted",), "Fear": ("fearful",), "Pain": ("pained",),
+}  # fmt: skip
+LABEL_ALIASES_NAME = "bqa-labels-v1"  # enters the answer parser's signature; bump on any change above
+
 GROUP_NAMES: tuple[str, ...] = ("Happiness", "Pleasure", "Anger", "Sadness")
 
 # Default 4-group mapping (see module docstring for what is stated vs reconstructed).

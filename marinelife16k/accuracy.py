@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from builders.scoring.answer_parsing import parse_choice
+from builders.scoring.answer_parsing import get_parser, reason_counts
 from builders.scoring.stats import proportion
 from builders.scoring.validation import check_reply, check_same_length
 from marinelife16k.vocabulary import (
@@ -16,6 +16,8 @@ from marinelife16k.vocabulary import (
 )
 
 OVERALL = "overall"
+#: How MarineLife-16K replies are read: the shared parser; option texts are per item, so no aliases.
+MARINELIFE_PARSER = get_parser()
 # Table 3 column order.
 ACCURACY_DIMENSIONS: tuple[str, ...] = tuple(d for d in DIMENSIONS if d in MCQ_DIMENSIONS)
 
@@ -66,6 +68,7 @@ def marinelife_accuracy(
         predictions=predictions, references=references, question_types=question_types, options=options
     )
     totals = {d: [0, 0, 0] for d in (*ACCURACY_DIMENSIONS, OVERALL)}  # items, correct, unparsed
+    parses = []
     for i in range(n):
         dimension = _dimension(i, question_types[i])
         if references[i] not in OPTION_LABELS:
@@ -73,7 +76,8 @@ def marinelife_accuracy(
                 f"references[{i}]: {references[i]!r} is not an option letter {list(OPTION_LABELS)}"
             )
         texts = None if options is None else _option_texts(i, options[i])
-        chosen = parse_choice(check_reply(i, predictions[i]), texts, OPTION_LABELS)
+        parses.append(MARINELIFE_PARSER.parse(check_reply(i, predictions[i]), texts, OPTION_LABELS))
+        chosen = parses[-1].index
         hit = chosen is not None and OPTION_LABELS[chosen] == references[i]
         for key in (dimension, OVERALL):
             totals[key][0] += 1
@@ -89,4 +93,6 @@ def marinelife_accuracy(
     result["ci95"] = intervals
     result["n"] = {key: t[0] for key, t in totals.items()}
     result["n_unparsed"] = {key: t[2] for key, t in totals.items()}
+    result["parse_reasons"] = reason_counts(parses)
+    result["answer_parser"] = MARINELIFE_PARSER.signature
     return result

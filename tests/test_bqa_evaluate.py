@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from bqa.accuracy import BQA_PARSER
 from bqa.data import open_split
 from bqa.workfolder import read_release
 from builders.cli import main as cli_main
@@ -21,8 +22,9 @@ from builders.testing.chat_requests import image_count
 from builders.testing.chat_server import ChatServer
 
 MODEL = "some-videollm"
-FIELDS = {"id", "style", "raw_output", "parsed_answer", "rationale", "reference", "choices", "difficulty", "gender",
-          "age", "ethnicity", "correct", "model", "prompt", "prompt_version", "usage"}  # fmt: skip
+FIELDS = {"id", "style", "raw_output", "parsed_answer", "parse_reason", "answer_parser", "rationale", "reference",
+          "choices", "difficulty", "gender", "age", "ethnicity", "correct", "model", "prompt", "prompt_version",
+          "usage"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +94,8 @@ def test_single_word_on_a_work_folder(data, tmp_path, capsys):
         assert p["raw_output"] == replies[tuple(r.choices)]
         said = re.fullmatch(r"(?:Answer: )?(.+?)\.?", p["raw_output"]).group(1)
         assert p["parsed_answer"] == (said if said in r.choices else "unparsed")
+        assert p["parse_reason"] in (("declared", "option_text") if said in r.choices else ("no_option",))
+        assert p["answer_parser"] == BQA_PARSER.signature
         assert p["correct"] == (said == r.answer)
         assert (p["model"], p["prompt"]) == (MODEL, "bqa_answer_single_word")
     right = sum(p["correct"] for p in predictions)

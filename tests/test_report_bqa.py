@@ -18,6 +18,7 @@ from markdown_tables import read_table
 from PIL import Image
 from scipy.stats import binomtest, chi2_contingency
 
+from bqa.accuracy import BQA_PARSER
 from bqa.bold import read_bold
 from bqa.candidates import extract_candidates
 from bqa.export import export_release
@@ -168,6 +169,19 @@ def test_accuracy_by_difficulty_matches_hand_worked_counts(report, bqa_data):
     assert models["alpha"]["metrics"]["n_unparsed"] == 2
     assert models["alpha"]["unparsed_ids"] == [bqa_data["rows"][i]["id"] for i in (5, 8)]
     assert models["beta"]["unparsed_ids"] == []
+
+
+def test_answer_parsing_section_counts_reasons_and_names_the_parser(report):
+    result, _ = report
+    markdown = result.markdown.read_text(encoding="utf-8")
+    header, rows = read_table(markdown, "Reason")
+    assert header == ["Reason", "alpha", "beta"]
+    assert rows["no_option"] == ["2", "0"]  # alpha's items 5 and 8
+    assert [sum(int(cells[i]) for cells in rows.values()) for i in (0, 1)] == [10, 10]
+    assert f"`{BQA_PARSER.signature}`" in markdown
+    assert (
+        json.loads(result.metrics_file.read_text(encoding="utf-8"))["answer_parser"] == BQA_PARSER.signature
+    )
 
 
 def test_error_rates_by_demographics_match_hand_worked_counts(report):

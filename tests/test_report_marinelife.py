@@ -21,6 +21,7 @@ from scipy.stats import binomtest
 
 from builders.cli import main as cli_main
 from builders.report import write_marinelife_report
+from marinelife16k.accuracy import MARINELIFE_PARSER
 from marinelife16k.export import export_release
 from marinelife16k.sample import sample_qa_path, write_sample_work_folder
 from marinelife16k.vocabulary import DIMENSION_OF_TYPE, OPTION_LABELS
@@ -153,6 +154,14 @@ def test_accuracy_by_dimension_matches_hand_worked_values(report, marine):
     _assert_percent(rows["overall"][1], right, total)
     _assert_percent(rows["overall"][2], sum(a_answers.values()), total)
     assert rows["unparsed replies (scored wrong)"][1:] == [str(by_type["camera_motion"]), "0"]
+    _, reasons = read_table(markdown, "Reason")
+    unparsed = ("ambiguous", "no_option", "negated_only", "empty")
+    assert sum(int(reasons[r][0]) for r in unparsed) == by_type["camera_motion"]
+    assert sum(int(cells[1]) for cells in reasons.values()) == total
+    assert (
+        json.loads(report.metrics_file.read_text(encoding="utf-8"))["answer_parser"]
+        == MARINELIFE_PARSER.signature
+    )
     assert f"{total} multiple-choice and {marine['n_open']} open-ended questions" in markdown
 
 

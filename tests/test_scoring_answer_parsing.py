@@ -1,16 +1,32 @@
-"""The shared reply parser: declarations, whole words, markdown, and refusing to guess."""
+"""The shared reply parser: declarations, whole words, markdown, negations, and refusing to guess."""
 
 from __future__ import annotations
 
+import json
+import time
+from pathlib import Path
+
 import pytest
 
+from bqa.accuracy import BQA_PARSER
+from bqa.vocabulary import EMOTIONS, LABEL_FORMS, LABEL_PARTS
 from builders.scoring.answer_parsing import (
+    PARSERS,
+    REASONS,
     UNPARSED,
+    Aliases,
+    ChoiceParser,
     clean_reply,
+    get_parser,
     mentioned_options,
     parse_answer,
     parse_choice,
+    parse_reply,
+    reason_counts,
 )
+from marinelife16k.accuracy import MARINELIFE_PARSER
+
+CORPUS = Path(__file__).parent / "data" / "answer_replies.jsonl"
 
 CHOICES = ["Surprise", "Confidence", "Anger", "Embarrassment"]
 
@@ -46,7 +62,7 @@ CHOICES = ["Surprise", "Confidence", "Anger", "Embarrassment"]
         ("Answer: A. Wait, on reflection the answer is D.", "Embarrassment"),
         ("The answer is not A. Answer: D", "Embarrassment"),
         ("The answer isn't A.", UNPARSED),
-        ("The answer is not A, it is C.", UNPARSED),
+        ("The answer is not A, it is C.", "Anger"),  # v1 refused it; issue 14: a reader takes C
         ("A) Surprise\nB) Confidence\nC) Anger\nD) Embarrassment\nAnswer: C", "Anger"),
         ("The correct option is (B) Confidence.", "Confidence"),
         ("Final answer: (D) Embarrassment", "Embarrassment"),
@@ -124,3 +140,148 @@ def test_clean_reply_strips_markup():
 def test_bad_options_are_clear_errors(options, letters, message):
     with pytest.raises(ValueError, match=message):
         parse_choice("A", options, letters)
+
+
+# --- the rules of issue 14, one group each -----------------------------------------------------------
+@pytest.mark.parametrize(
+    "reply, expected, reason",
+    [
+        # A letter only as a standalone choice marker.
+        ("N/A", UNPARSED, "no_option"),
+        ("Answer: N/A.", UNPARSED, "no_option"),
+        ("Answer: A person clenching his fists in anger.", "Anger", "option_text"),
+        ("We ran A/B testing; the person shows Confidence.", "Confidence", "option_text"),
+        ("Ｂ", "Confidence", "letter"),
+        ("（Ｃ）", "Anger", "letter"),
+        # Negated mentions exclude their option.
+        ("Not B.", UNPARSED, "negated_only"),
+        ("It's definitely not Anger.", UNPARSED, "negated_only"),
+        ("Anything but Surprise.", UNPARSED, "negated_only"),
+        ("Surprise, not Anger.", "Surprise", "negation_resolved"),
+        ("Not Anger, it is Surprise.", "Surprise", "negation_resolved"),
+        ("The answer is not Anger but Surprise.", "Surprise", "negation_resolved"),
+        ("Confidence rather than Embarrassment.", "Confidence", "negation_resolved"),
+        ("Anger? No, Surprise.", "Surprise", "negation_resolved"),
+        ("He shows no anger; Surprise.", "Surprise", "negation_resolved"),
+        ("Anger is not present; Surprise.", "Surprise", "negation_resolved"),
+        # The final declaration wins over earlier hedges.
+        ("Surprise or Anger? Hard to tell... I'd say Anger.", "Anger", "declared"),
+        ("It might be Surprise, leaning towards Anger.", "Anger", "declared"),
+        ("Surprise and Anger both fit, but Anger is the most likely.", "Anger", "declared"),
+        ("Hmm, Surprise, Anger... so: Anger", "Anger", "declared"),
+        ("Anger. Wait, actually Surprise.", "Surprise", "declared"),
+        # Echoed option lists are not mentions.
+        ("(A) Surprise (B) Confidence (C) Anger (D) Embarrassment. The person shows (C).", "Anger", "letter"),
+        ("Surprise, Confidence, Anger, Embarrassment", UNPARSED, "no_option"),
+        # A letter declaration keeps its letter unless the next sentence contradicts it.
+        ("The answer is C. Surprise is not present in his posture.", "Anger", "declared"),
+        ("The answer is C. Surprise would be too strong.", "Anger", "declared"),
+        ("Answer: C. Surprise", UNPARSED, "ambiguous"),
+        ("Surprise. But looking closer, Anger.", UNPARSED, "ambiguous"),  # a correction: not guessed
+        ("Answer: Anger. But it might also be Surprise.", "Anger", "declared"),  # a hedge keeps it
+        ("I choose (C) Anger over (A) Surprise.", "Anger", "declared"),  # same sentence names C
+        # Negation reaches options joined to a negated one.
+        ("It rules out Surprise and Embarrassment; Anger.", "Anger", "negation_resolved"),
+        ("I can't choose between Surprise and Anger.", UNPARSED, "negated_only"),
+        ("Surprise? Definitely not. Anger.", "Anger", "negation_resolved"),
+        ("A) Surprise is not the answer; C) Anger.", "Anger", "negation_resolved"),  # A goes with its text
+        ("Between Surprise and Anger, Anger seems more likely.", "Anger", "declared"),
+        # CJK declarations.
+        ("答案是B", "Confidence", "declared"),
+        ("选B", "Confidence", "declared"),
+        ("答案不是A，而是C。", "Anger", "negation_resolved"),
+        # Genuine ambiguity is still refused.
+        ("Surprise and Anger are both plausible.", UNPARSED, "ambiguous"),
+        ("Either B or C.", UNPARSED, "ambiguous"),
+        (None, UNPARSED, "empty"),
+        ("  ** **  ", UNPARSED, "empty"),
+    ],
+)
+def test_issue_rules(reply, expected, reason):
+    parsed = parse_reply(reply, CHOICES)
+    assert (parsed.answer(CHOICES), parsed.reason) == (expected, reason)
+
+
+def test_label_aliases_come_from_the_vocabulary():
+    choices = ["Doubt/Confusion", "Excitement", "Anger", "Peace"]
+    for reply in (
+        "Confusion",
+        "Doubt",
+        "doubt or confusion",
+        "Doubt / Confusion",
+        "Doubt/ Confusion",
+        "confused",
+    ):
+        assert BQA_PARSER.parse(reply, choices).index == 0, reply
+        assert parse_choice(reply, choices) == (0 if "/" in reply else None), reply  # no aliases: text only
+    assert (
+        BQA_PARSER.parse("He looks happy and excited.", ["Happiness", "Excitement", "Anger", "Sadness"]).index
+        is None
+    )
+    assert BQA_PARSER.parse("He is not angry; Peace.", choices).index == 3
+    # An inflected form after a declaration describes; it does not take the declaration back.
+    assert BQA_PARSER.parse("Excitement. He jumps and looks confused.", choices).index == 1
+    assert BQA_PARSER.parse("Excitement. No, Confusion.", choices).index is None
+    assert set(LABEL_PARTS) | set(LABEL_FORMS) <= set(EMOTIONS)
+    # Every alias names exactly one of the 26 labels: parsing it over all of them finds that label.
+    for label, names in [*LABEL_PARTS.items(), *LABEL_FORMS.items()]:
+        for name in names:
+            assert BQA_PARSER.parse(name, EMOTIONS, ()).index == EMOTIONS.index(label), name
+
+
+def test_an_alias_two_options_share_names_neither():
+    parser = ChoiceParser(Aliases("test", {"Anger": ("mad",), "Annoyance": ("mad",)}))
+    options = ["Anger", "Annoyance", "Peace", "Fear"]
+    assert parser.parse("mad", options).reason == "no_option"
+    assert parser.parse("mad", ["Anger", "Peace", "Fear", "Pain"]).index == 0
+
+
+def test_signature_and_registry():
+    assert PARSERS["vqabench-choice"] is ChoiceParser
+    assert MARINELIFE_PARSER.signature == "vqabench-choice@2|aliases:none"
+    assert BQA_PARSER.signature == "vqabench-choice@2|aliases:bqa-labels-v1"
+    assert get_parser("vqabench-choice@2|aliases:none").signature == MARINELIFE_PARSER.signature
+    with pytest.raises(ValueError, match="version 2 here, not 1"):
+        get_parser("vqabench-choice@1")
+    with pytest.raises(ValueError, match="unknown answer parser"):
+        get_parser("lmms-eval")
+
+
+def test_reason_counts_list_every_reason():
+    counts = reason_counts([parse_reply(r, CHOICES) for r in ("C", "Anger", "B or C", None)])
+    assert list(counts) == list(REASONS)
+    assert {k: v for k, v in counts.items() if v} == {
+        "letter": 1,
+        "option_text": 1,
+        "ambiguous": 1,
+        "empty": 1,
+    }
+
+
+@pytest.mark.parametrize("word", ["Anger ", "A ", "not Anger, ", "hmm ", "I would say Anger. "])
+def test_degenerate_megabyte_reply_is_read_quickly(word):
+    text = word * (1_000_000 // len(word))
+    start = time.perf_counter()
+    parsed = BQA_PARSER.parse(text, CHOICES)
+    assert time.perf_counter() - start < 5  # timing is measured by benchmarks/answer_parsing.py
+    assert parsed.index in (None, CHOICES.index("Anger"), 0)
+    assert (
+        parsed.index
+        == {"Anger ": 2, "A ": 0, "not Anger, ": None, "hmm ": None, "I would say Anger. ": 2}[word]
+    )
+
+
+def test_corpus_agrees_with_a_careful_reader():
+    """The issue's acceptance test: >= 95% agreement with the person, and never a wrong option."""
+    rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) >= 150
+    agree, wrong = 0, []
+    for row in rows:
+        parser = BQA_PARSER if row["dataset"] == "bqa" else MARINELIFE_PARSER
+        got = parser.parse(row["reply"], row["options"]).index
+        got_text = None if got is None else row["options"][got]
+        agree += got_text == row["expected"]
+        if got_text is not None and got_text != row["expected"]:
+            wrong.append((row["id"], row["reply"], got_text, row["expected"]))
+    assert wrong == []
+    assert agree / len(rows) >= 0.95, f"{agree}/{len(rows)}"

@@ -59,6 +59,23 @@ def test_accuracy_counts_and_intervals():
     assert (r["n"], r["n_easy"], r["n_hard"]) == (8, 4, 4)
     assert (r["n_unparsed"], r["unparsed_indices"]) == (2, [3, 5])
     assert r["group_mapping"] == DEFAULT_GROUP_MAPPING.name
+    assert r["answer_parser"] == "vqabench-choice@2|aliases:bqa-labels-v1"
+    # 0, 2: the one option named; 4: a letter; 1, 6, 7: declared; 3: two options; 5: "Happiness"
+    # is no choice of the item.
+    assert {k: v for k, v in r["parse_reasons"].items() if v} == {
+        "option_text": 2,
+        "letter": 1,
+        "declared": 3,
+        "ambiguous": 1,
+        "no_option": 1,
+    }
+
+
+def test_label_aliases_score_a_part_of_the_label_right():
+    """ "Confusion" names Doubt/Confusion; "sad" (not a choice) still goes to Sadness's group."""
+    r = run(predictions=[*COLUMNS["predictions"][:4], "Confusion", "He is sad.", *COLUMNS["predictions"][6:]])
+    assert r["accuracy"] == 0.5 and r["unparsed_indices"] == [3, 5]
+    assert r["confusion"]["Happiness"]["Sadness"] == 2  # items 2 and 5
 
 
 def test_confusion_of_wrong_answers():

@@ -32,7 +32,14 @@ def wilson100(k, n):
 
 def test_every_key_hand_worked():
     r = marinelife_accuracy(PREDICTIONS, REFERENCES, TYPES)
-    assert list(r) == [*DIMENSIONS, "overall", "ci95", "n", "n_unparsed"]
+    assert list(r) == [*DIMENSIONS, "overall", "ci95", "n", "n_unparsed", "parse_reasons", "answer_parser"]
+    assert r["answer_parser"] == "vqabench-choice@2|aliases:none"
+    assert {k: v for k, v in r["parse_reasons"].items() if v} == {
+        "letter": 4,  # A, b, (C), D
+        "declared": 3,  # Answer: B, answer: A, **Answer:** D
+        "ambiguous": 1,  # C or D
+        "no_option": 1,  # I cannot tell.
+    }
     expected = {
         "MBC-so": 200 / 3,
         "MBC-mo": 0.0,

@@ -6,8 +6,9 @@ Input: a split opened by :func:`bqa.data.open_split` from a work folder with a r
 rationale style (:mod:`builders.evaluation.bqa_answers`), and its reply is read with the shared
 answer parser. Output, one JSON object per row in split order::
 
-    {"id", "style", "raw_output", "parsed_answer" (a choice or "unparsed"), "rationale" (or null),
-     "reference", "choices", "difficulty", "gender", "age", "ethnicity", "correct",
+    {"id", "style", "raw_output", "parsed_answer" (a choice or "unparsed"), "parse_reason" (why, one
+     of builders.scoring.answer_parsing.REASONS), "answer_parser" (the parser's signature),
+     "rationale" (or null), "reference", "choices", "difficulty", "gender", "age", "ethnicity", "correct",
      "model" (as reported), "prompt", "prompt_version", "usage": [prompt_tokens, completion_tokens]}
 
 so that ``metrics/bqa_accuracy`` can score it from the file alone (``predictions=raw_output``).
@@ -21,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bqa.accuracy import bqa_accuracy
+from bqa.accuracy import BQA_PARSER, bqa_accuracy
 from bqa.data import SplitData
 from bqa.predictions import accuracy_inputs, item_fields
 from builders.evaluation.bqa_answers import STYLES, answer_request, read_answer
@@ -59,6 +60,8 @@ def prediction_record(row: Mapping[str, Any], style: str, raw: str) -> dict[str,
         "style": style,
         "raw_output": raw,
         "parsed_answer": read.parsed,
+        "parse_reason": read.reason,
+        "answer_parser": BQA_PARSER.signature,
         "rationale": read.rationale,
         "correct": read.answer == row["answer"],
     }
@@ -73,7 +76,8 @@ def quick_scores(predictions: Sequence[Mapping[str, Any]], data: SplitData) -> d
         group_mapping=data.group_mapping,
         demographic_codes=data.demographic_codes,
     )
-    return {k: result[k] for k in ("accuracy", "accuracy_easy", "accuracy_hard", "n", "n_unparsed")}
+    keys = ("accuracy", "accuracy_easy", "accuracy_hard", "n", "n_unparsed", "answer_parser")
+    return {k: result[k] for k in keys}
 
 
 def evaluate(

@@ -3,8 +3,9 @@
 Two prompt styles, as in the paper: ``single_word`` (the emotion, in one word; STEP4 uses this)
 and ``rationale`` (what the body language shows first, then a final ``Answer:`` line). Replies are
 plain text, as most VideoLLM servers return, and are read with the project's one answer parser
-(:func:`builders.scoring.answer_parsing.parse_answer`): it never guesses, so a reply naming no
-choice (or two) is *unparsed*, never counted as a choice.
+(:data:`bqa.accuracy.BQA_PARSER`, with the vocabulary's label aliases): it never
+guesses, so a reply naming no choice (or two) is *unparsed*, never counted as a choice, and it
+says why (``reason``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bqa.accuracy import BQA_PARSER
 from builders.llm import LLMRequest
 from builders.llm.prompts import Prompt, load_prompt
-from builders.scoring.answer_parsing import UNPARSED, parse_answer
+from builders.scoring.answer_parsing import UNPARSED
 from builders.video.frame_spec import FrameSpec
 from builders.video.source import SourceLike
 
@@ -63,10 +65,12 @@ def answer_request(
 @dataclass(frozen=True)
 class ReadAnswer:
     """A reply, read: ``answer`` is the chosen choice's text or None (unparsed); ``rationale`` the
-    reasoning before the final answer line (rationale style only)."""
+    reasoning before the final answer line (rationale style only); ``reason`` the parser's reason
+    (:data:`builders.scoring.answer_parsing.REASONS`)."""
 
     answer: str | None
     rationale: str | None
+    reason: str
 
     @property
     def parsed(self) -> str:
@@ -78,10 +82,10 @@ def read_answer(raw: str | None, choices: Sequence[str], style: str = "single_wo
     """Parse one reply (see the module doc); ``rationale`` is None for the single-word style."""
     if style not in STYLES:
         raise ValueError(f"unknown prompt style {style!r}; expected one of {list(STYLES)}")
-    parsed = parse_answer(raw, list(choices))
-    answer = None if parsed == UNPARSED else parsed
+    parse = BQA_PARSER.parse(raw, list(choices))
+    answer = None if parse.index is None else choices[parse.index]
     if style != "rationale" or raw is None:
-        return ReadAnswer(answer, None)
+        return ReadAnswer(answer, None, parse.reason)
     lines = list(_ANSWER_LINE.finditer(raw))
     text = raw[: lines[-1].start()] if lines else raw
-    return ReadAnswer(answer, _RATIONALE_LABEL.sub("", text.strip(), count=1).strip() or None)
+    return ReadAnswer(answer, _RATIONALE_LABEL.sub("", text.strip(), count=1).strip() or None, parse.reason)

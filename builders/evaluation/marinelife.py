@@ -11,6 +11,7 @@ the letter; open-ended prompts are the question), in one versioned prompt
     {"id" and "question_id" (both the question id), "video" (the qa config's ``id``), "type",
      "dimension", "question_format", "camera_kind", "question", "options" (texts A-D; [] when
      open-ended), "raw_output", "parsed_answer" (multiple choice: a letter or "unparsed"; else null),
+     "parse_reason" and "answer_parser" (multiple choice: why, and the parser's signature; else null),
      "reference" (the answer letter, or the reference text of an open-ended question),
      "correct" (multiple choice: bool; open-ended: null), "evidence" (the record's evidence attributes),
      "model" (as reported), "prompt", "prompt_version", "usage": [prompt_tokens, completion_tokens]}
@@ -33,11 +34,11 @@ from builders.evaluation.run import PredictionRun, run_predictions, save_run_sum
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.llm.prompts import load_prompt
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
-from builders.scoring.answer_parsing import UNPARSED, parse_choice
+from builders.scoring.answer_parsing import ParsedChoice
 from builders.scoring.judge import judge_predictions
 from builders.scoring.rubrics import get_rubric
 from builders.video.frame_spec import FrameSpec
-from marinelife16k.accuracy import OVERALL, marinelife_accuracy
+from marinelife16k.accuracy import MARINELIFE_PARSER, OVERALL, marinelife_accuracy
 from marinelife16k.data import SplitData
 from marinelife16k.predictions import accuracy_inputs, item_fields
 from marinelife16k.rubrics import camera_groups
@@ -63,22 +64,27 @@ def answer_request(record: Mapping[str, Any], images: Sequence[str], frames: Fra
     return LLMRequest.from_prompt(load_prompt(PROMPT_NAME), variables, images=images)
 
 
+def read_mcq(raw: str | None, record: Mapping[str, Any]) -> ParsedChoice:
+    """How ``metrics/marinelife_qa`` reads a reply to this record (letter or option text), and why."""
+    return MARINELIFE_PARSER.parse(raw, [o["text"] for o in record["options"]], OPTION_LABELS)
+
+
 def parse_mcq(raw: str | None, record: Mapping[str, Any]) -> str:
-    """The option letter a reply chooses (letter or option text), or ``"unparsed"``: the same
-    reading as ``metrics/marinelife_qa``."""
-    texts = [o["text"] for o in record["options"]]
-    chosen = parse_choice(raw, texts, OPTION_LABELS) if raw is not None else None
-    return UNPARSED if chosen is None else OPTION_LABELS[chosen]
+    """The option letter a reply chooses, or ``"unparsed"``."""
+    return read_mcq(raw, record).answer(OPTION_LABELS)
 
 
 def prediction_record(record: Mapping[str, Any], video: Mapping[str, Any], raw: str) -> dict[str, Any]:
     """One line of the predictions file (without the LLM provenance fields)."""
     mcq = record["question_format"] == MULTIPLE_CHOICE
-    parsed = parse_mcq(raw, record) if mcq else None
+    read = read_mcq(raw, record) if mcq else None
+    parsed = read.answer(OPTION_LABELS) if read else None
     return {
         **item_fields(record, video),
         "raw_output": raw,
         "parsed_answer": parsed,
+        "parse_reason": read.reason if read else None,
+        "answer_parser": MARINELIFE_PARSER.signature if read else None,
         "correct": (parsed == record["answer"]) if mcq else None,
     }
 
@@ -93,6 +99,7 @@ def quick_scores(predictions: Sequence[Mapping[str, Any]]) -> dict[str, Any] | N
         "accuracy": result[OVERALL],
         "n": result["n"][OVERALL],
         "n_unparsed": result["n_unparsed"][OVERALL],
+        "answer_parser": result["answer_parser"],
     }
 
 

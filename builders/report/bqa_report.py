@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bqa.accuracy import DEMOGRAPHIC_FIELDS, bqa_accuracy, resolve_group_mapping
+from bqa.accuracy import BQA_PARSER, DEMOGRAPHIC_FIELDS, bqa_accuracy, resolve_group_mapping
 from bqa.data import open_split
 from bqa.predictions import accuracy_inputs, item_fields
 from bqa.vocabulary import DEFAULT_GROUP_MAPPING, DIFFICULTIES, OTHERS, GroupMapping
@@ -24,7 +24,7 @@ from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, preview, read_predictions
 from builders.report.paper_tables import confusion_table
 from builders.report.plots import Bar, grouped_bars, heatmaps
-from builders.report.tables import fmt_number, fmt_p_value, fmt_rate, markdown_table
+from builders.report.tables import fmt_number, fmt_p_value, fmt_rate, markdown_table, parse_reasons_table
 
 COLUMNS: tuple[str, ...] = (
     "id",
@@ -119,6 +119,7 @@ def score_bqa(
         "split": split.split,
         "n_items": len(ids),
         "group_mapping": split.group_mapping.name,
+        "answer_parser": BQA_PARSER.signature,
         "interval": "95% Wilson score interval",
         "models": models,
     }
@@ -300,4 +301,6 @@ def write_bqa_report(
     leakage = _leakage_section(models)
     if leakage:
         sections.append(leakage)
+    reasons = {name: m["metrics"]["parse_reasons"] for name, m in models.items()}
+    sections.append(Section("Answer parsing", parse_reasons_table(reasons, metrics["answer_parser"])))
     return write_report(out, f"BQA report: {split} split", intro, sections, metrics)

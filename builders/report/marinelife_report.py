@@ -28,8 +28,8 @@ from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, read_predictions
 from builders.report.paper_tables import camera_scores, table3, table4
 from builders.report.plots import Bar, grouped_bars
-from builders.report.tables import fmt_number, fmt_rate, markdown_table
-from marinelife16k.accuracy import ACCURACY_DIMENSIONS, OVERALL, marinelife_accuracy
+from builders.report.tables import fmt_number, fmt_rate, markdown_table, parse_reasons_table
+from marinelife16k.accuracy import ACCURACY_DIMENSIONS, MARINELIFE_PARSER, OVERALL, marinelife_accuracy
 from marinelife16k.data import open_split
 from marinelife16k.predictions import accuracy_inputs, item_fields
 from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA, DIMENSION_OF_TYPE, MULTIPLE_CHOICE
@@ -311,6 +311,7 @@ def write_marinelife_report(
         "n_multiple_choice": len(reference.rows),
         "n_open_ended": len(reference.open_ended_ids),
         "interval": "95% Wilson score interval (accuracy)",
+        "answer_parser": MARINELIFE_PARSER.signature,
         "models": {name: {**accuracy.get(name, {}), "judge": judge.get(name, {})} for name in names},
     }
     rows = [
@@ -338,4 +339,7 @@ def write_marinelife_report(
     judged = _judge_section(judge, out)
     if judged:
         sections.append(judged)
+    if accuracy:
+        reasons = {name: m["accuracy"]["parse_reasons"] for name, m in accuracy.items()}
+        sections.append(Section("Answer parsing", parse_reasons_table(reasons, metrics["answer_parser"])))
     return write_report(out, f"MarineLife-16K report: {split} split", intro, sections, metrics)

@@ -6,7 +6,7 @@ items, a model without that result) as an en dash, never as 0.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 MISSING = "–"
 
@@ -53,3 +53,14 @@ def fmt_p_value(p: float | None) -> str:
     if p is None:
         return MISSING
     return f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def parse_reasons_table(reasons: Mapping[str, Mapping[str, int]], signature: str) -> list[str]:
+    """Why replies were read as they were, one column per model (``reasons``: model -> reason counts)."""
+    order = list(dict.fromkeys(r for counts in reasons.values() for r in counts))
+    rows = [[r, *(counts.get(r, 0) for counts in reasons.values())] for r in order]
+    note = (
+        f"Replies are read by the answer parser `{signature}`; numbers from another parser version "
+        "are not comparable. Unparsed replies (ambiguous, no_option, negated_only, empty) count as wrong."
+    )
+    return [note, markdown_table(["Reason", *reasons], rows)]

@@ -1,32 +1,124 @@
-"""From a model's raw reply to one of the offered choices, or to nothing.
+"""From a model's raw reply to one of the offered choices, or to nothing, with the reason why.
 
-One parser serves every multiple-choice metric. It accepts an option letter or the option text,
-ignores markdown, code fences and ``<think>`` blocks, prefers the *last* explicit declaration
-("the answer is C", "Answer: C", "I would choose C", "C is correct", ``\\boxed{C}``), and otherwise
-takes the only option the reply names. It never guesses: a reply that names two different options
-without a declaration, declares two at once ("B or C"), or ends on a negated declaration ("the
-answer is not A") is unparsed, and an unparsed answer is scored as wrong and reported.
+One parser serves every multiple-choice metric, runner and report. It reads a reply the way a
+careful person does, and where that person would hesitate it refuses: an unparsed reply is
+scored as wrong and reported, never guessed. Every parse says why (:data:`REASONS`), and every
+result records the parser's signature (``vqabench-choice@2|aliases:...``, like sacrebleu's), so
+numbers from two parser versions are never compared unknowingly.
 
-Matching is whole-word and case-insensitive for option texts ("surprise" matches ``Surprise``,
-"surprised" does not). Letters are recognised in answer positions ("C", "(C)", "option C", after a
-declaration); a capital "A" followed by an ordinary word is read as the English article
-("A man is walking away") rather than as option A.
+Reading, in order:
+
+1. **Cleaning.** Unicode NFKC (full-width ``Ｂ``, ``（Ｃ）``, ``：`` become ASCII), ``<think>``
+   blocks, code fences, markdown emphasis and line markers are dropped; ``\\boxed{X}`` reads as a
+   declaration of X.
+2. **Option names.** An option's text, whole-word and case-insensitive, with any spacing around a
+   ``/`` ("Doubt / Confusion"); plus the aliases its dataset vocabulary gives it (BQA:
+   ``bqa.vocabulary.LABEL_PARTS`` "Confusion", "doubt or confusion"; ``LABEL_FORMS`` "confused").
+   The parser holds no dataset's words. A name inside a longer option's name counts for the
+   longer one only ("reef fish" in "small reef fish"); an alias two options share names neither.
+3. **Letters** count only as a standalone choice marker: the whole reply ("C", "(b)", "Ｂ"), a
+   bracketed letter, "option C", or a capital letter standing alone. Not inside ``N/A`` or
+   ``A/B testing``, not a letter of an option's own text, and not the article: a capital "A"
+   before an ordinary word ("A person clenching his fists") is English. A lower-case letter
+   counts only as the whole reply or right after a declaration, before punctuation ("answer: b.").
+4. **Echoes.** The option list repeated back ("(A) Fear (B) Peace ...", "A. Surprise\nB. ...",
+   or every option text in one run) says nothing about the choice and is not a mention.
+5. **Negation.** A mention preceded in its clause, within five words, by a negation (not, no,
+   never, neither/nor, without, n't, cannot, hardly, rather than, instead of, other than, anything
+   but, unlike, except, rules out, eliminates, 不是) or followed by one ("Fear is not present",
+   "Anger doesn't fit", "Anger is unlikely", "Anger? No") excludes that option: "Pain, not
+   Aversion", "Not Anger, it is Fear", "not Peace but Fatigue", "Fear rather than Anger". A clause
+   ends at punctuation or a contrast word (but, and, yet, so, though, while, whereas, however,
+   而是), so "not X but Y" keeps Y; an option joined to a negated one by and/or/nor shares its
+   negation ("rules out Surprise and Embarrassment", "can't choose between Fear and Anger"), and a
+   letter shares the negation of the option text it labels ("A) Fear is not it").
+6. **Declarations.** "The answer is X", "Answer: X", "I'd say / I choose / I'd go with X",
+   "leaning towards X", "most likely X", "so: X", "therefore X", "X is the correct / most
+   suitable / more likely ...", "X fits best", an answer-first reply ("Peace. He sits
+   quietly..."), corrections ("wait, actually X"), CJK and other scripts (答案是B, 选B, 答えはC,
+   정답은 B, Ответ: C). The target is the first option named within five words of the cue (two
+   for so/therefore), skipping negated ones ("the answer is not A, it is C" -> C). The **last**
+   declaration wins over earlier hedges and mentions. A declaration that names two options ("B or
+   C", "Surprise/Anger", "C (Surprise)", "Answer: B. Anger") is ambiguous; one that only negates
+   ("the answer is not A") declares nothing.
+7. **After the last declaration**, sentences about other options keep it ("The answer is C. Fear
+   is not present in his posture.", "... it might also be Surprise."). A later sentence that ends
+   on another option, is not hedged (might, may, could, maybe, also, or) and does not name the
+   declared option takes it back: "Surprise. But looking closer, Anger." is ambiguous. Inflected
+   forms describe and never take a declaration back ("Excitement: he jumps and looks happy").
+8. **Otherwise** the one option still named after the exclusions is the choice; none is
+   ``no_option`` (or ``negated_only``), two or more is ``ambiguous``.
+
+Every step is one regular-expression scan or one pass over the mentions, so parsing is linear in
+the reply's length. A reply still longer than 16 KB once cleaned is a model looping: it is read on
+its first and last 8 KB, cut at sentence ends (``benchmarks/answer_parsing.py``: 1 MB in ~0.1 s).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import unicodedata
+from abc import ABC, abstractmethod
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from string import ascii_uppercase
+from typing import ClassVar
 
 UNPARSED = "unparsed"
-_AMBIGUOUS = -1  # a declaration naming two options at once
-_NEGATED = -2  # "the answer is not A": says what the answer is not, so nothing is chosen
-_NEVER = re.compile(r"(?!)")
+
+# Why a reply was read as it was: one of these per parse.
+LETTER = "letter"  # the only option named, by its letter ("C", "(B)", "option D")
+OPTION_TEXT = "option_text"  # the only option named, by its text or an alias ("Anger", "Confusion")
+DECLARED = "declared"  # the last declaration names it ("The answer is C", "I'd say Anger")
+NEGATION_RESOLVED = "negation_resolved"  # the only option left once negated ones are set aside
+AMBIGUOUS = "ambiguous"  # two or more options remain, or a declaration names two
+NO_OPTION = "no_option"  # names no option (refusals, N/A, other labels)
+NEGATED_ONLY = "negated_only"  # only says what the answer is not ("Not B.")
+EMPTY = "empty"  # no reply, or only whitespace and markup
+REASONS: tuple[str, ...] = (
+    LETTER, OPTION_TEXT, DECLARED, NEGATION_RESOLVED, AMBIGUOUS, NO_OPTION, NEGATED_ONLY, EMPTY,
+)  # fmt: skip
+UNPARSED_REASONS: tuple[str, ...] = (AMBIGUOUS, NO_OPTION, NEGATED_ONLY, EMPTY)
+
+
+@dataclass(frozen=True)
+class Aliases:
+    """Other names of option texts, owned by a dataset vocabulary; ``name`` enters the signature.
+
+    ``names`` (parts, spellings) stand for the option like its text. ``forms`` (inflected forms:
+    "surprised") do too, except that a form after a declaration never contradicts it: it describes
+    ("Excitement: he jumps and looks happy").
+    """
+
+    name: str
+    names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    forms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ParsedChoice:
+    """The option index a reply chooses (None: unparsed) and the reason (one of :data:`REASONS`)."""
+
+    index: int | None
+    reason: str
+
+    def answer(self, options: Sequence[str]) -> str:
+        """The chosen option's text, or :data:`UNPARSED`."""
+        return UNPARSED if self.index is None else options[self.index]
+
+
+def reason_counts(parses: Iterable[ParsedChoice]) -> dict[str, int]:
+    """How many parses had each reason, every reason listed (zeros included), in :data:`REASONS` order."""
+    counts = Counter(p.reason for p in parses)
+    return {reason: counts.get(reason, 0) for reason in REASONS}
+
 
 # --- cleaning ---------------------------------------------------------------------------------------
 _THINK = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)
+_THINK_END = "</think>"
 _BOXED = re.compile(r"\\boxed\{\s*(?:\\text\{)?([^{}]*)\}?\s*\}")
 _TAG = re.compile(r"</?[A-Za-z][\w-]*\s*>")
 _FENCE = re.compile(r"```[\w+-]*")
@@ -35,8 +127,12 @@ _LINE_MARKUP = re.compile(r"^[ \t]*(?:#+|>+|[-+•][ \t])[ \t]*", re.MULTILINE)
 
 
 def clean_reply(text: str) -> str:
-    """Drop reasoning blocks, markdown and fences; rewrite ``\\boxed{X}`` as a declaration."""
-    text = _THINK.sub(" ", text)
+    """NFKC; drop reasoning blocks, markdown and fences; rewrite ``\\boxed{X}`` as a declaration."""
+    text = unicodedata.normalize("NFKC", text)
+    end = text.lower().rfind(_THINK_END)
+    if end >= 0:  # only up to the last closing tag: unclosed blocks cannot make the scan quadratic
+        end += len(_THINK_END)
+        text = _THINK.sub(" ", text[:end]) + text[end:]
     text = _BOXED.sub(lambda m: f" Answer: {m.group(1)} \n", text)
     text = _TAG.sub(" ", text)
     text = _FENCE.sub(" ", text)
@@ -44,42 +140,165 @@ def clean_reply(text: str) -> str:
     return _LINE_MARKUP.sub("", text)
 
 
-# --- declarations -----------------------------------------------------------------------------------
-_FORWARD_DECLARATION = re.compile(
-    r"\banswer[\"']?\s*[:=]"
-    r"|\banswer\s+(?:is(?:n['’]t)?|would\s+be|will\s+be|should\s+be|must\s+be|seems\s+to\s+be|appears\s+to\s+be)\b\s*:?"
-    r"|\b(?:correct|right|best|final)\s+(?:option|choice|letter|emotion|label)\s+(?:is|would\s+be)\b\s*:?"
-    r"|\bI\s*(?:would\s+|will\s+|'d\s+|’d\s+)?(?:choose|pick|select|go\s+with)\b\s*:?",
+# A reply longer than both parts after cleaning is a model looping: read on its first and last part.
+_HEAD_CHARS = _TAIL_CHARS = 8_192
+_CUTS = (re.compile(r"[.!\n。！]"), re.compile(r"[,;:，；]"), re.compile(r"\s"))
+
+
+def _bounded(text: str) -> str:
+    """The first and last 8 KB of a longer (degenerate) reply, as two paragraphs of whole sentences.
+
+    Real answers are far shorter once ``<think>`` blocks are gone; in a looping reply the middle is
+    repetition and the answer is at its start or end (answer-first, last declaration). Each part is
+    cut at a sentence end, else at a clause break, else at whitespace, so that no negation is
+    separated from what it negates.
+    """
+    if len(text) <= _HEAD_CHARS + _TAIL_CHARS:
+        return text
+    head, tail = text[:_HEAD_CHARS], text[-_TAIL_CHARS:]
+    for breaks in _CUTS:
+        cuts = [m.end() for m in breaks.finditer(head)]
+        if cuts:
+            head = head[: cuts[-1]]
+            break
+    for breaks in _CUTS:
+        cut = breaks.search(tail)
+        if cut:
+            tail = tail[cut.end() :]
+            break
+    return f"{head}\n\n{tail}"
+
+
+# --- the rules' vocabulary --------------------------------------------------------------------------
+_WORD_CHARS = "A-Za-z0-9"  # ASCII only: CJK characters next to a letter do not make it a word ("答案是B")
+_LEAD = re.compile(r"[\s\"'“”‘’(\[:]*(?:(?:the\s+)?(?:option|choice|letter)\s+)?", re.IGNORECASE)
+_BARE_STRIP = " \t\r\n\"'“”‘’.()[]:!。"
+# Forward cues: the option they declare follows (within _GAP_WORDS words; "short" cues: 2 words).
+_DECLARATION = re.compile(
+    r"(?P<long>\banswer[\"']?\s*[:=]"
+    r"|\banswer\s+(?:is(?:n['’]t)?|would\s+be|will\s+be|should\s+be|must\s+be|seems\s+to\s+be"
+    r"|appears\s+to\s+be|here\s+is)\b"
+    r"|\b(?:correct|right|best|final|most\s+likely|most\s+suitable|most\s+fitting|most\s+appropriate)\s+"
+    r"(?:option|choice|letter|emotion|label|answer)\s+(?:is|would\s+be)\b"
+    r"|\b(?:option|choice|letter|emotion|label|prediction)\s*[:=]"
+    r"|\b(?:emotion|feeling)\s+(?:is|would\s+be|here\s+is)\b"
+    r"|\bI\s*(?:would\s+|will\s+|['’]d\s+|['’]ll\s+)?(?:choose|pick|select|go\s+with|say|opt\s+for)\b"
+    r"|\bI\s+(?:think|believe|guess)\b"
+    r"|\blean(?:ing|s)?\s+towards?\b|\bmost\s+(?:likely|probably)\b"
+    r"|\b(?:actually|wait|on\s+second\s+thought|on\s+reflection|correction)\b"
+    r"|答案|答え|正解|选择|选|정답|\b(?:ответ|antwort|respuesta|réponse|risposta|resposta)\b\s*[:=]?)"
+    r"|(?P<short>\b(?:so|therefore|thus|hence)\b)",
     re.IGNORECASE,
 )
-_BACKWARD_DECLARATION = re.compile(
-    r"\s+is\s+(?:the\s+)?(?:correct|right|best|answer)\b",
+_GAP_WORDS, _SHORT_GAP_WORDS, _GAP_CHARS = 5, 2, 60
+_MAX_SKIPPED = 4  # negated options a declaration may pass over ("not A, not B, it is C"): keeps it linear
+_GAP_WORD = re.compile(rf"[{_WORD_CHARS}'’]+")
+_SENTENCE_END = re.compile(r"[.!?;](?:\s|$)|[\n。！？；]")
+# Backward cues: "X is correct", "X is the most suitable emotion", "X fits best".
+_BACKWARD = re.compile(
+    r"\s*[)\]]?\s*(?:is|would\s+be|seems|appears)\s+(?:to\s+be\s+)?(?:the\s+)?"
+    r"(?:correct|right|best|answer|likeliest"
+    r"|(?:more|most)\s+(?:suitable|likely|fitting|appropriate|plausible|probable))\b"
+    r"|\s+(?:fits|matches|describes\s+it)\s+(?:best|better)\b|\s+best\s+(?:fits|matches|describes)\b",
     re.IGNORECASE,
 )
-# Between a declaration and its target: quotes, brackets, and words like "option".
-_TARGET_LEAD = re.compile(r"[\s\"'“”‘’(\[]*(?:(?:the\s+)?(?:option|choice|letter)\s+)?", re.IGNORECASE)
-_NEGATION = re.compile(r"not\b", re.IGNORECASE)
-# A target followed by another option in one breath is a double answer ("B or C", "C (Anger)").
-_FOLLOW_ANY = re.compile(
-    r"\s*(?:,?\s*(?:or|and|nor|vs\.?|versus)\s+|/\s*|\(\s*)(?:(?:option|choice)\s+)?", re.IGNORECASE
+# A reply that opens with an option and then stops ("Peace. He sits quietly", "B) ...") declares it.
+_ANSWER_FIRST_END = re.compile(r"\s*(?:[.:!\n]|—|–|\s-\s|$)")
+# After a declared target, another option in the same breath makes it a double answer.
+_FOLLOW = re.compile(
+    r"\s*(?:,\s*)?(?:\bor\b|\band\b|\bnor\b|\bvs\b\.?|\bversus\b|&|/|,|\()\s*"
+    r"(?:(?:maybe|perhaps|possibly|probably|also|even)\s+)?(?:(?:the\s+)?(?:option|choice)\s+)?",
+    re.IGNORECASE,
 )
-_FOLLOW_TEXT_AFTER_LETTER = re.compile(r"\s*(?:[.):\-–—]\s*)?")
+# After a declared letter: an option text as its label ("B. Anger", "B) Anger\n").
+_LABEL_AFTER_LETTER = re.compile(r"\s*[.):\-–—]?\s*")
+_LABEL_END = re.compile(r"\s*(?:[.!;)\n]|$)")
+# Negations before a mention (in its clause, within 5 words) and after it.
+_NEGATION_CUE = re.compile(
+    r"\b(?:not|no|never|neither|nor|without|cannot|unlike|except|excluding|none\s+of"
+    r"|lack(?:s|ing)?(?:\s+of)?|absence\s+of|rather\s+than|instead\s+of|other\s+than|anything\s+but"
+    r"|rul(?:e|es|ed|ing)\s+out|exclud(?:e|es|ed|ing)|eliminat(?:e|es|ed|ing)|hardly|barely|scarcely"
+    r"|far\s+from)\b|n['’]t\b|不是|并非|而非",
+    re.IGNORECASE,
+)
+# Between a negation and the mention it negates: at most 4 words, and no clause boundary.
+_NEGATION_REACH = re.compile(rf"(?:[^{_WORD_CHARS}]+[{_WORD_CHARS}'’]+){{0,4}}[^{_WORD_CHARS}]*")
+_JOINED = re.compile(r"\s*,?\s*(?:and|or|nor|&|/)\s*(?:(?:the\s+)?(?:option|choice)\s+)?", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(
+    r"[.,;:!?()\n。，；！？]|\b(?<!anything\s)(?<!nothing\s)but\b|\b(?:and|yet|so|though|although|while"
+    r"|whereas|however)\b|而是|但是",
+    re.IGNORECASE,
+)
+# Before a later option: words that offer it as a possibility, not as the answer.
+_HEDGE = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe|also|or|partly|some)\b", re.IGNORECASE)
+_SENTENCE_FINAL = re.compile(r"\s*(?:[.!?\n。！？]|$)")
+_NEGATION_AFTER = re.compile(
+    r"\s*(?:\?\s*(?:(?:definitely|certainly|probably|surely)\s+)?(?:no|nope|unlikely|not)\b|\s*[-–—:]\s*(?:no|nope)\b"
+    r"|(?:is|are|was|seems|looks|appears|does|do|did|would|could|can|should|must)\s+"
+    r"(?:(?:definitely|clearly|certainly|probably|really|be)\s+)?(?:not\b|n['’]t\b)"
+    r"|(?:is|are|was|does|do|did|would|could|ca|should)n['’]t\b"
+    r"|(?:(?:is|seems|looks|appears|would\s+be|is\s+probably|is\s+definitely|is\s+clearly)\s+)?"
+    r"(?:unlikely|wrong|incorrect|ruled\s+out|excluded|eliminated|absent|implausible|out\s+of\s+place"
+    r"|out\s+of\s+the\s+question)\b"
+    r"|can\s+be\s+(?:ruled\s+out|excluded|eliminated))",
+    re.IGNORECASE,
+)
+# Echoed lists: the gap inside "(A) Fear" and between "Fear" and "(B)"; between listed texts.
+_PAIR_GAP = re.compile(r"[\s.:)\-–—]{0,4}")
+_LIST_GAP = re.compile(r"[\s,;.|/]{1,6}")
+_TEXT_LIST_GAP = re.compile(r"\s*(?:[,;/|]|\band\b|\bor\b)?\s*(?:\band\b|\bor\b)?\s*", re.IGNORECASE)
 
 # Words after a capital "A" that make it the option letter rather than the article.
 _LETTER_A_FOLLOWERS = frozenset(
     "or and nor but vs versus because since is was seems looks appears fits matches would could might may "
     "can then best".split()
 )
+_CLOSES = re.compile(r"\s*(?:[.)\]:,;!?。]|$)")
+_FOLLOWER = re.compile(r"\s+([A-Za-z]+)")
+_KEY_SPACE = re.compile(r"\s+")
+_KEY_SLASH = re.compile(r"\s*/\s*")
 
 
-def _normalize_option(text: str) -> str:
-    return " ".join(text.split()).rstrip(".").strip()
+def _governed(text: str, cues: list[tuple[int, int]], pos: int, reach: re.Pattern[str] | None = None) -> bool:
+    """Whether the nearest cue (a sorted span) before ``pos`` is in its clause, within ``reach``."""
+    k = bisect_right(cues, (pos, pos)) - 1
+    if k < 0 or cues[k][1] > pos:
+        return False
+    end = cues[k][1]
+    return (reach is None or reach.fullmatch(text, end, pos) is not None) and not _CLAUSE_BREAK.search(
+        text, end, pos
+    )
 
 
-class _Matcher:
-    """The options of one item, compiled once; :meth:`parse` maps a reply to an option index."""
+def _key(name: str) -> str:
+    """What makes two spellings of a name the same: case, spacing, a trailing period, slash spacing."""
+    return _KEY_SLASH.sub("/", _KEY_SPACE.sub(" ", name).strip().rstrip(".").strip()).casefold()
 
-    def __init__(self, options: tuple[str, ...] | None, letters: tuple[str, ...] | None):
+
+def _name_pattern(name: str) -> str:
+    """Whitespace between words may be any whitespace, and around a slash any or none."""
+    return r"\s*/\s*".join(r"\s+".join(map(re.escape, part.split())) for part in name.split("/"))
+
+
+@dataclass(slots=True)
+class _Mention:
+    """One place where a reply names an option; marks set by the echo and negation rules."""
+
+    start: int
+    end: int
+    option: int
+    letter: bool
+    form: bool = False
+    negated: bool = False
+    echo: bool = False
+
+
+class _Item:
+    """The options of one item, compiled once: one regex for every name, one for letters."""
+
+    def __init__(
+        self, options: tuple[str, ...] | None, letters: tuple[str, ...] | None, aliases: Aliases | None
+    ):
         if options is None and not letters:
             raise ValueError("give the option texts, the option letters, or both")
         n = len(options) if options is not None else len(letters)  # type: ignore[arg-type]
@@ -87,150 +306,380 @@ class _Matcher:
             letters = tuple(ascii_uppercase[:n])
         if letters and len(letters) != n:
             raise ValueError(f"{len(letters)} letters for {n} options")
+        self.n = n
         self.letters = tuple(s.upper() for s in letters)
         if any(len(s) != 1 or not s.isalpha() for s in self.letters) or len(set(self.letters)) != len(
             letters
         ):
             raise ValueError(f"option letters must be distinct single letters, got {list(letters)}")
-        self.text_patterns: list[re.Pattern[str]] = []
+        self.option_of: dict[str, int] = {}
+        self.forms: set[str] = set()  # keys of inflected forms
+        self.names: re.Pattern[str] | None = None
         if options is not None:
-            normalized = [_normalize_option(str(o)) for o in options]
-            if any(not o for o in normalized):
+            texts = [" ".join(str(o).split()).rstrip(".").strip() for o in options]
+            if any(not o for o in texts):
                 raise ValueError(f"empty option text in {list(options)}")
-            if len({o.casefold() for o in normalized}) != n:
+            if len({_key(o) for o in texts}) != n:
                 raise ValueError(f"option texts must be distinct, got {list(options)}")
-            for option in normalized:
-                body = r"\s+".join(re.escape(word) for word in option.split())
-                self.text_patterns.append(re.compile(rf"(?<!\w){body}(?!\w)", re.IGNORECASE))
-        if not self.letters:  # option texts only
-            self.target_letter = self.free_letter = _NEVER
-            return
-        letter_class = "".join(self.letters)
-        lower_class = letter_class.lower()
-        # A letter where an answer is expected: right after a declaration. Lower case only when
-        # nothing follows it ("answer: b."), so "the answer is a bit unclear" names nothing.
-        self.target_letter = re.compile(
-            rf"\(?([{letter_class}])\)?(?![\w'’])|\(?([{lower_class}])\)?(?=\s*(?:[.)\]:,;!?]|$))"
-        )
-        # A letter anywhere else: only in forms that cannot be ordinary words.
-        self.free_letter = re.compile(
-            rf"[(\[]([{letter_class}{lower_class}])[)\]]"
-            rf"|\b(?i:option|choice|letter)\s+([{letter_class}{lower_class}])(?![\w'’])"
-            rf"|(?<![\w'’\-])([{letter_class}])(?![\w'’\-])"
-        )
-
-    def _text_mentions(self, text: str) -> list[tuple[int, int, int]]:
-        """(start, end, option index) of every option text in ``text``."""
-        found = [(m.start(), m.end(), i) for i, p in enumerate(self.text_patterns) for m in p.finditer(text)]
-        # "reef fish" inside "small reef fish" names the longer option only.
-        return [
-            a
-            for a in found
-            if not any(
-                b[2] != a[2] and b[0] <= a[0] and a[1] <= b[1] and b[1] - b[0] > a[1] - a[0] for b in found
+            self.option_of = {_key(o): i for i, o in enumerate(texts)}
+            shared: set[str] = set()
+            spelled = {_key(o): o for o in texts}
+            for i, text in enumerate(texts):
+                for table in (aliases.names, aliases.forms) if aliases else ():
+                    for alias in table.get(text, ()):
+                        k = _key(alias)
+                        if self.option_of.get(k, i) != i:
+                            shared.add(k)  # names two options: evidence for neither
+                        elif k not in spelled:
+                            self.option_of[k], spelled[k] = i, alias
+                            if table is aliases.forms:
+                                self.forms.add(k)
+            for k in shared:
+                if spelled[k] not in texts:
+                    del self.option_of[k]
+            body = "|".join(_name_pattern(spelled[k]) for k in sorted(self.option_of, key=len, reverse=True))
+            self.names = re.compile(rf"(?<![{_WORD_CHARS}])(?:{body})(?![{_WORD_CHARS}])", re.IGNORECASE)
+        self.letter_re: re.Pattern[str] | None = None
+        if self.letters:
+            cls = "".join(self.letters) + "".join(self.letters).lower()
+            self.letter_re = re.compile(
+                rf"(?<![{_WORD_CHARS}'’/&\-])(?P<open>[(\[]\s*)?(?P<l>[{cls}])(?P<close>\s*[)\]])?"
+                rf"(?![{_WORD_CHARS}'’/&\-])"
+                rf"|(?i:\b(?:option|choice|letter)\s+)(?P<named>[{cls}])(?![{_WORD_CHARS}'’])"
             )
-        ]
 
-    def _mentions(self, text: str, texts: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-        """Option texts plus letters in unmistakable forms, in reading order."""
-        letters = []
-        for m in self.free_letter.finditer(text):
-            group = next(g for g in (1, 2, 3) if m.group(g))
-            start, end = m.span(group)
-            letter = m.group(group).upper()
-            if group == 3 and letter == "A":
-                follower = re.match(r"\s+([A-Za-z]+)", text[end:])
-                if follower and follower.group(1).lower() not in _LETTER_A_FOLLOWERS:
-                    continue  # the article: "A man is walking away"
-            if any(s <= start and end <= e for s, e, _ in texts):
+    # --- mentions -----------------------------------------------------------------------------------
+    def text_mentions(self, text: str) -> list[_Mention]:
+        if self.names is None:
+            return []
+        found = []
+        for m in self.names.finditer(text):
+            k = _key(m.group())
+            found.append(_Mention(m.start(), m.end(), self.option_of[k], False, k in self.forms))
+        return found
+
+    def _letter_mentions(self, text: str, texts: list[_Mention], cue_ends: list[int]) -> list[_Mention]:
+        if self.letter_re is None:
+            return []
+        text_starts = [m.start for m in texts]
+        found = []
+        for m in self.letter_re.finditer(text):
+            letter = m.group("l") or m.group("named")
+            start, end = m.span()
+            if m.group("l") and not m.group("close"):
+                if letter.islower():
+                    if not self._right_after_cue(text, start, cue_ends):
+                        continue  # "a", "b" are words unless they answer a declaration
+                    if not _CLOSES.match(text, end):
+                        continue  # "the answer is a bit unclear"
+                elif letter == "A":
+                    follower = _FOLLOWER.match(text, end)
+                    if (
+                        follower
+                        and follower.group(1).islower()
+                        and follower.group(1) not in _LETTER_A_FOLLOWERS
+                    ):
+                        continue  # the article: "A person clenching his fists"
+            k = bisect_right(text_starts, start) - 1
+            if k >= 0 and texts[k].end > start:
                 continue  # a capital letter inside an option's own text
-            letters.append((start, end, self.letters.index(letter)))
-        return sorted(texts + letters)
+            found.append(_Mention(start, end, self.letters.index(letter.upper()), True))
+        return found
 
-    def _target_at(
-        self, text: str, pos: int, texts: list[tuple[int, int, int]]
-    ) -> tuple[int, int, bool] | None:
-        """(index, end, is_letter) of the option named exactly at ``pos``."""
-        for s, e, i in texts:
-            if s == pos:
-                return i, e, False
-        m = self.target_letter.match(text, pos)
-        if m:
-            return self.letters.index((m.group(1) or m.group(2)).upper()), m.end(), True
+    @staticmethod
+    def _right_after_cue(text: str, pos: int, cue_ends: list[int]) -> bool:
+        k = bisect_right(cue_ends, pos) - 1
+        return k >= 0 and _LEAD.match(text, cue_ends[k]).end() >= pos
+
+    def mentions(self, text: str, cues: list[tuple[int, int, bool]]) -> list[_Mention]:
+        """Every option mention in reading order, with echo and negation marks."""
+        texts = self.text_mentions(text)
+        found = sorted(
+            texts + self._letter_mentions(text, texts, [e for _, e, _ in cues]), key=lambda m: m.start
+        )
+        self._mark_echoes(text, found)
+        negations = [m.span() for m in _NEGATION_CUE.finditer(text)]
+        previous: _Mention | None = None
+        for m in found:
+            if not m.echo:
+                m.negated = self._negated(text, m, negations) or bool(
+                    previous and previous.negated and _JOINED.fullmatch(text, previous.end, m.start)
+                )  # "rules out Surprise and Embarrassment", "can't choose between Fear and Anger"
+                if previous and self._is_pair(text, previous, m) and previous.negated != m.negated:
+                    previous.negated = m.negated = True  # "(A) Fear is not it": the letter goes with its text
+                previous = m
+        return found
+
+    def _mark_echoes(self, text: str, found: list[_Mention]) -> None:
+        """Option lists repeated back: "(A) Fear (B) Peace", or every option's text in one run."""
+        pairs = [k for k in range(len(found) - 1) if self._is_pair(text, found[k], found[k + 1])]
+        run: list[int] = []  # consecutive "(A) Fear" pairs, by the position of their letter
+        for k in [*pairs, None]:
+            if k is not None and run and k == run[-1] + 2:
+                if _LIST_GAP.fullmatch(text, found[run[-1] + 1].end, found[k].start):
+                    run.append(k)
+                    continue
+            if len(run) >= 2:
+                for j in run:
+                    found[j].echo = found[j + 1].echo = True
+            run = [] if k is None else [k]
+        if self.n < 3:
+            return
+        texts: list[int] = []  # option texts separated only by commas, "and", "or"
+        for k in [*range(len(found)), None]:
+            if k is not None and texts and not found[k].letter:
+                if _TEXT_LIST_GAP.fullmatch(text, found[texts[-1]].end, found[k].start):
+                    texts.append(k)
+                    continue
+            if len({found[j].option for j in texts}) == self.n:
+                for j in texts:
+                    found[j].echo = True
+            texts = [k] if k is not None and not found[k].letter else []
+
+    @staticmethod
+    def _is_pair(text: str, letter: _Mention, name: _Mention) -> bool:
+        return (
+            letter.letter
+            and not name.letter
+            and letter.option == name.option
+            and _PAIR_GAP.fullmatch(text, letter.end, name.start) is not None
+        )
+
+    @staticmethod
+    def _negated(text: str, m: _Mention, negations: list[tuple[int, int]]) -> bool:
+        """Negated by the nearest negation before it in its clause, or by one right after it."""
+        return _governed(text, negations, m.start, _NEGATION_REACH) or bool(
+            _NEGATION_AFTER.match(text, m.end)
+        )
+
+    # --- reading ------------------------------------------------------------------------------------
+    def parse(self, reply: str | None) -> ParsedChoice:
+        if reply is None:
+            return ParsedChoice(None, EMPTY)
+        text = _bounded(clean_reply(str(reply)))
+        bare = text.strip(_BARE_STRIP)
+        if not bare:
+            return ParsedChoice(None, EMPTY)
+        if len(bare) == 1 and bare.upper() in self.letters:
+            return ParsedChoice(self.letters.index(bare.upper()), LETTER)
+        cues = [(m.start(), m.end(), m.group("short") is not None) for m in _DECLARATION.finditer(text)]
+        found = self.mentions(text, cues)
+        live = [m for m in found if not m.echo]
+        declared = self._declarations(text, cues, live)
+        if declared:
+            _, index, resolved, end = max(declared, key=lambda d: d[0])  # the last declaration wins
+            if index is None or self._contradicted(text, live, index, end):
+                return ParsedChoice(None, AMBIGUOUS)
+            return ParsedChoice(index, NEGATION_RESOLVED if resolved else DECLARED)
+        kept = [m for m in live if not m.negated]
+        options = {m.option for m in kept}
+        if len(options) > 1:
+            return ParsedChoice(None, AMBIGUOUS)
+        if not options:
+            return ParsedChoice(None, NEGATED_ONLY if live else NO_OPTION)
+        (index,) = options
+        if any(m.negated for m in live):
+            return ParsedChoice(index, NEGATION_RESOLVED)
+        return ParsedChoice(index, LETTER if all(m.letter for m in kept) else OPTION_TEXT)
+
+    @staticmethod
+    def _contradicted(text: str, live: list[_Mention], index: int, end: int) -> bool:
+        """A later sentence that ends on another option, unhedged and without naming the declared
+        one, takes the declaration back ("Surprise. But looking closer, Anger."); sentences that talk
+        about other options do not ("The answer is C. Fear is not present", "it might also be X")."""
+        hedges = [m.span() for m in _HEDGE.finditer(text, end)]
+        names_declared, previous_end = True, end  # the declaration's own sentence names it
+        for m in live[bisect_left([x.start for x in live], end) :]:
+            if _SENTENCE_END.search(text, previous_end, m.start):
+                names_declared = False  # a new sentence
+            previous_end = m.end
+            if m.option == index:
+                names_declared = True
+                continue
+            if names_declared or m.negated or m.form or not _SENTENCE_FINAL.match(text, m.end):
+                continue
+            if not _governed(text, hedges, m.start):
+                return True
+        return False
+
+    def _declarations(
+        self, text: str, cues: list[tuple[int, int, bool]], live: list[_Mention]
+    ) -> list[tuple[int, int | None, bool, int]]:
+        """(position, option or None for a double answer, whether negations were set aside, end of
+        the target) per declaration."""
+        starts = [m.start for m in live]
+        declared: list[tuple[int, int | None, bool, int]] = []
+        for position, end, short in cues:
+            target = self._target(text, end, starts, live, _SHORT_GAP_WORDS if short else _GAP_WORDS)
+            if target is not None:
+                declared.append((position, *target))
+        for k, m in enumerate(live):
+            if not m.negated and _BACKWARD.match(text, m.end):
+                declared.append((m.start, self._follow(text, live, k), False, m.end))
+        if live and not live[0].negated and not text[: live[0].start].strip(_BARE_STRIP):
+            first_end = self._option_run_end(text, live, 0)
+            more = text[first_end:].strip(_BARE_STRIP)  # a bare "Anger" is an option_text, not a declaration
+            if more and _ANSWER_FIRST_END.match(text, first_end):
+                declared.append((-1, self._follow(text, live, 0), False, first_end))
+        return declared
+
+    def _target(
+        self, text: str, pos: int, starts: list[int], live: list[_Mention], max_words: int
+    ) -> tuple[int | None, bool, int] | None:
+        """What a declaration ending at ``pos`` names: the first option within its gap, skipping negated ones."""
+        k = first = bisect_left(starts, pos)
+        skipped = False
+        while k < len(live):
+            m = live[k]
+            gap = text[pos : m.start]
+            if len(gap) > _GAP_CHARS or _SENTENCE_END.search(gap) or len(_GAP_WORD.findall(gap)) > max_words:
+                break
+            if not m.negated:
+                return self._follow(text, live, k), skipped, self._option_run_end(text, live, k)
+            skipped, pos, max_words = True, m.end, _GAP_WORDS
+            k += 1
+            if k - first > _MAX_SKIPPED:
+                break
         return None
 
-    def _declared_at(
-        self, text: str, pos: int, texts: list[tuple[int, int, int]], negated: bool = False
-    ) -> int | None:
-        """Index declared at ``pos``; ``_AMBIGUOUS`` / ``_NEGATED``; None if nothing is named."""
-        pos = _TARGET_LEAD.match(text, pos).end()
-        if _NEGATION.match(text, pos):
-            negated, pos = True, _TARGET_LEAD.match(text, _NEGATION.match(text, pos).end()).end()
-        first = self._target_at(text, pos, texts)
-        if first is None:
-            return None
-        index, end, is_letter = first
-        follow = _FOLLOW_ANY.match(text, end)
-        second = self._target_at(text, follow.end(), texts) if follow else None
-        if second is None and is_letter:
-            # "B. Surprise", "B) Surprise": a letter and then an option text.
-            after = _FOLLOW_TEXT_AFTER_LETTER.match(text, end).end()
-            second = next(((i, e, False) for s, e, i in texts if s == after), None)
-        if negated:
-            return _NEGATED
-        if second is not None and second[0] != index:
-            return _AMBIGUOUS
-        return index
+    def _option_run_end(self, text: str, live: list[_Mention], k: int) -> int:
+        """End of mention ``k`` and of the mentions of the same option glued to it ("C (Anger)", "B. Anger")."""
+        end = live[k].end
+        for m in live[k + 1 :]:
+            if m.option != live[k].option or not re.fullmatch(r"[\s.():\-–—]*", text[end : m.start]):
+                break
+            end = m.end
+        return end
 
-    def parse(self, reply: str | None) -> int | None:
-        if reply is None:
-            return None
-        text = clean_reply(str(reply))
-        bare = text.strip(" \t\r\n\"'“”‘’.()[]:!")
-        if len(bare) == 1 and bare.upper() in self.letters:
-            return self.letters.index(bare.upper())
-        texts = self._text_mentions(text)
-        mentions = self._mentions(text, texts)
-        declared: list[tuple[int, int]] = []
-        for m in _FORWARD_DECLARATION.finditer(text):
-            negated = m.group().rstrip(" \t\n:").lower().endswith(("n't", "n’t"))
-            index = self._declared_at(text, m.end(), texts, negated)
-            if index is not None:
-                declared.append((m.start(), index))
-        declared += [(s, i) for s, e, i in mentions if _BACKWARD_DECLARATION.match(text, e)]
-        if declared:
-            _, index = max(declared, key=lambda d: d[0])  # the last declaration wins
-            return None if index in (_AMBIGUOUS, _NEGATED) else index
-        named = {i for _, _, i in mentions}
-        return named.pop() if len(named) == 1 else None
+    def _follow(self, text: str, live: list[_Mention], k: int) -> int | None:
+        """The option of mention ``k``, or None when another option follows it in the same breath."""
+        m = live[k]
+        for nxt in live[k + 1 : k + 3]:
+            if nxt.option == m.option or nxt.negated:
+                continue
+            follow = _FOLLOW.match(text, m.end)
+            if follow and follow.end() == nxt.start:
+                return None  # "B or C", "Surprise/Anger", "C (Surprise)"
+            if m.letter and not nxt.letter and _LABEL_AFTER_LETTER.fullmatch(text, m.end, nxt.start):
+                if _LABEL_END.match(text, nxt.end):
+                    return None  # "Answer: B. Anger": the letter and its label disagree
+            break
+        return m.option
 
 
-@lru_cache(maxsize=4096)
-def _matcher(options: tuple[str, ...] | None, letters: tuple[str, ...] | None) -> _Matcher:
-    return _Matcher(options, letters)
+# --- parsers ----------------------------------------------------------------------------------------
+class AnswerParser(ABC):
+    """A way of reading replies into choices; ``name@version`` plus its aliases is its signature."""
+
+    name: ClassVar[str]
+    version: ClassVar[int]
+
+    def __init__(self, aliases: Aliases | None = None):
+        self.aliases = aliases
+
+    @property
+    def signature(self) -> str:
+        """``name@version|aliases:<table>``: goes into every result, as sacrebleu's signature does."""
+        return f"{self.name}@{self.version}|aliases:{self.aliases.name if self.aliases else 'none'}"
+
+    @abstractmethod
+    def parse(
+        self, reply: str | None, options: Sequence[str] | None = None, letters: Sequence[str] | None = None
+    ) -> ParsedChoice:
+        """Which of ``options`` (texts in order; None: letters only) the reply chooses, and why."""
+
+    @abstractmethod
+    def mentioned(self, text: str | None, options: Sequence[str]) -> set[int]:
+        """Indices of the options ``text`` names by text or alias (letters and negations not considered)."""
+
+
+PARSERS: dict[str, type[AnswerParser]] = {}
+
+
+def register_parser(cls: type[AnswerParser]) -> type[AnswerParser]:
+    PARSERS[cls.name] = cls
+    return cls
+
+
+@register_parser
+class ChoiceParser(AnswerParser):
+    """The rules of this module's docstring."""
+
+    name = "vqabench-choice"
+    version = 2
+
+    def __init__(self, aliases: Aliases | None = None):
+        super().__init__(aliases)
+        self._item = lru_cache(maxsize=4096)(lambda options, letters: _Item(options, letters, aliases))
+
+    def item(self, options: Sequence[str] | None, letters: Sequence[str] | None) -> _Item:
+        return self._item(
+            None if options is None else tuple(options), None if letters is None else tuple(letters)
+        )
+
+    def parse(
+        self, reply: str | None, options: Sequence[str] | None = None, letters: Sequence[str] | None = None
+    ) -> ParsedChoice:
+        return self.item(options, letters).parse(reply)
+
+    def mentioned(self, text: str | None, options: Sequence[str]) -> set[int]:
+        if not text:
+            return set()
+        return {m.option for m in self.item(options, ()).text_mentions(clean_reply(text))}
+
+
+DEFAULT_PARSER = ChoiceParser.name
+
+
+def get_parser(name: str = DEFAULT_PARSER, aliases: Aliases | None = None) -> AnswerParser:
+    """A registered parser by name (a signature's ``name@version`` part is accepted and checked)."""
+    base, _, version = name.partition("|")[0].partition("@")
+    if base not in PARSERS:
+        raise ValueError(f"unknown answer parser {base!r}; known: {sorted(PARSERS)}")
+    cls = PARSERS[base]
+    if version and version != str(cls.version):
+        raise ValueError(f"answer parser {base!r} is version {cls.version} here, not {version}")
+    return cls(aliases)
+
+
+_PLAIN = ChoiceParser()
+
+
+def parse_reply(
+    reply: str | None,
+    options: Sequence[str] | None = None,
+    letters: Sequence[str] | None = None,
+    parser: AnswerParser = _PLAIN,
+) -> ParsedChoice:
+    """The choice and its reason (see :func:`parse_choice` for the arguments)."""
+    return parser.parse(reply, options, letters)
 
 
 def parse_choice(
-    reply: str | None, options: Sequence[str] | None = None, letters: Sequence[str] | None = None
+    reply: str | None,
+    options: Sequence[str] | None = None,
+    letters: Sequence[str] | None = None,
+    parser: AnswerParser = _PLAIN,
 ) -> int | None:
     """Index of the option a reply chooses, or None when it names none or is ambiguous.
 
     ``options`` are the option texts in order; ``letters`` the labels shown with them (default
     "A", "B", ... one per option; ``()`` for texts only). With ``options=None`` only letters count.
+    ``parser``: e.g. one with a dataset's aliases (``bqa.accuracy.BQA_PARSER``).
     """
-    return _matcher(
-        None if options is None else tuple(options), None if letters is None else tuple(letters)
-    ).parse(reply)
+    return parser.parse(reply, options, letters).index
 
 
-def parse_answer(reply: str | None, choices: Sequence[str], letters: Sequence[str] | None = None) -> str:
+def parse_answer(
+    reply: str | None,
+    choices: Sequence[str],
+    letters: Sequence[str] | None = None,
+    parser: AnswerParser = _PLAIN,
+) -> str:
     """The chosen option's text, or :data:`UNPARSED`."""
-    index = parse_choice(reply, choices, letters)
-    return UNPARSED if index is None else choices[index]
+    return parser.parse(reply, choices, letters).answer(choices)
 
 
-def mentioned_options(text: str | None, options: Sequence[str]) -> set[int]:
+def mentioned_options(text: str | None, options: Sequence[str], parser: AnswerParser = _PLAIN) -> set[int]:
     """Indices of the option texts that ``text`` names as whole words (letters are not counted)."""
-    if not text:
-        return set()
-    return {i for _, _, i in _matcher(tuple(options), ())._text_mentions(clean_reply(text))}
+    return parser.mentioned(text, options)

@@ -16,8 +16,9 @@ _CITATION = """\
 
 _DESCRIPTION = """\
 Accuracy of a VideoLLM on BQA, the body-language emotion QA benchmark built from BoLD. Raw model
-replies are parsed into one of the four choices (a letter A-D or the emotion's name; ambiguous
-replies are not guessed: they count as wrong and are reported). Reports the paper's Easy, Hard and
+replies are parsed into one of the four choices (a standalone letter A-D, the emotion's name or a
+vocabulary alias; negated options are excluded, the last declaration wins; ambiguous replies are
+not guessed: they count as wrong and are reported with a reason). Reports the paper's Easy, Hard and
 Total accuracy with 95% Wilson intervals, error rates by gender, age and ethnicity with a
 chi-square disparity test, the emotion-group confusion of wrong answers ("Others" for replies that
 are no emotion) and, given chain-of-thought rationales, answer leakage. Chance level is 0.25.
@@ -37,6 +38,9 @@ Args:
 Returns:
     accuracy, accuracy_easy, accuracy_hard (float) and their *_ci95 ([low, high]);
     n, n_easy, n_hard, n_unparsed (int), unparsed_indices (list of int);
+    parse_reasons (dict): replies per parse reason (letter, option_text, declared, negation_resolved,
+        ambiguous, no_option, negated_only, empty);
+    answer_parser (str): the parser's signature, e.g. "vqabench-choice@2|aliases:bqa-labels-v1";
     by_gender, by_age, by_ethnicity (dict or None): per group n, errors, error_rate, error_rate_ci95,
         plus n_missing and disparity (max_gap, highest, lowest, chi2, dof, p_value, small_groups, warning);
     confusion (dict): true group -> {predicted group or "Others": count} over wrong answers;

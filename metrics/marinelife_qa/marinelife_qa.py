@@ -16,8 +16,8 @@ _DESCRIPTION = """\
 Accuracy of a video-language model on the multiple-choice questions of MarineLife-16K, per
 evaluation dimension of the paper's Table 3 (MBC-so, MBC-mo, PMT, PDO, OBK, SM-e, SM-l) and
 overall, on a 0-100 scale. Raw replies are parsed into an option letter (or, given the options,
-an option text); replies that name no option or several are unparsed, counted as wrong and
-reported per dimension. Open-ended types (OEMU, captions) are scored by the judge metric.
+an option text; negated options excluded, the last declaration wins); replies that name no option
+or several are unparsed, counted as wrong and reported per dimension with a reason. Open-ended types (OEMU, captions) are scored by the judge metric.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -32,7 +32,10 @@ Returns:
         None for a dimension without items;
     ci95 (dict): 95% Wilson interval per dimension and overall, in 0-100;
     n (dict): items per dimension and overall;
-    n_unparsed (dict): unparsed replies per dimension and overall.
+    n_unparsed (dict): unparsed replies per dimension and overall;
+    parse_reasons (dict): replies per parse reason (letter, option_text, declared, negation_resolved,
+        ambiguous, no_option, negated_only, empty);
+    answer_parser (str): the parser's signature, "vqabench-choice@2|aliases:none".
 Examples:
     >>> from builders import metric_path
     >>> marine = evaluate.load(metric_path("marinelife_qa"))

@@ -1,0 +1,71 @@
+"""Answer parsing is linear in the reply: degenerate 1 MB replies, timed against a plain regex scan.
+
+A model that loops can return a megabyte of one word. Each reply below is parsed with the shared
+parser (BQA choices and label aliases) and, in the same run, scanned once by a plain regex over
+the same text (every word): the linear baseline. The ratio is what the parser costs over that
+scan. By default the parser cleans the whole reply (linear) and then reads at most its first and
+last 8 KB, so the ratio falls as the reply grows; with ``--unbounded`` it reads everything, and
+the ratio must stay flat (a quadratic parser's ratio grows with the size; v1 took 9 s for 64 KB
+of one option name, about 40 minutes extrapolated for 1 MB).
+
+    python benchmarks/answer_parsing.py [--sizes 10000 100000 1000000] [--repeats 3] [--unbounded]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from collections.abc import Callable
+
+from bqa.accuracy import BQA_PARSER
+from builders.scoring import answer_parsing
+from builders.scoring.answer_parsing import parse_choice
+
+CHOICES = ["Surprise", "Confidence", "Anger", "Embarrassment"]
+# Degenerate replies: an option's name, a letter, a negated option, a word that names nothing.
+WORDS = {
+    "option name": "Anger ",
+    "letter": "A ",
+    "negated option": "not Anger, ",
+    "other word": "hmm ",
+    "declaration": "I would say Anger. ",
+}
+_BASELINE = re.compile(r"\w+", re.IGNORECASE)
+
+
+def best_of(repeats: int, fn: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--unbounded", action="store_true", help="read the whole reply, not its first and last 8 KB"
+    )
+    args = parser.parse_args()
+    if args.unbounded:
+        answer_parsing._HEAD_CHARS = answer_parsing._TAIL_CHARS = 1 << 40
+    print(f"{'reply':>16} {'bytes':>10} {'parse s':>9} {'scan s':>9} {'ratio':>7}  result")
+    for label, word in WORDS.items():
+        for size in args.sizes:
+            text = word * (size // len(word))
+            parsed = BQA_PARSER.parse(text, CHOICES)
+            t_parse = best_of(args.repeats, lambda t=text: parse_choice(t, CHOICES, parser=BQA_PARSER))
+            t_scan = best_of(args.repeats, lambda t=text: sum(1 for _ in _BASELINE.finditer(t)))
+            print(
+                f"{label:>16} {len(text):>10,} {t_parse:>9.4f} {t_scan:>9.4f} {t_parse / t_scan:>7.1f}  {parsed}"
+            )
+
+
+if __name__ == "__main__":
+    main()
