@@ -1,0 +1,108 @@
+"""Where a study's items come from: one split of a work folder or an exported Hub-layout folder.
+
+Each benchmark is read through the project's existing openers (the evaluation runners' ``EvalData``
+and ``MarineEvalData`` for items with their clips, the report's ``load_bqa_split`` for reference
+answers), each wrapped once here so the rest of the package does not depend on which one it is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from builders.evaluation.marinelife import JUDGE_TASKS
+from builders.report.inputs import read_predictions
+from builders.video.source import SourceLike
+from marinelife16k.vocabulary import MULTIPLE_CHOICE
+
+#: Open-ended question type -> the judge rubric its answers are scored with (the judge's own table).
+RUBRIC_OF_TYPE: dict[str, str] = {qtype: rubric for qtype, rubric in JUDGE_TASKS.values()}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An item that may be drawn: what raters see (never its answer) and how to get its clip."""
+
+    id: str
+    stratum: str
+    shown: dict[str, Any]
+    clip_key: str  # items sharing a clip share one copy of it
+    clip: Callable[[], SourceLike]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    source: str
+    split: str
+    items: list[Candidate]
+
+
+def bqa_candidates(data: str | os.PathLike[str], split: str, cache_dir: str | None = None) -> Candidates:
+    """Every item of a BQA split, stratified by difficulty (Easy/Hard, the paper's STEP4)."""
+    from builders.evaluation.bqa import EvalData
+
+    opened = EvalData.open(Path(data), split, cache_dir=cache_dir)
+    items = [
+        Candidate(
+            row["id"],
+            row["difficulty"],
+            {"question": row["question"], "choices": list(row["choices"])},
+            row["id"],
+            lambda i=i: opened.video(i),
+        )
+        for i, row in enumerate(opened.rows)
+    ]
+    return Candidates(opened.source, split, items)
+
+
+def marinelife_candidates(
+    data: str | os.PathLike[str],
+    split: str,
+    predictions: str | os.PathLike[str],
+    *,
+    types: tuple[str, ...] | None = None,
+    cache_dir: str | None = None,
+) -> Candidates:
+    """The open-ended questions of a MarineLife-16K split that ``predictions`` answers, stratified by
+    question type; what raters see is the question and the model's answer, never the reference."""
+    from builders.evaluation.marinelife import MarineEvalData
+
+    wanted = types or tuple(RUBRIC_OF_TYPE)
+    unknown = [t for t in wanted if t not in RUBRIC_OF_TYPE]
+    if unknown:
+        raise ValueError(f"question types {unknown} are not judged; open-ended types: {list(RUBRIC_OF_TYPE)}")
+    replies = read_predictions(predictions, "question_id")
+    opened = MarineEvalData.open(Path(data), split, cache_dir=cache_dir)
+    rows = [r for r in opened.rows if r["question_format"] != MULTIPLE_CHOICE and r["type"] in wanted]
+    if not rows:
+        raise ValueError(f"{opened.source}: the {split} split has no open-ended questions of types {list(wanted)}")
+    items = []
+    for row in rows:
+        reply = replies.get(row["question_id"])
+        if reply is None or not (reply.text or "").strip():
+            continue  # nothing to rate; counted below
+        items.append(
+            Candidate(
+                row["question_id"],
+                row["type"],
+                {"question": row["question"], "answer_to_rate": reply.text, "rubric": RUBRIC_OF_TYPE[row["type"]]},
+                row["id"],
+                lambda vid=row["id"]: opened.video(vid),
+            )
+        )
+    if not items:
+        raise ValueError(f"{predictions}: no answer to any of the {len(rows)} open-ended questions of the {split} split")
+    return Candidates(opened.source, split, items)
+
+
+def bqa_references(
+    data: str | os.PathLike[str], split: str, cache_dir: str | os.PathLike[str] | None = None
+) -> tuple[str, dict[str, Mapping[str, Any]]]:
+    """``(source, {item id: {"answer", "choices", "difficulty"}})`` of a BQA split (text only)."""
+    from builders.report import load_bqa_split
+
+    loaded = load_bqa_split(data, split, cache_dir=cache_dir)
+    return loaded.source, {r["id"]: r for r in loaded.rows}
