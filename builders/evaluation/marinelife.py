@@ -261,18 +261,27 @@ def judge_inputs(predictions: Sequence[Mapping[str, Any]], task: str) -> dict[st
     return inputs
 
 
-def judge(predictions: Sequence[Mapping[str, Any]], client: LLMClient) -> dict[str, dict[str, Any]]:
+def judge(
+    predictions: Sequence[Mapping[str, Any]], client: LLMClient, *, return_items: bool = False
+) -> dict[str, dict[str, Any]]:
     """Judge results per task (``{"oemu": ..., "caption": ...}``, the shape ``--judge-results`` reads),
-    with the same rubrics and aggregation as ``metrics/judge``."""
+    with the same rubrics and aggregation as ``metrics/judge``. ``return_items``: each result also
+    lists its per-item scores, each with the ``question_id`` it judged (what ``human-study score``
+    compares with the experts)."""
     from builders.scoring.judge import judge_predictions
     from builders.scoring.rubrics import get_rubric
 
     results = {}
-    for task, (_, rubric) in JUDGE_TASKS.items():
+    for task, (qtype, rubric) in JUDGE_TASKS.items():
         inputs = judge_inputs(predictions, task)
         if inputs is not None:
             columns = {k: v for k, v in inputs.items() if k not in ("predictions", "references")}
             results[task] = judge_predictions(
-                inputs["predictions"], inputs["references"], get_rubric(rubric), client, **columns
-            )
+                inputs["predictions"], inputs["references"], get_rubric(rubric), client, **columns,
+                return_items=return_items,
+            )  # fmt: skip
+            if return_items:  # judge_inputs keeps the task's rows in file order: index i is its i-th row
+                ids = [p["question_id"] for p in predictions if p["type"] == qtype]
+                for item in results[task]["items"]:
+                    item["question_id"] = ids[item["index"]]
     return results

@@ -41,7 +41,9 @@ def stratified_draw(strata: Mapping[str, Sequence[str]], size: int, seed: int) -
 def assign(items: Sequence[str], raters: Sequence[str], per_item: int) -> dict[str, list[str]]:
     """Each item to ``per_item`` different raters, round robin: rater loads differ by at most one."""
     if not 1 <= per_item <= len(raters):
-        raise ValueError(f"ratings per item must be between 1 and the number of raters ({len(raters)}), got {per_item}")
+        raise ValueError(
+            f"ratings per item must be between 1 and the number of raters ({len(raters)}), got {per_item}"
+        )
     out: dict[str, list[str]] = {item: [] for item in items}
     for j, item in enumerate(items):
         out[item] = [raters[(j * per_item + t) % len(raters)] for t in range(per_item)]

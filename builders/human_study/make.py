@@ -59,14 +59,19 @@ def draw_study(
     by_id = {}
     for c in candidates.items:
         if c.id in by_id:
-            raise ValueError(f"{candidates.source}: item id {c.id} appears twice in the {candidates.split} split")
+            raise ValueError(
+                f"{candidates.source}: item id {c.id} appears twice in the {candidates.split} split"
+            )
         by_id[c.id] = c
         strata.setdefault(c.stratum, []).append(c.id)
     drawn = stratified_draw(strata, size, seed)
     who = assign(drawn, raters, ratings_per_item)
     items = [StudyItem(i, by_id[i].stratum, by_id[i].shown, who[i]) for i in drawn]
     order = {r: rater_order([i for i in drawn if r in who[i]], r, seed) for r in raters}
-    counts = {s: {"available": len(ids), "drawn": sum(by_id[i].stratum == s for i in drawn)} for s, ids in sorted(strata.items())}
+    counts = {
+        s: {"available": len(ids), "drawn": sum(by_id[i].stratum == s for i in drawn)}
+        for s, ids in sorted(strata.items())
+    }
     rubrics = {}
     if benchmark == MARINELIFE:
         rubrics = {name: page_rubric(name) for name in sorted({i.shown["rubric"] for i in items})}
@@ -84,7 +89,9 @@ def draw_study(
         items=items,
         order=order,
         model=model,
-        predictions={"path": str(Path(predictions).resolve()), "sha256": _sha256(predictions)} if predictions else None,
+        predictions={"path": str(Path(predictions).resolve()), "sha256": _sha256(predictions)}
+        if predictions
+        else None,
         rubrics=rubrics,
     )
 
@@ -109,7 +116,9 @@ def make_study(
     (the BQA paper's three people on Rand100)."""
     if benchmark == BQA:
         if predictions is not None:
-            raise ValueError("a BQA study rates the questions themselves; --predictions is for MarineLife-16K")
+            raise ValueError(
+                "a BQA study rates the questions themselves; --predictions is for MarineLife-16K"
+            )
         candidates = bqa_candidates(data, split, cache_dir)
     elif benchmark == MARINELIFE:
         if predictions is None:

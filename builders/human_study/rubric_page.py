@@ -39,8 +39,14 @@ def page_rubric(name: str) -> dict[str, Any]:
         "signature": rubric.signature,
         "description": rubric.description,
         "criteria": [
-            {"name": c.name, "label": c.label, "description": c.description, "min": c.min, "max": c.max,
-             "weight": c.weight}
+            {
+                "name": c.name,
+                "label": c.label,
+                "description": c.description,
+                "min": c.min,
+                "max": c.max,
+                "weight": c.weight,
+            }
             for c in rubric.criteria
         ],
         "anchors": anchors(rubric),

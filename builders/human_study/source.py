@@ -8,12 +8,13 @@ answers), each wrapped once here so the rest of the package does not depend on w
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from builders.evaluation.marinelife import JUDGE_TASKS
+from builders.report.bqa_report import BQASplit, load_bqa_split
 from builders.report.inputs import read_predictions
 from builders.video.source import SourceLike
 from marinelife16k.vocabulary import MULTIPLE_CHOICE
@@ -78,7 +79,9 @@ def marinelife_candidates(
     opened = MarineEvalData.open(Path(data), split, cache_dir=cache_dir)
     rows = [r for r in opened.rows if r["question_format"] != MULTIPLE_CHOICE and r["type"] in wanted]
     if not rows:
-        raise ValueError(f"{opened.source}: the {split} split has no open-ended questions of types {list(wanted)}")
+        raise ValueError(
+            f"{opened.source}: the {split} split has no open-ended questions of types {list(wanted)}"
+        )
     items = []
     for row in rows:
         reply = replies.get(row["question_id"])
@@ -88,21 +91,24 @@ def marinelife_candidates(
             Candidate(
                 row["question_id"],
                 row["type"],
-                {"question": row["question"], "answer_to_rate": reply.text, "rubric": RUBRIC_OF_TYPE[row["type"]]},
+                {
+                    "question": row["question"],
+                    "answer_to_rate": reply.text,
+                    "rubric": RUBRIC_OF_TYPE[row["type"]],
+                },
                 row["id"],
                 lambda vid=row["id"]: opened.video(vid),
             )
         )
     if not items:
-        raise ValueError(f"{predictions}: no answer to any of the {len(rows)} open-ended questions of the {split} split")
+        raise ValueError(
+            f"{predictions}: no answer to any of the {len(rows)} open-ended questions of the {split} split"
+        )
     return Candidates(opened.source, split, items)
 
 
 def bqa_references(
     data: str | os.PathLike[str], split: str, cache_dir: str | os.PathLike[str] | None = None
-) -> tuple[str, dict[str, Mapping[str, Any]]]:
-    """``(source, {item id: {"answer", "choices", "difficulty"}})`` of a BQA split (text only)."""
-    from builders.report import load_bqa_split
-
-    loaded = load_bqa_split(data, split, cache_dir=cache_dir)
-    return loaded.source, {r["id"]: r for r in loaded.rows}
+) -> BQASplit:
+    """The reference side of a BQA split (answers, choices, difficulty, demographics; text only)."""
+    return load_bqa_split(data, split, cache_dir=cache_dir)

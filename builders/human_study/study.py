@@ -41,7 +41,9 @@ def check_rater_ids(raters: Sequence[str]) -> list[str]:
     out = []
     for rater in raters:
         if not _RATER_ID.fullmatch(rater):
-            raise ValueError(f"rater id {rater!r}: use 1-40 letters, digits, '_' or '-' (a letter or digit first)")
+            raise ValueError(
+                f"rater id {rater!r}: use 1-40 letters, digits, '_' or '-' (a letter or digit first)"
+            )
         if rater in out:
             raise ValueError(f"rater id {rater!r} is given twice")
         out.append(rater)
@@ -127,7 +129,9 @@ class Study:
                 "'vqabench human-study make' wrote"
             )
         if data.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"{path}: study format version {data.get('format_version')!r}, expected {FORMAT_VERSION}")
+            raise ValueError(
+                f"{path}: study format version {data.get('format_version')!r}, expected {FORMAT_VERSION}"
+            )
         fields = {k: v for k, v in data.items() if k not in ("format", "format_version")}
         try:
             fields["items"] = [StudyItem(**i) for i in fields["items"]]
@@ -135,7 +139,9 @@ class Study:
         except (KeyError, TypeError) as err:
             raise ValueError(f"{path}: malformed study record ({err})") from None
         if study.identity() != study.study_id:
-            raise ValueError(f"{path}: the record was edited after it was made (its study id no longer matches)")
+            raise ValueError(
+                f"{path}: the record was edited after it was made (its study id no longer matches)"
+            )
         return study
 
 
