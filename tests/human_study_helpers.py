@@ -1,0 +1,81 @@
+"""Shared by the human-study tests: a model's answers to the MarineLife sample's open-ended questions,
+a scripted LLM judge of them (a real local server), and answer files in the pages' export format."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from builders.evaluation.marinelife import MarineEvalData, judge, prediction_record
+from builders.files.jsonio import write_json_atomic, write_jsonl_atomic
+from builders.human_study.study import ANSWERS_FORMAT, FORMAT_VERSION, Study
+from builders.llm import LLMClient, LLMSettings
+from builders.testing.chat_server import ChatServer, last_user_text, response_schema
+from marinelife16k.vocabulary import MULTIPLE_CHOICE
+
+_TAG = re.compile(r"\[answer (\d+)\]")
+
+
+def write_marine_predictions(work: Path, split: str, path: Path) -> list[dict[str, Any]]:
+    """Predictions rows (the runner's format) for every question of ``split``; open-ended answers are
+    tagged ``[answer N]`` so the scripted judge can score each one differently."""
+    data = MarineEvalData.open(work, split)
+    rows = []
+    for n, record in enumerate(data.rows):
+        if record["question_format"] == MULTIPLE_CHOICE:
+            raw = "A"
+        else:
+            raw = (
+                f"[answer {n}] The camera stays level and close while the animal drifts slowly over the reef."
+            )
+        rows.append(prediction_record(record, data.videos[record["id"]], raw))
+    write_jsonl_atomic(path, rows)
+    return rows
+
+
+def judge_score(n: int, criterion: int) -> int:
+    """What the scripted judge gives answer ``n`` on its ``criterion``-th criterion."""
+    return (n * 2 + criterion) % 6
+
+
+def _scripted_judge(body: dict[str, Any]) -> dict[str, Any]:
+    n = int(_TAG.search(last_user_text(body)).group(1))
+    properties = response_schema(body)["properties"]
+    scores = [name for name, p in properties.items() if p.get("type") == "integer"]
+    reply: dict[str, Any] = {
+        name: "scripted reason" for name, p in properties.items() if p.get("type") == "string"
+    }
+    reply.update({name: judge_score(n, k) for k, name in enumerate(scores)})
+    return reply
+
+
+def write_judge_results(rows: list[dict[str, Any]], path: Path, model: str, cache: Path) -> dict[str, Any]:
+    """Judge ``rows`` through ``builders.evaluation.marinelife.judge`` against a scripted local server,
+    and write what ``marinelife-eval judge --items`` writes."""
+    with ChatServer() as server:
+        server.handler = _scripted_judge
+        settings = LLMSettings(model="scripted-judge", base_url=server.url, api_key_env=None, progress=False)
+        with LLMClient(settings, cache_path=cache) as client:
+            results = judge(rows, client, return_items=True)
+    write_json_atomic(path, {model: results})
+    return results
+
+
+def write_answers(study: Study, rater: str, answers: dict[str, Any], path: Path, **overrides: Any) -> Path:
+    """An answers file as the page exports it; ``answers``: item id -> choice index or score dict;
+    ``overrides`` replace top-level fields (``study_id``, ``rater_id`` for ``rater``...)."""
+    key = "choice" if study.benchmark == "bqa" else "scores"
+    rows = [{"item_id": i, key: answers.get(i), "time_ms": 1200} for i in study.assigned(rater)]
+    data = {
+        "format": ANSWERS_FORMAT,
+        "format_version": FORMAT_VERSION,
+        "study_id": study.study_id,
+        "benchmark": study.benchmark,
+        "rater": rater,
+        "answers": rows,
+        **{("rater" if k == "rater_id" else k): v for k, v in overrides.items()},
+    }
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
