@@ -20,7 +20,7 @@ def chat_server():
 def built_samples(tmp_path_factory):
     """Both bundled samples rebuilt offline from their recorded replies (as ``vqabench demo`` does):
     ``{"bqa": BuiltSample, "marinelife16k": BuiltSample}``, each with a work folder and a Hub folder."""
-    from builders.demo.samples import rebuild_bqa, rebuild_marinelife
+    from builders.demo.samples import rebuild_bqa, rebuild_marinelife  # lazy: datasets is slow to import
 
     root = tmp_path_factory.mktemp("built-samples")
     return {

@@ -79,3 +79,31 @@ def write_answers(study: Study, rater: str, answers: dict[str, Any], path: Path,
     }
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
+
+
+def position_script(study: Study) -> dict[str, dict[str, int]]:
+    """Three raters' choice positions, independent of the answers, with a hand-worked Fleiss' kappa
+    (:data:`SCRIPTED_KAPPA`) on 10 items: item n (study order) has base position n % 4; r1 takes it,
+    r2 takes the next position on items 0-2, r3 the position two on on odd items."""
+    script: dict[str, dict[str, int]] = {"r1": {}, "r2": {}, "r3": {}}
+    for n, item in enumerate(study.items):
+        base = n % 4
+        script["r1"][item.id] = base
+        script["r2"][item.id] = (base + 1) % 4 if n < 3 else base
+        script["r3"][item.id] = (base + 2) % 4 if n % 2 else base
+    return script
+
+
+# By hand for position_script on 10 items: P-bar = (6 * 1/3 + 0 + 3 * 1) / 10 = 0.5; category totals
+# 8, 8, 6, 8 of 30 ratings, so P_e = 228/900; kappa = (0.5 - 228/900) / (1 - 228/900) = 37/112.
+SCRIPTED_KAPPA = 37 / 112
+
+
+def expert_script(study: Study) -> dict[str, dict[str, dict[str, int]]]:
+    """Expert k (position in the item's raters) gives item n (study order), criterion j: (n + j + k) % 6."""
+    script: dict[str, dict[str, dict[str, int]]] = {r: {} for r in study.raters}
+    for n, item in enumerate(study.items):
+        names = [c["name"] for c in study.rubrics[item.shown["rubric"]]["criteria"]]
+        for k, rater in enumerate(item.raters):
+            script[rater][item.id] = {c: (n + j + k) % 6 for j, c in enumerate(names)}
+    return script

@@ -15,7 +15,13 @@ import av
 import krippendorff
 import numpy as np
 import pytest
-from human_study_helpers import judge_score, write_answers, write_judge_results, write_marine_predictions
+from human_study_helpers import (
+    expert_script,
+    judge_score,
+    write_answers,
+    write_judge_results,
+    write_marine_predictions,
+)
 from markdown_tables import read_table
 from PIL import Image
 from scipy.stats import binomtest, pearsonr, spearmanr
@@ -255,12 +261,7 @@ def test_marinelife_folders_show_the_judges_rubric_and_no_reference(marine_study
 def test_marinelife_score_against_the_judge(marine_study, tmp_path):
     study = marine_study["study"]
     criteria = {name: [c["name"] for c in r["criteria"]] for name, r in study.rubrics.items()}
-    # Expert k gives item n, criterion c: (n + c + k) % 6, a scripted spread with real disagreement.
-    script = {r: {} for r in study.raters}
-    for n, item in enumerate(study.items):
-        names = criteria[item.shown["rubric"]]
-        for k, r in enumerate(item.raters):
-            script[r][item.id] = {c: (n + j + k) % 6 for j, c in enumerate(names)}
+    script = expert_script(study)  # a scripted spread with real disagreement
     files = [write_answers(study, r, script[r], tmp_path / f"{r}.json") for r in study.raters]
     out = tmp_path / "report"
     assert cli_main(["human-study", "score", str(marine_study["dir"]), *map(str, files), "--out", str(out),
