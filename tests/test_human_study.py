@@ -320,3 +320,36 @@ def test_marinelife_judge_results_must_match_the_study(marine_study, tmp_path, c
     err = _score_error(capsys, [str(marine_study["dir"]), *map(str, files), "--out", str(tmp_path / "o"),
                                 "--judge-results", str(tmp_path / "other_model.json")])  # fmt: skip
     assert "judge results are for model 'gpt', the experts rated 'qwen'" in err
+
+
+def test_make_refuses_what_it_cannot_draw(built_samples, tmp_path, capsys):
+    work = built_samples["marinelife16k"].work
+    rows = write_marine_predictions(work, "test", tmp_path / "all.jsonl")
+    open_ended = [r for r in rows if r["question_format"] != "multiple_choice"]
+    partial = tmp_path / "partial.jsonl"
+    partial.write_text("".join(json.dumps(r) + "\n" for r in rows if r is not open_ended[2]))
+    base = [
+        "human-study",
+        "make",
+        "marinelife16k",
+        "--data",
+        str(work),
+        "--split",
+        "test",
+        "--out",
+        str(tmp_path / "s"),
+    ]
+    assert cli_main([*base, "--size", "4", "--predictions", str(partial)]) == 2
+    assert f"no answer to 1 of the {len(open_ended)} open-ended questions" in capsys.readouterr().err
+    assert cli_main([*base, "--size", "99", "--predictions", str(tmp_path / "all.jsonl")]) == 2
+    assert (
+        f"the study size 99 is larger than the {len(open_ended)} items available" in capsys.readouterr().err
+    )
+    assert cli_main([*base, "--size", "4"]) == 2
+    assert "give --predictions FILE" in capsys.readouterr().err
+    assert (
+        cli_main([*base, "--size", "4", "--predictions", str(tmp_path / "all.jsonl"), "--raters", "a,b c"])
+        == 2
+    )
+    assert "rater id 'b c'" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()  # nothing half-written

@@ -108,6 +108,15 @@ def _download(driver, downloads: Path, name: str, keyboard: bool = False) -> dic
     return json.loads(target.read_text(encoding="utf-8"))
 
 
+def _reload_and_step_back(driver, position: int, n: int) -> None:
+    """Reload the page at ``position``: it reopens there with every answer so far, then go back one."""
+    driver.refresh()
+    _wait(driver, lambda d: d.execute_script("return document.body.dataset.ready === 'true'"), "reload")
+    assert _text(driver, "position") == f"{position + 1} / {n}"
+    assert _text(driver, "answered") == f"{position} of {n} answered"
+    _keys(driver, Keys.ARROW_LEFT)
+
+
 def _answer_bqa(
     driver, downloads: Path, folder: Path, rater: str, choices: dict[str, int], shots: Path | None
 ):
@@ -118,13 +127,7 @@ def _answer_bqa(
     n = len(order)
     for position, item_id in enumerate(order):
         if position == n // 2:  # close and reopen midway: nothing is lost
-            driver.refresh()
-            _wait(
-                driver, lambda d: d.execute_script("return document.body.dataset.ready === 'true'"), "reload"
-            )
-            assert _text(driver, "position") == f"{position + 1} / {n}"
-            assert _text(driver, "answered") == f"{position} of {n} answered"
-            _keys(driver, Keys.ARROW_LEFT)  # the previous answer is still chosen
+            _reload_and_step_back(driver, position, n)  # the previous answer is still chosen
             pressed = driver.find_elements(By.CSS_SELECTOR, "#task button[aria-pressed='true']")
             assert [b.get_attribute("data-choice") for b in pressed] == [str(choices[order[position - 1]])]
             _keys(driver, Keys.ARROW_RIGHT)
@@ -185,13 +188,7 @@ def _answer_marine(driver, downloads: Path, folder: Path, rater: str, scores: di
     n = len(order)
     for position, item_id in enumerate(order):
         if position == n // 2:
-            driver.refresh()
-            _wait(
-                driver, lambda d: d.execute_script("return document.body.dataset.ready === 'true'"), "reload"
-            )
-            assert _text(driver, "position") == f"{position + 1} / {n}"
-            assert _text(driver, "answered") == f"{position} of {n} answered"
-            _keys(driver, Keys.ARROW_LEFT)
+            _reload_and_step_back(driver, position, n)
             pressed = {
                 b.find_element(By.XPATH, "ancestor::fieldset").get_attribute("data-criterion"): int(b.text)
                 for b in driver.find_elements(By.CSS_SELECTOR, "#task button[aria-pressed='true']")

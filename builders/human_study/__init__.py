@@ -13,3 +13,10 @@ Modules: :mod:`.study` (the record), :mod:`.draw`, :mod:`.source` (the dataset o
 :mod:`.rubric_page`, :mod:`.page` (+ ``page.html``), :mod:`.make`, :mod:`.answers`, :mod:`.score`,
 :mod:`.report`.
 """
+
+from builders.human_study.make import make_study
+from builders.human_study.report import write_study_report
+from builders.human_study.run import score_study
+from builders.human_study.study import Study
+
+__all__ = ["Study", "make_study", "score_study", "write_study_report"]

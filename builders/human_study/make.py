@@ -114,6 +114,7 @@ def make_study(
     """Draw the study and write ``out`` (replaced as a whole, atomically): the record and one
     self-contained folder per rater. ``ratings_per_item`` defaults to every rater rating every item
     (the BQA paper's three people on Rand100)."""
+    raters = check_rater_ids(raters)  # before any data is read
     if benchmark == BQA:
         if predictions is not None:
             raise ValueError(
@@ -127,7 +128,6 @@ def make_study(
         model = model or Path(predictions).stem
     else:
         raise ValueError(f"unknown benchmark {benchmark!r}; expected {BQA} or {MARINELIFE}")
-    raters = check_rater_ids(raters)
     study = draw_study(
         candidates, benchmark, data, size=size, seed=seed, raters=raters,
         ratings_per_item=len(raters) if ratings_per_item is None else ratings_per_item,

@@ -15,12 +15,13 @@ from typing import Any
 
 from builders.evaluation.marinelife import JUDGE_TASKS
 from builders.report.bqa_report import BQASplit, load_bqa_split
-from builders.report.inputs import read_predictions
+from builders.report.inputs import Prediction, preview, read_predictions
 from builders.video.source import SourceLike
 from marinelife16k.vocabulary import MULTIPLE_CHOICE
 
 #: Open-ended question type -> the judge rubric its answers are scored with (the judge's own table).
 RUBRIC_OF_TYPE: dict[str, str] = {qtype: rubric for qtype, rubric in JUDGE_TASKS.values()}
+_NO_REPLY = Prediction(None, None, 0)
 
 
 @dataclass(frozen=True)
@@ -82,28 +83,26 @@ def marinelife_candidates(
         raise ValueError(
             f"{opened.source}: the {split} split has no open-ended questions of types {list(wanted)}"
         )
-    items = []
-    for row in rows:
-        reply = replies.get(row["question_id"])
-        if reply is None or not (reply.text or "").strip():
-            continue  # nothing to rate; counted below
-        items.append(
-            Candidate(
-                row["question_id"],
-                row["type"],
-                {
-                    "question": row["question"],
-                    "answer_to_rate": reply.text,
-                    "rubric": RUBRIC_OF_TYPE[row["type"]],
-                },
-                row["id"],
-                lambda vid=row["id"]: opened.video(vid),
-            )
-        )
-    if not items:
+    unanswered = [r["question_id"] for r in rows if (replies.get(r["question_id"]) or _NO_REPLY).text is None]
+    if unanswered:  # the judge could not score them either: a partial file is the wrong file
         raise ValueError(
-            f"{predictions}: no answer to any of the {len(rows)} open-ended questions of the {split} split"
+            f"{predictions}: no answer to {len(unanswered)} of the {len(rows)} open-ended questions of the "
+            f"{split} split ({opened.source}): {preview(unanswered)}"
         )
+    items = [
+        Candidate(
+            row["question_id"],
+            row["type"],
+            {
+                "question": row["question"],
+                "answer_to_rate": replies[row["question_id"]].text,
+                "rubric": RUBRIC_OF_TYPE[row["type"]],
+            },
+            row["id"],
+            lambda vid=row["id"]: opened.video(vid),
+        )
+        for row in rows
+    ]
     return Candidates(opened.source, split, items)
 
 
