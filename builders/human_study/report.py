@@ -109,8 +109,10 @@ def _bqa_sections(metrics: Mapping[str, Any], out: Path) -> list[Section]:
         Section(
             "Accuracy by difficulty (the paper's Table 1 layout)",
             [
-                f"{HUMAN}: every rating counts once; {MAJORITY}: one answer per item. Models (if any) are "
-                "scored on the same items with the shared answer parser.",
+                f"{HUMAN}: every rating counts once; {MAJORITY}: one answer per item (a tie is no majority "
+                "and counts as wrong). Models (if any) are scored on the same items with the shared answer "
+                "parser. 95% Wilson intervals; the Human row's treats every rating as independent, which is "
+                "optimistic when several raters answer one item.",
                 table1,
                 counts,
             ],
