@@ -3,7 +3,8 @@
 A BQA work folder with ``--items`` test questions is written from the bundled BoLD sample (its 38
 annotations, each reused under new ids, clips copied), and ``human-study make`` draws a 100-item
 study and a 1-item study (the baseline, same run, same browser) from it. Each page is opened from
-disk ``--repeat`` times with a fresh profile per page; per load we read:
+disk ``--repeat`` times, the two pages interleaved after a warm-up load each, with a fresh
+browser profile per load; per load we read:
 
 - ``ready``: from navigation start until the page's script has parsed its data and drawn the first
   item (``document.body.dataset.ready``), read from ``performance.now()`` in the page;
@@ -55,37 +56,45 @@ def write_work_folder(work: Path, n: int) -> None:
     write_release(work, {"train": [], "validation": [], "test": records}, ReleaseMeta(seed=5))
 
 
-def time_page(page: Path, repeat: int) -> dict[str, float]:
-    samples: dict[str, list[float]] = {"ready": [], "load": [], "clip": [], "answer": []}
-    for _ in range(repeat):
-        with headless_chromium() as driver:  # a fresh profile: no saved progress, nothing cached
-            driver.get(page.resolve().as_uri())
-            deadline = time.monotonic() + 30
-            while True:
-                state = driver.execute_script(
-                    "const t = performance.getEntriesByType('navigation')[0];"
-                    "window.__clip = window.__clip || (document.getElementById('clip').readyState >= 2 ? performance.now() : 0);"
-                    "return [document.body && document.body.dataset.ready === 'true', t ? t.loadEventEnd : 0,"
-                    " window.__clip]"
-                )
-                if state[0] and state[1] and state[2]:
-                    break
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"{page} did not load in 30 s: {state}")
-                time.sleep(0.005)
-            ready = driver.execute_script(
-                "return performance.getEntriesByName('vqabench-ready')[0]?.startTime ?? null"
+def load_once(page: Path) -> dict[str, float]:
+    """One load of ``page`` in a fresh browser profile (no saved progress, nothing cached)."""
+    with headless_chromium() as driver:
+        driver.get(page.resolve().as_uri())
+        deadline = time.monotonic() + 30
+        while True:
+            state = driver.execute_script(
+                "const t = performance.getEntriesByType('navigation')[0];"
+                "window.__clip = window.__clip || (document.getElementById('clip').readyState >= 2 ? performance.now() : 0);"
+                "return [document.body && document.body.dataset.ready === 'true', t ? t.loadEventEnd : 0,"
+                " window.__clip]"
             )
-            answer = driver.execute_script(
-                "const t0 = performance.now();"
-                "document.dispatchEvent(new KeyboardEvent('keydown', {key: '1', bubbles: true}));"
-                "return performance.now() - t0;"
-            )
-            samples["ready"].append(ready)
-            samples["load"].append(state[1])
-            samples["clip"].append(state[2])
-            samples["answer"].append(answer)
-    return {k: statistics.median(v) for k, v in samples.items()}
+            if state[0] and state[1] and state[2]:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{page} did not load in 30 s: {state}")
+            time.sleep(0.005)
+        ready = driver.execute_script(
+            "return performance.getEntriesByName('vqabench-ready')[0]?.startTime ?? null"
+        )
+        answer = driver.execute_script(
+            "const t0 = performance.now();"
+            "document.dispatchEvent(new KeyboardEvent('keydown', {key: '1', bubbles: true}));"
+            "return performance.now() - t0;"
+        )
+    return {"ready": ready, "load": state[1], "clip": state[2], "answer": answer}
+
+
+def time_pages(pages: dict[str, Path], repeat: int) -> dict[str, dict[str, float]]:
+    """Median per page of ``repeat`` loads, pages interleaved (order alternating), after one warm-up each."""
+    for page in pages.values():
+        load_once(page)
+    samples: dict[str, list[dict[str, float]]] = {name: [] for name in pages}
+    for r in range(repeat):
+        for name in list(pages)[:: 1 if r % 2 else -1]:
+            samples[name].append(load_once(pages[name]))
+    return {
+        name: {k: statistics.median(s[k] for s in runs) for k in runs[0]} for name, runs in samples.items()
+    }
 
 
 def main() -> int:
@@ -107,7 +116,8 @@ def main() -> int:
         clips = sum(p.stat().st_size for p in (root / "big" / "raters" / "r1" / "clips").iterdir())
         print(f"make: {args.size} items x 3 raters in {make_seconds:.2f} s; page {big.stat().st_size / 1024:.1f} KiB, "
               f"clips {clips / 1024:.0f} KiB per rater")  # fmt: skip
-        base, ours = time_page(one, args.repeat), time_page(big, args.repeat)
+        timed = time_pages({"one": one, "big": big}, args.repeat)
+        base, ours = timed["one"], timed["big"]
         print(f"{'median ms':<10} {'1 item':>9} {f'{args.size} items':>10} {'ratio':>7}")
         for key in ("ready", "load", "clip", "answer"):
             print(f"{key:<10} {base[key]:>9.1f} {ours[key]:>10.1f} {ours[key] / base[key]:>7.2f}")
