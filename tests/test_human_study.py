@@ -353,3 +353,20 @@ def test_make_refuses_what_it_cannot_draw(built_samples, tmp_path, capsys):
     )
     assert "rater id 'b c'" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()  # nothing half-written
+
+
+def test_page_data_cannot_close_its_script_block():
+    from builders.human_study.page import render_page
+
+    data = {
+        "benchmark": "bqa",
+        "items": [{"question": "Is it </script><img src=x onerror=alert(1)> & <!-- ?"}],
+    }
+    html = render_page(data, "T <b>")
+    assert (
+        "<img" not in html
+        and "<!--" not in html.split("<script id=")[1]
+        and "<title>T &lt;b&gt;</title>" in html
+    )
+    block = html.split('<script id="study-data" type="application/json">')[1].split("</script>")[0]
+    assert json.loads(block) == data
