@@ -14,3 +14,16 @@ def chat_server():
     with ``chat_server.handler``, ``queue_faults``, ``fault_rate``, ``latency``."""
     with ChatServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def built_samples(tmp_path_factory):
+    """Both bundled samples rebuilt offline from their recorded replies (as ``vqabench demo`` does):
+    ``{"bqa": BuiltSample, "marinelife16k": BuiltSample}``, each with a work folder and a Hub folder."""
+    from builders.demo.samples import rebuild_bqa, rebuild_marinelife  # lazy: datasets is slow to import
+
+    root = tmp_path_factory.mktemp("built-samples")
+    return {
+        "bqa": rebuild_bqa(root / "bqa-work", root / "bqa-hub", root / "bqa-cache"),
+        "marinelife16k": rebuild_marinelife(root / "ml-work", root / "ml-hub", root / "ml-cache"),
+    }

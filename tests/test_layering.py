@@ -6,7 +6,7 @@ mapped to its layer::
 
     builders.files < builders.video < {builders.llm, builders.hub, builders.scoring} < builders.runs
       < {bqa, marinelife16k} < {builders.pipelines, builders.evaluation, builders.report}
-      < builders.demo < builders.cli < metrics
+      < {builders.demo, builders.human_study} < builders.cli < metrics
 
 A module may import its own unit (the longest key of :data:`LAYERS` that prefixes its name) and any
 unit of a lower layer. An import into a higher layer fails; an import sideways (another unit of
@@ -45,6 +45,7 @@ LAYERS: dict[str, int] = {
     "builders.evaluation": 5,
     "builders.report": 5,
     "builders.demo": 6,
+    "builders.human_study": 6,
     "builders.cli": 7,
     "metrics": 8,
 }

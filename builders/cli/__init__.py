@@ -56,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     for name in command_names():
         importlib.import_module(f"{__name__}.{name}").register(subparsers)
-        if name not in subparsers.choices:
-            raise RuntimeError(f"{__name__}.{name} must register the command {name!r} (module = command)")
+        command = name.replace("_", "-")  # a module name cannot hold the command's hyphen
+        if command not in subparsers.choices:
+            raise RuntimeError(f"{__name__}.{name} must register the command {command!r} (module = command)")
     return parser
 
 

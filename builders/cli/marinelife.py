@@ -128,6 +128,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     j.add_argument("predictions", type=Path, help="predictions JSONL written by 'marinelife evaluate'")
     j.add_argument("--out", type=Path, required=True, help="judge results JSON to write")
     j.add_argument("--name", help="the model's name in the results (default: the predictions file's stem)")
+    j.add_argument(
+        "--items",
+        action="store_true",
+        help="also write each item's scores with its question_id (what 'vqabench human-study score "
+        "--judge-results' compares with the experts)",
+    )
     add_llm_arguments(j, env_prefix=JUDGE_ENV_PREFIX)
     j.set_defaults(func=_judge)
 
@@ -264,7 +270,7 @@ def _judge(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"no predictions file at {args.predictions}")
     rows = read_jsonl(args.predictions)
     with judge_client_from_args(args) as client:
-        results = judge(rows, client)
+        results = judge(rows, client, return_items=args.items)
     if not results:
         raise ValueError(
             f"{args.predictions}: no open-ended (camera_object_open_ended or caption) predictions"

@@ -195,20 +195,30 @@ def judge_inputs(predictions: Sequence[Mapping[str, Any]], task: str) -> dict[st
     return inputs
 
 
-def judge(predictions: Sequence[Mapping[str, Any]], client: LLMClient) -> dict[str, dict[str, Any]]:
+def judge(
+    predictions: Sequence[Mapping[str, Any]], client: LLMClient, *, return_items: bool = False
+) -> dict[str, dict[str, Any]]:
     """Judge results per task (``{"oemu": ..., "caption": ...}``, the shape ``--judge-results`` reads),
-    with the same rubrics and aggregation as ``metrics/judge``."""
+    with the same rubrics and aggregation as ``metrics/judge``. ``return_items``: each result also
+    lists its per-item scores, each with the ``question_id`` it judged (what ``human-study score``
+    compares with the experts)."""
     results = {}
-    for task, (_, rubric) in JUDGE_TASKS.items():
+    for task, (qtype, rubric) in JUDGE_TASKS.items():
         inputs = judge_inputs(predictions, task)
         if inputs is not None:
-            results[task] = judge_marinelife(rubric, inputs, client)
+            results[task] = judge_marinelife(rubric, inputs, client, return_items=return_items)
+            if return_items:  # judge_inputs keeps the task's rows in file order: index i is its i-th row
+                ids = [p["question_id"] for p in predictions if p["type"] == qtype]
+                for item in results[task]["items"]:
+                    item["question_id"] = ids[item["index"]]
     return results
 
 
-def judge_marinelife(rubric: str, inputs: Mapping[str, Any], client: LLMClient) -> dict[str, Any]:
+def judge_marinelife(
+    rubric: str, inputs: Mapping[str, Any], client: LLMClient, *, return_items: bool = False
+) -> dict[str, Any]:
     """One rubric's judge result over :func:`judge_inputs` (its ``camera`` column splits the means
-    by camera kind), as ``metrics/judge`` computes it."""
+    by camera kind), as ``metrics/judge`` computes it; ``return_items`` adds the per-item scores."""
     columns = {k: v for k, v in inputs.items() if k not in ("predictions", "references", "camera")}
     return judge_predictions(
         inputs["predictions"],
@@ -216,5 +226,6 @@ def judge_marinelife(rubric: str, inputs: Mapping[str, Any], client: LLMClient) 
         get_rubric(rubric),
         client,
         groups=camera_groups(inputs.get("camera")),
+        return_items=return_items,
         **columns,
     )

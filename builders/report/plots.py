@@ -1,4 +1,4 @@
-"""PNG figures for the reports: grouped bars with interval error bars, and count heatmaps.
+"""PNG figures for the reports: grouped bars with interval error bars, count heatmaps, and score scatters.
 
 Drawn on matplotlib's Agg canvas directly (no pyplot, no global backend state), so reports can be
 written from any thread and on machines without a display. Every figure has a title, axis labels, a
@@ -149,4 +149,48 @@ def heatmaps(
     bar.locator = MaxNLocator(integer=True)
     bar.update_ticks()
     fig.suptitle(title)
+    return _save(fig, Path(path))
+
+
+def scatter_panels(
+    path: str | os.PathLike[str],
+    *,
+    title: str,
+    panels: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    xlabel: str,
+    ylabel: str,
+    lim: tuple[float, float],
+    notes: Mapping[str, str] | None = None,
+) -> Path:
+    """One scatter per panel (``{name: (xs, ys)}``) on a shared square scale with the y = x line;
+    points that coincide are drawn once, sized by how many they are. ``notes``: a line per panel
+    (e.g. its correlation), under its title."""
+    if not panels:
+        raise ValueError(f"{title}: nothing to plot")
+    for name, (xs, ys) in panels.items():
+        if len(xs) != len(ys):
+            raise ValueError(f"{title}: panel {name!r} has {len(xs)} x and {len(ys)} y values")
+    fig = Figure(figsize=(min(20.0, 0.8 + 3.4 * len(panels)), 3.9), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (name, (xs, ys)) in zip(axes, panels.items(), strict=True):
+        counts: dict[tuple[float, float], int] = {}
+        for x, y in zip(xs, ys, strict=True):
+            counts[(x, y)] = counts.get((x, y), 0) + 1
+        ax.plot(lim, lim, color="0.6", linewidth=1, linestyle="--", zorder=0)
+        if counts:
+            points = list(counts)
+            ax.scatter(
+                [p[0] for p in points], [p[1] for p in points], s=[24 * counts[p] for p in points], alpha=0.7
+            )
+        ax.set_xlim(lim[0] - 0.2, lim[1] + 0.2)
+        ax.set_ylim(lim[0] - 0.2, lim[1] + 0.2)
+        ax.set_aspect("equal")
+        label = f"{name} (n={len(xs)})"
+        if notes and notes.get(name):
+            label += "\n" + notes[name]
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(ylabel)
+    fig.suptitle(textwrap.fill(title, width=int(fig.get_figwidth() * 9)))
     return _save(fig, Path(path))

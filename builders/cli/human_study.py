@@ -1,0 +1,158 @@
+"""``vqabench human-study``: human baselines as the papers ran them (``make`` a study, ``score`` it)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+_DATA_HELP = "the split's exported Hub-layout folder (README.md + data/) or the pipeline's work folder"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "human-study",
+        help="human baselines: draw a study with a static rating page per rater (make); score the answers (score)",
+        description=(
+            "Run the papers' human studies: BQA's 'Human (Rand100)' row (people answer the questions) and "
+            "MarineLife-16K's judge validation (experts rate a model's open-ended answers with the judge's "
+            "rubric). 'make' draws the items and writes one folder per rater with a page that works opened "
+            "from disk, without network or server; 'score' reads the answer files the pages export."
+        ),
+    )
+    actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
+
+    make = actions.add_parser(
+        "make",
+        help="draw a study from a split and write one static rating folder per rater",
+        description=(
+            "Draw SIZE items from a split with SEED, stratified proportionally by difficulty (BQA, Easy/Hard) "
+            "or by question type (MarineLife-16K open-ended questions), assign each item to K raters "
+            "(balanced round robin) and write OUT/study.json (the draw, reproducible) and "
+            "OUT/raters/<rater>/{index.html, study.json, clips/} (audio removed). Send each rater their "
+            "folder: they open index.html, answer with the mouse or keys, and download a JSON file. Nothing "
+            "about the correct answers is in the rater folders."
+        ),
+        epilog="Example: vqabench human-study make bqa --data hub/BQA --split test --size 100 --seed 0 "
+        "--raters alice,bob,carol --out studies/bqa-rand100",
+    )
+    make.add_argument("benchmark", choices=["bqa", "marinelife16k"], help="which benchmark the study is on")
+    make.add_argument("--data", type=Path, required=True, help=_DATA_HELP)
+    make.add_argument("--split", default="test", help="split to draw from (default: test)")
+    make.add_argument("--size", type=int, default=100, help="items to draw (default: 100, the papers' size)")
+    make.add_argument(
+        "--seed", type=int, default=0, help="seed of the draw and of each rater's order (default 0)"
+    )
+    make.add_argument(
+        "--raters",
+        default="r1,r2,r3",
+        help="comma-separated rater ids (letters, digits, '_', '-'; default r1,r2,r3: the papers' three)",
+    )
+    make.add_argument(
+        "--ratings-per-item", "-k", type=int, help="raters per item (default: every rater rates every item)"
+    )
+    make.add_argument(
+        "--predictions",
+        type=Path,
+        help="MarineLife-16K: the model's answers to rate (JSONL with question_id and raw_output, e.g. "
+        "'marinelife evaluate' output)",
+    )
+    make.add_argument(
+        "--model", help="MarineLife-16K: the model's name (default: the predictions file's stem)"
+    )
+    make.add_argument(
+        "--types",
+        help="MarineLife-16K: comma-separated open-ended question types to draw from "
+        "(default: camera_object_open_ended,caption)",
+    )
+    make.add_argument("--out", type=Path, required=True, help="study folder to write (replaced if it exists)")
+    make.set_defaults(func=_make)
+
+    score = actions.add_parser(
+        "score",
+        help="score the raters' exported answer files and write a Markdown + PNG report",
+        description=(
+            "Read every rater's answers file (one per rater, all items answered) and write OUT/report.md, "
+            "OUT/metrics.json and PNGs. BQA: human accuracy Easy/Hard/Total (95%% Wilson intervals), "
+            "majority-vote accuracy, Fleiss' kappa and Krippendorff's alpha (nominal), per-rater accuracy, "
+            "and any --predictions scored on the same items beside the Human row. MarineLife-16K: mean "
+            "expert score per item and criterion, Krippendorff's alpha (interval), and with --judge-results "
+            "the judge against the expert mean (Pearson, Spearman, quadratic-weighted kappa, MAE) with a "
+            "scatter plot. A file from another study, a rater given twice, or missing items are errors."
+        ),
+        epilog="Example: vqabench human-study score studies/bqa-rand100 answers/*.json --out reports/human",
+    )
+    score.add_argument("study", type=Path, help="the study folder 'make' wrote")
+    score.add_argument("answers", nargs="+", type=Path, help="the answers files the raters downloaded")
+    score.add_argument(
+        "--out", type=Path, required=True, help="report folder (report.md, metrics.json, *.png)"
+    )
+    score.add_argument(
+        "--data", type=Path, help=f"BQA: {_DATA_HELP} (default: where the study was drawn from)"
+    )
+    score.add_argument(
+        "--predictions",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="BQA: a model's predictions JSONL, scored on the study's items beside the Human row (repeatable)",
+    )
+    score.add_argument(
+        "--judge-results",
+        type=Path,
+        help="MarineLife-16K: the judge results of the rated answers ('vqabench marinelife judge --items')",
+    )
+    score.add_argument("--judge-model", help="the model's name in --judge-results (default: its only model)")
+    score.set_defaults(func=_score)
+
+
+def _make(args: argparse.Namespace) -> int:
+    from builders.human_study.make import make_study  # lazy: keeps 'vqabench --help' fast
+
+    study = make_study(
+        args.benchmark, args.data, args.out, split=args.split, size=args.size, seed=args.seed,
+        raters=[r.strip() for r in args.raters.split(",") if r.strip()],
+        ratings_per_item=args.ratings_per_item, predictions=args.predictions, model=args.model,
+        types=tuple(t.strip() for t in args.types.split(",")) if args.types else None,
+    )  # fmt: skip
+    strata = ", ".join(f"{s} {c['drawn']}/{c['available']}" for s, c in study.strata.items())
+    print(
+        f"study {study.study_id}: {len(study.items)} items of {study.source}, split {study.split} ({strata})"
+    )
+    for rater in study.raters:
+        print(
+            f"  {rater}: {len(study.assigned(rater))} items -> {args.out / 'raters' / rater / 'index.html'}"
+        )
+    return 0
+
+
+def _score(args: argparse.Namespace) -> int:
+    from builders.human_study.run import score_study  # lazy: keeps 'vqabench --help' fast
+    from builders.report import named_paths
+
+    report = score_study(
+        args.study, args.answers, args.out, data=args.data,
+        predictions=named_paths(args.predictions, "--predictions"), judge_results=args.judge_results,
+        judge_model=args.judge_model,
+    )  # fmt: skip
+    m = report.metrics
+    if "agreement" in m:
+        a, h = m["agreement"], m["human"]
+        print(
+            f"human accuracy {_fmt(h['Total']['accuracy'])} (Easy {_fmt(h['Easy']['accuracy'])}, Hard "
+            f"{_fmt(h['Hard']['accuracy'])}); majority vote {_fmt(m['majority_vote']['Total']['accuracy'])}; "
+            f"Fleiss' kappa {_fmt(a['fleiss_kappa'], 4)}; Krippendorff's alpha {_fmt(a['krippendorff_alpha_nominal'], 4)}"
+        )
+    else:
+        for name, part in m["rubrics"].items():
+            alphas = ", ".join(f"{c} {_fmt(v)}" for c, v in part["krippendorff_alpha_interval"].items())
+            line = f"{name}: {part['n_items']} items, expert mean score {_fmt(part['expert_mean']['score'], 2)}; alpha {alphas}"
+            stats = (part.get("judge") or {}).get("stats", {}).get("score")
+            if stats:
+                line += f"; judge vs experts Pearson {_fmt(stats['pearson'])}, MAE {_fmt(stats['mae'])}"
+            print(line)
+    print(f"wrote {report.markdown}")
+    return 0
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
