@@ -24,19 +24,28 @@ from __future__ import annotations
 
 import base64
 import io
+import logging
 import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 
 import av
 import numpy as np
 from av.video.reformatter import VideoReformatter
 from PIL import Image
 
-from builders.video_index import FrameIndex, Segment, fps_indices, plan_segments, uniform_indices
+from builders.video_index import (
+    DecodedIndex,
+    FrameIndex,
+    Segment,
+    fps_indices,
+    plan_segments,
+    uniform_indices,
+)
 from builders.video_remux import remove_audio
 from builders.video_source import SourceLike, VideoError, VideoSource, describe_error, video_stream
 
@@ -65,6 +74,12 @@ FRAME_THREAD_EFFICIENCY = 0.65
 READ_THROUGH_PACKETS = 32
 #: Resampling filter for ``max_side`` (area averaging: no aliasing on downscale).
 RESIZE_INTERPOLATION = "AREA"
+
+log = logging.getLogger(__name__)
+
+
+class _MissingFrames(Exception):
+    """A decoder started mid-stream did not output a frame the index expected there."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,36 +133,64 @@ class ClipReader:
     """One video, indexed once; exact frames by index. Use as a context manager (closes the file).
 
     Not thread-safe: it owns one demuxer. ``threads`` bounds the decoding threads (default: the
-    CPUs this process may use).
+    CPUs this process may use). ``stream`` picks a video stream by its number in the container
+    (default: the first that is not cover art). ``strict`` refuses damaged files (see
+    :func:`sample_frames`).
     """
 
-    def __init__(self, source: SourceLike | VideoSource, *, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        source: SourceLike | VideoSource,
+        *,
+        threads: int | None = None,
+        stream: int | None = None,
+        strict: bool = False,
+    ) -> None:
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ValueError(f"threads must be a positive integer, got {threads!r}")
         self.source = VideoSource.of(source)
         self.threads = threads or available_cpus()
+        self.strict = strict
         self._auto_threads = threads is None
+        self._spent: list[av.container.InputContainer] = []  # replaced by a rewind, closed with the reader
         self._container: av.container.InputContainer | None = self.source.open_container()
-        try:
-            self._stream = video_stream(self._container, self.source.name)
-            self.index = FrameIndex.build(self._container, self._stream, self.source.name)
-        except BaseException:
-            self.close()
-            raise
-        self.width, self.height = self._stream.codec_context.width, self._stream.codec_context.height
-        self.codec = self._stream.codec_context.name
-        self._positions = self.index.positions()
-        self._frame_of_pts = {self.index.pts[p]: f for f, p in enumerate(self.index.packet_of)}
         self._reader: Iterator[av.Packet] | None = None
         self._next: int | None = None  # decode position of the next packet self._reader yields
         self._pending: tuple[int, av.Packet] | None = None  # packet read while verifying a seek
+        try:
+            self._stream = video_stream(self._container, self.source.name, stream)
+            self.codec = self._stream.codec_context.name
+            self._decoder = self._stream.codec_context  # the streaming decoder, kept across rewinds
+            index = FrameIndex.build(self._container, self._stream, self.source.name, strict=strict)
+            self._positions = index.positions()
+            if index.unproven is None and not index.starts:
+                index = replace(index, unproven="no packet is a point a decoder can start at")
+            self.index: FrameIndex | DecodedIndex = index
+            if index.unproven is None and index.leading():
+                self.index = index = self._probe_start(index)
+            if index.unproven is not None:
+                log.debug("decoding %s to count its frames: %s", self.name, index.unproven)
+                self.index = self._decode_index(index.unproven)
+            elif index.from_start:
+                log.debug("decoding %s only from its first packet: %s", self.name, index.from_start)
+        except BaseException:
+            self.close()
+            raise
+        if isinstance(self.index, DecodedIndex):
+            self.width, self.height = self.index.width, self.index.height
+            self._frame_of_pts: dict[int, int] = {}
+        else:
+            self.width, self.height = self._decoder.width, self._decoder.height
+            self._frame_of_pts = {self.index.pts[p]: f for f, p in enumerate(self.index.packet_of)}
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
         if self._container is not None:
             container, self._container = self._container, None
             self._reader = None
-            container.close()
+            for spent in [*self._spent, container]:
+                spent.close()
+            self._spent = []
 
     def __enter__(self) -> ClipReader:
         return self
@@ -176,8 +219,15 @@ class ClipReader:
             raise VideoError(f"cannot sample {self.name}: {err}") from err
 
     # -- decoding --------------------------------------------------------------------------------
-    def get_frames_at(self, indices: Sequence[int], *, max_side: int | None = None) -> Frames:
-        """Frames at ``indices`` (any order, repeats allowed; each distinct frame is decoded once)."""
+    def get_frames_at(
+        self, indices: Sequence[int], *, max_side: int | None = None, rotate: bool = False
+    ) -> Frames:
+        """Frames at ``indices`` (any order, repeats allowed; each distinct frame is decoded once).
+
+        Frames are the stored pixels, scaled to the first frame's size where the stream changes
+        size; ``rotate`` turns them as the container's display matrix says (phones store
+        portrait video as landscape pixels plus a rotation).
+        """
         if self._container is None:
             raise VideoError(f"reader of {self.name} is closed")
         if max_side is not None and (
@@ -190,38 +240,61 @@ class ClipReader:
         slots: dict[int, list[int]] = {}
         for slot, frame in enumerate(wanted):
             slots.setdefault(frame, []).append(slot)
+        done: set[int] = set()
+        rotations: set[int] = set()
 
         def store(frame_no: int, frame: av.VideoFrame) -> None:
-            if (frame.width, frame.height) != (self.width, self.height):
-                raise VideoError(
-                    f"frame {frame_no} of {self.name} is {frame.width}x{frame.height}, the stream "
-                    f"{self.width}x{self.height}: size changes mid-stream are not supported"
-                )
-            rgb = to_rgb(frame, width, height)
+            rgb = to_rgb(frame, width, height)  # frames of another size are scaled to the first's
             for slot in slots[frame_no]:
                 out[slot] = rgb
+            if rotate:
+                rotations.add(frame.rotation)
+            done.add(frame_no)
 
-        if slots:
+        if slots and isinstance(self.index, DecodedIndex):
+            self._decode_sequential(set(slots), store)
+        elif slots:
             segments = plan_segments(self.index, slots)
-            if self._use_parallel(segments):
-                self._decode_parallel(segments, store)
-            else:
-                self._decode_streaming(plan_segments(self.index, slots, join_adjacent=True), store)
+            try:
+                if self._use_parallel(segments):
+                    self._decode_parallel(segments, store)
+                else:
+                    self._decode_streaming(plan_segments(self.index, slots, join_adjacent=True), store)
+            except _MissingFrames as missing:
+                # A decoder started mid-stream gave less than the index promised: decode the rest
+                # the way that is exact by definition, from the first packet.
+                log.debug("%s; decoding %s from its first packet instead", missing, self.name)
+                rest = sorted(set(slots) - done)
+                self._decode_streaming([Segment(0, max(self.index.packet_of[f] for f in rest), tuple(rest))], store)
+        frames = out
+        if rotate and rotations:
+            frames = np.ascontiguousarray(np.rot90(out, self._quarter_turns(rotations), axes=(1, 2)))
         return Frames(
-            indices=wanted, timestamps=self.index.timestamps(wanted), frames=out, total_frames=self.num_frames
+            indices=wanted, timestamps=self.index.timestamps(wanted), frames=frames, total_frames=self.num_frames
         )
 
     def strategy(self, indices: Iterable[int]) -> str:
-        """How :meth:`get_frames_at` would decode ``indices``: ``"parallel"`` or ``"streaming"``."""
-        segments = plan_segments(self.index, {self._check_index(i) for i in indices})
-        return "parallel" if self._use_parallel(segments) else "streaming"
+        """How :meth:`get_frames_at` would decode ``indices``: ``"parallel"``, ``"streaming"`` or
+        ``"sequential"`` (a file whose frames are counted by decoding: one decode from the start)."""
+        wanted = {self._check_index(i) for i in indices}
+        if isinstance(self.index, DecodedIndex):
+            return "sequential"
+        return "parallel" if self._use_parallel(plan_segments(self.index, wanted)) else "streaming"
+
+    def _quarter_turns(self, rotations: set[int]) -> int:
+        """Counter-clockwise quarter turns of the display matrix (``VideoFrame.rotation``)."""
+        (rotation,) = rotations if len(rotations) == 1 else (None,)
+        if rotation is None or rotation % 90:
+            raise VideoError(f"{self.name} has a display rotation of {sorted(rotations)} degrees; only quarter turns are supported")
+        return rotation // 90
 
     def _check_index(self, i: int) -> int:
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
             raise VideoError(f"frame index {i!r} for {self.name} is not an integer")
         if not 0 <= i < self.num_frames:
+            damage = f" (it is damaged: {self.index.damage})" if self.index.damage else ""
             raise VideoError(
-                f"frame index {i} is out of range for {self.name}, which has {self.num_frames} frames"
+                f"frame index {i} is out of range for {self.name}, which has {self.num_frames} frames{damage}"
             )
         return int(i)
 
@@ -239,17 +312,26 @@ class ClipReader:
             loads[loads.index(min(loads))] += length
         return max(loads) <= sum(lengths) / (FRAME_THREAD_EFFICIENCY * self.threads)
 
+    def _streaming_decoder(self) -> av.CodecContext:
+        """The stream's own decoder, with FFmpeg's frame threads (set before its first packet).
+
+        Files whose decoding depends on their first packet (old x264) keep PyAV's default
+        threading: FFmpeg's workarounds for them do not give the same pixels in every mode.
+        """
+        decoder = self._decoder
+        if not decoder.is_open and not (isinstance(self.index, FrameIndex) and self.index.from_start):
+            decoder.thread_type = "AUTO" if self.threads > 1 else "NONE"
+            # 0 lets FFmpeg pick (CPUs + 1 frame threads: one more than cores hides frame dependencies).
+            decoder.thread_count = 0 if self._auto_threads else self.threads
+        return decoder
+
     def _decode_streaming(self, segments: list[Segment], store: Callable[[int, av.VideoFrame], None]) -> None:
         """One decoder with FFmpeg's frame threads; wanted frames are converted on another thread.
 
         Converting inside the decode loop would stall the frame threads; a converter thread
         instead uses the CPU time their frame-to-frame dependencies leave idle.
         """
-        decoder = self._stream.codec_context
-        if not decoder.is_open:
-            decoder.thread_type = "AUTO" if self.threads > 1 else "NONE"
-            # 0 lets FFmpeg pick (CPUs + 1 frame threads: one more than cores hides frame dependencies).
-            decoder.thread_count = 0 if self._auto_threads else self.threads
+        decoder = self._streaming_decoder()
         if self.threads == 1:
             for segment in segments:
                 self._decode_segment(decoder, segment, self._packets(segment.start, segment.end), store)
@@ -322,7 +404,8 @@ class ClipReader:
     ) -> None:
         """Feed one stretch to a fresh decoder state, drain it, and deliver each wanted frame once."""
         wanted = set(segment.frames)
-        can_skip = self.codec in NONREF_SKIP_CODECS
+        # Skipping frames is exact only where decoding depends on nothing but references.
+        can_skip = self.codec in NONREF_SKIP_CODECS and not self.index.from_start
         skip = "DEFAULT"
         position = segment.start
 
@@ -350,10 +433,12 @@ class ClipReader:
         finally:
             decoder.flush_buffers()
         if wanted:
-            raise VideoError(
-                f"frame {min(wanted)} of {self.name} did not decode ({len(wanted)} wanted frames missing): "
-                f"the file is probably truncated or corrupt"
-            )
+            if segment.start == 0:  # as a full decode: nothing to fall back to
+                raise VideoError(
+                    f"frame {min(wanted)} of {self.name} did not decode ({len(wanted)} wanted frames missing): "
+                    f"the file is probably truncated or corrupt"
+                )
+            raise _MissingFrames(f"frame {min(wanted)} did not decode from packet {segment.start}")
 
     # -- demuxing --------------------------------------------------------------------------------
     def _packets(self, start: int, end: int) -> Iterator[tuple[int, av.Packet]]:
@@ -366,14 +451,21 @@ class ClipReader:
                 yield position, packet
 
     def _seek(self, start: int) -> None:
-        """Position the demuxer at or before packet ``start``: where a seek lands is checked, not trusted."""
+        """Position the demuxer at or before packet ``start``: where a seek lands is checked, not trusted.
+
+        Seeks to a packet before the first keyframe (a cut that starts mid-GOP) can land after
+        it; reopening the file is the last resort, and always lands on the first packet.
+        """
         known = [t for t in (self.index.pts[start], self.index.dts[start]) if t is not None]
-        for timestamp in [*known, None]:
+        attempts = [*((t, False) for t in known), *((t, True) for t in known[:1]), (None, False), (None, True)]
+        for timestamp, any_frame in attempts:
             try:
-                if timestamp is None:  # last resort: the beginning of the file
+                if timestamp is not None:
+                    self._container.seek(timestamp, stream=self._stream, backward=True, any_frame=any_frame)
+                elif not any_frame:
                     self._container.seek(0)
                 else:
-                    self._container.seek(timestamp, stream=self._stream, backward=True)
+                    self._rewind()
                 self._reader = self._container.demux(self._stream)
                 self._next = None
                 position, packet = self._read()
@@ -385,6 +477,131 @@ class ClipReader:
                 return
         self._reader = self._next = None
         raise VideoError(f"cannot seek back to packet {start} of {self.name}")
+
+    def _rewind(self) -> None:
+        """Demux from a freshly opened file; the spent one stays open (its stream owns our decoder)."""
+        container = self.source.open_container()
+        self._spent.append(self._container)
+        self._container = container
+        self._stream = container.streams[self._stream.index]
+        for other in container.streams:
+            if other.index != self._stream.index:
+                other.discard = av.stream.Discard.all
+
+    # -- frames that only a decode can count ---------------------------------------------------------
+    def _probe_start(self, index: FrameIndex) -> FrameIndex:
+        """Decode the start of the stream to learn which of its first packets a full decode outputs.
+
+        A cut that starts mid-GOP begins with packets whose references are gone; decoders drop
+        some of them (H.264 before the first IDR, HEVC's leading pictures after a starting
+        CRA), and only decoding shows which. Cheap: up to the first random-access point.
+        """
+        leading = index.leading()
+        expected = {index.pts[p] for p in leading}
+        decoder = self._streaming_decoder()
+        output: list[int | None] = []
+        try:
+            for _, packet in self._packets(leading.start, leading.stop - 1):
+                output += [frame.pts for frame in decoder.decode(packet)]
+            output += [frame.pts for frame in decoder.decode(None)]
+        except av.FFmpegError as err:
+            return replace(index, unproven=f"its first packets do not decode ({describe_error(err)})")
+        finally:
+            decoder.flush_buffers()
+        if not set(output) <= expected or len(set(output)) != len(output):
+            return replace(index, unproven="its first frames do not carry its packets' timestamps")
+        dropped = [p for p in leading if index.pts[p] not in set(output)]
+        if dropped:
+            log.debug("%s: the decoder outputs nothing for packets %s at its start", self.name, dropped)
+        return index.without(dropped)
+
+    def _decode_index(self, reason: str) -> DecodedIndex:
+        """Count the frames by decoding all of them: the definition, for files nothing else proves."""
+        pts: list[int | None] = []
+        size: list[tuple[int, int]] = []
+
+        def note(_: int, frame: av.VideoFrame) -> None:
+            pts.append(frame.pts)
+            if not size:
+                size.append((frame.width, frame.height))
+
+        damage = self._sequential(None, note)
+        if not pts:
+            raise VideoError(f"video {self.name} has no frames" + (f" ({damage})" if damage else ""))
+        rate = self._stream.average_rate or self._stream.guessed_rate
+        return DecodedIndex(
+            name=self.name,
+            frame_times=DecodedIndex.frame_times_of(pts, Fraction(self._stream.time_base), rate),
+            width=size[0][0],
+            height=size[0][1],
+            damage=damage,
+        )
+
+    def _decode_sequential(self, wanted: set[int], store: Callable[[int, av.VideoFrame], None]) -> None:
+        """Decode from the first packet and keep the wanted frames, counted as they come out."""
+        if self.threads == 1:
+            self._sequential(wanted, lambda i, frame: store(i, frame) if i in wanted else None)
+            return
+        converted: list[Future] = []
+        with ThreadPoolExecutor(1) as converter:
+            self._sequential(
+                wanted, lambda i, frame: converted.append(converter.submit(store, i, frame)) if i in wanted else None
+            )
+        for future in converted:
+            future.result()
+
+    def _sequential(self, wanted: set[int] | None, deliver: Callable[[int, av.VideoFrame], None]) -> str | None:
+        """A full sequential decode (of a fresh demuxer) up to the last wanted frame; the damage, if any.
+
+        It ends where a full decode ends: at a read error or a packet the decoder rejects, after
+        draining what the decoder holds. ``strict`` readers refuse that, and any wanted frame
+        past it is an error naming the frame.
+        """
+        last = max(wanted) if wanted else None
+        count = 0
+        damage: str | None = None
+
+        def take(frames: list[av.VideoFrame]) -> None:
+            nonlocal count
+            for frame in frames:
+                deliver(count, frame)
+                count += 1
+
+        container = self.source.open_container()
+        try:
+            stream = container.streams[self._stream.index]
+            for other in container.streams:
+                if other.index != stream.index:
+                    other.discard = av.stream.Discard.all
+            decoder = stream.codec_context
+            decoder.thread_type = "AUTO" if self.threads > 1 else "NONE"
+            decoder.thread_count = 0 if self._auto_threads else self.threads
+            packets = container.demux(stream)
+            while last is None or count <= last:
+                try:
+                    packet = next(packets, None)
+                    if packet is None:
+                        break
+                    if packet.size:
+                        take(decoder.decode(packet))
+                except av.FFmpegError as err:
+                    damage = f"decoding stops after frame {count - 1}: {describe_error(err)}"
+                    break
+            if last is None or count <= last:
+                try:
+                    take(decoder.decode(None))
+                except av.FFmpegError:
+                    pass
+        finally:
+            container.close()
+        if damage and self.strict:
+            raise VideoError(f"video {self.name} is truncated or corrupt: {damage}")
+        if last is not None and count <= last:
+            raise VideoError(
+                f"frame {last} of {self.name} did not decode (a full decode ends after frame {count - 1}"
+                + (f": {damage})" if damage else ")")
+            )
+        return damage
 
     def _read(self) -> tuple[int, av.Packet]:
         """The next packet and its decode position; on any failure the next read seeks afresh."""
@@ -420,16 +637,27 @@ def sample_frames(
     max_side: int | None = None,
     *,
     threads: int | None = None,
+    stream: int | None = None,
+    rotate: bool = False,
+    strict: bool = False,
 ) -> Frames:
     """Sample a video: ``num_frames`` evenly spaced frames (both ends included), or ``fps`` per second.
 
     ``source`` is a path, the file's bytes, or a ``datasets`` video value ``{"path", "bytes"}``.
-    Frames equal those of a full sequential decode, pixel for pixel; ``max_side`` limits the
-    longer side (aspect ratio kept). Bad input raises :class:`VideoError` (a ``ValueError``) or
-    ``FileNotFoundError`` naming the source.
+    Frames equal those of a full sequential decode of the main video stream (the first that is
+    not cover art; ``stream`` picks another by its number in the container), pixel for pixel.
+    They are the stored pixels: ``rotate`` applies the container's display rotation, and pixels
+    are taken as square (an anamorphic DVD frame, 720x576 with a 64:45 sample aspect ratio,
+    keeps its stored 5:4 shape; ``max_side`` limits the longer stored side). A stream that
+    changes size has its frames scaled to the first frame's size.
+
+    A damaged file (a read error, a truncated last packet, a packet the decoder rejects) is the
+    frames a full decode outputs before the damage, sampled as any other, unless ``strict``,
+    which raises instead. Bad input raises :class:`VideoError` (a ``ValueError``) or
+    ``FileNotFoundError`` naming the source (and the frame, where one is at fault).
     """
-    with ClipReader(source, threads=threads) as reader:
-        return reader.get_frames_at(reader.sample_indices(num_frames, fps), max_side=max_side)
+    with ClipReader(source, threads=threads, stream=stream, strict=strict) as reader:
+        return reader.get_frames_at(reader.sample_indices(num_frames, fps), max_side=max_side, rotate=rotate)
 
 
 def frames_to_data_urls(frames: Frames | np.ndarray | Iterable[np.ndarray], quality: int = 85) -> list[str]:
