@@ -157,6 +157,7 @@ class ClipReader:
         self._reader: Iterator[av.Packet] | None = None
         self._next: int | None = None  # decode position of the next packet self._reader yields
         self._pending: tuple[int, av.Packet] | None = None  # packet read while verifying a seek
+        self._rotation: int | None = None  # display rotation, read when asked for
         try:
             self._stream = video_stream(self._container, self.source.name, stream)
             self.codec = self._stream.codec_context.name
@@ -241,14 +242,11 @@ class ClipReader:
         for slot, frame in enumerate(wanted):
             slots.setdefault(frame, []).append(slot)
         done: set[int] = set()
-        rotations: set[int] = set()
 
         def store(frame_no: int, frame: av.VideoFrame) -> None:
             rgb = to_rgb(frame, width, height)  # frames of another size are scaled to the first's
             for slot in slots[frame_no]:
                 out[slot] = rgb
-            if rotate:
-                rotations.add(frame.rotation)
             done.add(frame_no)
 
         if slots and isinstance(self.index, DecodedIndex):
@@ -265,12 +263,17 @@ class ClipReader:
                 # the way that is exact by definition, from the first packet.
                 log.debug("%s; decoding %s from its first packet instead", missing, self.name)
                 rest = sorted(set(slots) - done)
-                self._decode_streaming([Segment(0, max(self.index.packet_of[f] for f in rest), tuple(rest))], store)
+                self._decode_streaming(
+                    [Segment(0, max(self.index.packet_of[f] for f in rest), tuple(rest))], store
+                )
         frames = out
-        if rotate and rotations:
-            frames = np.ascontiguousarray(np.rot90(out, self._quarter_turns(rotations), axes=(1, 2)))
+        if rotate and self._quarter_turns():
+            frames = np.ascontiguousarray(np.rot90(out, self._quarter_turns(), axes=(1, 2)))
         return Frames(
-            indices=wanted, timestamps=self.index.timestamps(wanted), frames=frames, total_frames=self.num_frames
+            indices=wanted,
+            timestamps=self.index.timestamps(wanted),
+            frames=frames,
+            total_frames=self.num_frames,
         )
 
     def strategy(self, indices: Iterable[int]) -> str:
@@ -281,12 +284,22 @@ class ClipReader:
             return "sequential"
         return "parallel" if self._use_parallel(plan_segments(self.index, wanted)) else "streaming"
 
-    def _quarter_turns(self, rotations: set[int]) -> int:
-        """Counter-clockwise quarter turns of the display matrix (``VideoFrame.rotation``)."""
-        (rotation,) = rotations if len(rotations) == 1 else (None,)
-        if rotation is None or rotation % 90:
-            raise VideoError(f"{self.name} has a display rotation of {sorted(rotations)} degrees; only quarter turns are supported")
-        return rotation // 90
+    def _quarter_turns(self) -> int:
+        """Counter-clockwise quarter turns of the display matrix (``VideoFrame.rotation``).
+
+        A property of the stream, but FFmpeg hands it out only on frames of the stream's own
+        decoder (created decoders lack the container's side data): one frame of a fresh
+        demuxer tells, once per reader.
+        """
+        if self._rotation is None:
+            with self.source.open() as container:
+                frame = next(container.decode(container.streams[self._stream.index]), None)
+                self._rotation = frame.rotation if frame is not None else 0
+        if self._rotation % 90:
+            raise VideoError(
+                f"{self.name} is displayed rotated by {self._rotation} degrees; only quarter turns are supported"
+            )
+        return self._rotation // 90
 
     def _check_index(self, i: int) -> int:
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
@@ -457,7 +470,12 @@ class ClipReader:
         it; reopening the file is the last resort, and always lands on the first packet.
         """
         known = [t for t in (self.index.pts[start], self.index.dts[start]) if t is not None]
-        attempts = [*((t, False) for t in known), *((t, True) for t in known[:1]), (None, False), (None, True)]
+        attempts = [
+            *((t, False) for t in known),
+            *((t, True) for t in known[:1]),
+            (None, False),
+            (None, True),
+        ]
         for timestamp, any_frame in attempts:
             try:
                 if timestamp is not None:
@@ -545,12 +563,15 @@ class ClipReader:
         converted: list[Future] = []
         with ThreadPoolExecutor(1) as converter:
             self._sequential(
-                wanted, lambda i, frame: converted.append(converter.submit(store, i, frame)) if i in wanted else None
+                wanted,
+                lambda i, frame: converted.append(converter.submit(store, i, frame)) if i in wanted else None,
             )
         for future in converted:
             future.result()
 
-    def _sequential(self, wanted: set[int] | None, deliver: Callable[[int, av.VideoFrame], None]) -> str | None:
+    def _sequential(
+        self, wanted: set[int] | None, deliver: Callable[[int, av.VideoFrame], None]
+    ) -> str | None:
         """A full sequential decode (of a fresh demuxer) up to the last wanted frame; the damage, if any.
 
         It ends where a full decode ends: at a read error or a packet the decoder rejects, after
@@ -574,8 +595,11 @@ class ClipReader:
                 if other.index != stream.index:
                     other.discard = av.stream.Discard.all
             decoder = stream.codec_context
-            decoder.thread_type = "AUTO" if self.threads > 1 else "NONE"
-            decoder.thread_count = 0 if self._auto_threads else self.threads
+            if self.index.damage is None:
+                decoder.thread_type = "AUTO" if self.threads > 1 else "NONE"
+                decoder.thread_count = 0 if self._auto_threads else self.threads
+            else:  # frame threads report a bad packet some packets late: the end would depend on them
+                decoder.thread_type = "SLICE"
             packets = container.demux(stream)
             while last is None or count <= last:
                 try:

@@ -115,7 +115,12 @@ class FrameIndex:
 
     @classmethod
     def build(
-        cls, container: av.container.InputContainer, stream: av.VideoStream, name: str, *, strict: bool = False
+        cls,
+        container: av.container.InputContainer,
+        stream: av.VideoStream,
+        name: str,
+        *,
+        strict: bool = False,
     ) -> FrameIndex:
         """Demux every packet of ``stream`` (other streams are skipped by the demuxer).
 
@@ -144,7 +149,9 @@ class FrameIndex:
                     continue
                 position = len(pts)
                 if packet.is_corrupt:
-                    damage = damage or f"packet {position} of the video stream is flagged incomplete or corrupt"
+                    damage = (
+                        damage or f"packet {position} of the video stream is flagged incomplete or corrupt"
+                    )
                     unproven = unproven or damage
                     if strict:
                         raise VideoError(f"video {name} is truncated or corrupt: {damage}")
@@ -241,7 +248,9 @@ class DecodedIndex:
         return [float(self.frame_times[i]) for i in chosen]
 
     @staticmethod
-    def frame_times_of(pts: Sequence[int | None], time_base: Fraction, rate: Fraction | None) -> tuple[Fraction, ...]:
+    def frame_times_of(
+        pts: Sequence[int | None], time_base: Fraction, rate: Fraction | None
+    ) -> tuple[Fraction, ...]:
         """Frame times from the output frames' timestamps, as the class docstring says."""
         if pts and None not in pts and len(set(pts)) == len(pts):
             ordered = sorted(pts)

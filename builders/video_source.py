@@ -88,7 +88,9 @@ class VideoSource:
             container.close()
 
 
-def video_stream(container: av.container.InputContainer, name: str, index: int | None = None) -> av.VideoStream:
+def video_stream(
+    container: av.container.InputContainer, name: str, index: int | None = None
+) -> av.VideoStream:
     """The main video stream: the first that is not an attached picture (cover art), or stream ``index``.
 
     ``index`` is the stream's number in the container (ffprobe's ``#0:index``); it must be a
@@ -102,7 +104,9 @@ def video_stream(container: av.container.InputContainer, name: str, index: int |
             raise VideoError(f"stream {index} of {name} is {chosen.type}, not video")
         candidates = [chosen]
     else:
-        candidates = [s for s in container.streams.video if not s.disposition & av.stream.Disposition.attached_pic]
+        candidates = [
+            s for s in container.streams.video if not s.disposition & av.stream.Disposition.attached_pic
+        ]
     for stream in candidates:
         if stream.codec_context is None:
             raise VideoError(f"no decoder for the video codec of {name} ({stream.codec.name})")
