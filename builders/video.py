@@ -166,23 +166,21 @@ class ClipReader:
             self._positions = index.positions()
             if index.unproven is None and not index.starts:
                 index = replace(index, unproven="no packet is a point a decoder can start at")
-            self.index: FrameIndex | DecodedIndex = index
+            self._packets_index = index
+            self._index: FrameIndex | DecodedIndex | None = index
             if index.unproven is None and index.leading():
-                self.index = index = self._probe_start(index)
-            if index.unproven is not None:
+                self._index = self._packets_index = index = self._probe_start(index)
+            if index.unproven is not None:  # counted when first needed, by a decode that may also sample
                 log.debug("decoding %s to count its frames: %s", self.name, index.unproven)
-                self.index = self._decode_index(index.unproven)
+                self._index = None
             elif index.from_start:
                 log.debug("decoding %s only from its first packet: %s", self.name, index.from_start)
         except BaseException:
             self.close()
             raise
-        if isinstance(self.index, DecodedIndex):
-            self.width, self.height = self.index.width, self.index.height
-            self._frame_of_pts: dict[int, int] = {}
-        else:
-            self.width, self.height = self._decoder.width, self._decoder.height
-            self._frame_of_pts = {self.index.pts[p]: f for f, p in enumerate(self.index.packet_of)}
+        self._frame_of_pts: dict[int, int] = {}
+        if self._index is not None:
+            self._frame_of_pts = {index.pts[p]: f for f, p in enumerate(index.packet_of)}
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
@@ -205,8 +203,24 @@ class ClipReader:
         return self.source.name
 
     @property
+    def index(self) -> FrameIndex | DecodedIndex:
+        """The frames: from the packets, or (files whose packets prove nothing) counted by decoding."""
+        if self._index is None:
+            self._count_frames(None)
+        return self._index
+
+    @property
     def num_frames(self) -> int:
         return self.index.num_frames
+
+    @property
+    def width(self) -> int:
+        """Width of the first frame (all frames are scaled to it)."""
+        return self.index.width if isinstance(self.index, DecodedIndex) else self._decoder.width
+
+    @property
+    def height(self) -> int:
+        return self.index.height if isinstance(self.index, DecodedIndex) else self._decoder.height
 
     def sample_indices(self, num_frames: int | None = None, fps: float | None = None) -> list[int]:
         """Uniform indices (``num_frames``) or one frame per ``1/fps`` seconds (``fps``); exactly one."""
@@ -231,10 +245,7 @@ class ClipReader:
         """
         if self._container is None:
             raise VideoError(f"reader of {self.name} is closed")
-        if max_side is not None and (
-            isinstance(max_side, bool) or not isinstance(max_side, int) or max_side < 1
-        ):
-            raise ValueError(f"max_side must be a positive integer, got {max_side!r}")
+        _check_max_side(max_side)
         wanted = [self._check_index(i) for i in indices]
         width, height = output_size(self.width, self.height, max_side)
         out = np.empty((len(wanted), height, width, 3), dtype=np.uint8)
@@ -266,14 +277,64 @@ class ClipReader:
                 self._decode_streaming(
                     [Segment(0, max(self.index.packet_of[f] for f in rest), tuple(rest))], store
                 )
-        frames = out
+        return self._frames(wanted, out, rotate)
+
+    def sample(
+        self,
+        num_frames: int | None = None,
+        fps: float | None = None,
+        *,
+        max_side: int | None = None,
+        rotate: bool = False,
+    ) -> Frames:
+        """:meth:`sample_indices` and :meth:`get_frames_at` in one; one decode where frames must be counted.
+
+        Where the frames are counted by decoding, that decode also converts the frames the
+        packets suggest will be wanted; if the count proves the guess wrong, a second decode
+        fetches them. The guess costs time, never exactness.
+        """
+        if self._index is not None:
+            return self.get_frames_at(self.sample_indices(num_frames, fps), max_side=max_side, rotate=rotate)
+        _check_max_side(max_side)
+        guess = self._guess(num_frames, fps)
+        size: list[tuple[int, int]] = []
+        converted: dict[int, Future] = {}
+        with ThreadPoolExecutor(1) as converter:
+
+            def keep(i: int, frame: av.VideoFrame) -> None:
+                if not size:
+                    size.append(output_size(frame.width, frame.height, max_side))
+                if i in guess:
+                    converted[i] = converter.submit(to_rgb, frame, *size[0])
+
+            self._count_frames(keep)
+        wanted = self.sample_indices(num_frames, fps)
+        if not set(wanted) <= converted.keys():
+            log.debug("%s: its packets suggested other frames than its decode has; decoding again", self.name)
+            return self.get_frames_at(wanted, max_side=max_side, rotate=rotate)
+        width, height = size[0]
+        out = np.empty((len(wanted), height, width, 3), dtype=np.uint8)
+        for slot, i in enumerate(wanted):
+            out[slot] = converted[i].result()
+        return self._frames(wanted, out, rotate)
+
+    def _guess(self, num_frames: int | None, fps: float | None) -> set[int]:
+        """The frames a sample would take if each packet were a frame, in pts order if they are unique."""
+        index = self._packets_index
+        pts = [p for p, shown in zip(index.pts, index.shown, strict=True) if shown]
+        try:
+            if num_frames is not None:
+                return set(uniform_indices(len(pts), num_frames))
+            rate = self._stream.average_rate or self._stream.guessed_rate
+            return set(fps_indices(list(DecodedIndex.frame_times_of(pts, index.time_base, rate)), fps))
+        except (TypeError, ValueError):  # bad arguments: sample_indices says so after the count
+            return set()
+
+    def _frames(self, wanted: list[int], out: np.ndarray, rotate: bool) -> Frames:
         if rotate and self._quarter_turns():
-            frames = np.ascontiguousarray(np.rot90(out, self._quarter_turns(), axes=(1, 2)))
+            out = np.ascontiguousarray(np.rot90(out, self._quarter_turns(), axes=(1, 2)))
         return Frames(
-            indices=wanted,
-            timestamps=self.index.timestamps(wanted),
-            frames=frames,
-            total_frames=self.num_frames,
+            indices=wanted, timestamps=self.index.timestamps(wanted), frames=out, total_frames=self.num_frames
         )
 
     def strategy(self, indices: Iterable[int]) -> str:
@@ -332,7 +393,7 @@ class ClipReader:
         threading: FFmpeg's workarounds for them do not give the same pixels in every mode.
         """
         decoder = self._decoder
-        if not decoder.is_open and not (isinstance(self.index, FrameIndex) and self.index.from_start):
+        if not decoder.is_open and not self._packets_index.from_start:
             decoder.thread_type = "AUTO" if self.threads > 1 else "NONE"
             # 0 lets FFmpeg pick (CPUs + 1 frame threads: one more than cores hides frame dependencies).
             decoder.thread_count = 0 if self._auto_threads else self.threads
@@ -533,21 +594,24 @@ class ClipReader:
             log.debug("%s: the decoder outputs nothing for packets %s at its start", self.name, dropped)
         return index.without(dropped)
 
-    def _decode_index(self, reason: str) -> DecodedIndex:
-        """Count the frames by decoding all of them: the definition, for files nothing else proves."""
+    def _count_frames(self, keep: Callable[[int, av.VideoFrame], None] | None) -> None:
+        """Count the frames by decoding all of them (the definition, for files nothing else proves);
+        ``keep`` sees each frame as it comes out."""
         pts: list[int | None] = []
         size: list[tuple[int, int]] = []
 
-        def note(_: int, frame: av.VideoFrame) -> None:
+        def note(i: int, frame: av.VideoFrame) -> None:
             pts.append(frame.pts)
             if not size:
                 size.append((frame.width, frame.height))
+            if keep is not None:
+                keep(i, frame)
 
         damage = self._sequential(None, note)
         if not pts:
             raise VideoError(f"video {self.name} has no frames" + (f" ({damage})" if damage else ""))
         rate = self._stream.average_rate or self._stream.guessed_rate
-        return DecodedIndex(
+        self._index = DecodedIndex(
             name=self.name,
             frame_times=DecodedIndex.frame_times_of(pts, Fraction(self._stream.time_base), rate),
             width=size[0][0],
@@ -595,7 +659,7 @@ class ClipReader:
                 if other.index != stream.index:
                     other.discard = av.stream.Discard.all
             decoder = stream.codec_context
-            if self.index.damage is None:
+            if self._packets_index.damage is None:
                 decoder.thread_type = "AUTO" if self.threads > 1 else "NONE"
                 decoder.thread_count = 0 if self._auto_threads else self.threads
             else:  # frame threads report a bad packet some packets late: the end would depend on them
@@ -681,7 +745,12 @@ def sample_frames(
     ``FileNotFoundError`` naming the source (and the frame, where one is at fault).
     """
     with ClipReader(source, threads=threads, stream=stream, strict=strict) as reader:
-        return reader.get_frames_at(reader.sample_indices(num_frames, fps), max_side=max_side, rotate=rotate)
+        return reader.sample(num_frames, fps, max_side=max_side, rotate=rotate)
+
+
+def _check_max_side(max_side: int | None) -> None:
+    if max_side is not None and (isinstance(max_side, bool) or not isinstance(max_side, int) or max_side < 1):
+        raise ValueError(f"max_side must be a positive integer, got {max_side!r}")
 
 
 def frames_to_data_urls(frames: Frames | np.ndarray | Iterable[np.ndarray], quality: int = 85) -> list[str]:

@@ -322,3 +322,28 @@ def test_old_x264_build_decodes_from_the_first_packet(tmp_path):
         assert reader.num_frames == 60 and len(reader.index.starts) == 3
         assert [s.start for s in plan_segments(reader.index, [5, 45])] == [0]
         assert reader.strategy([5, 25, 45]) == "streaming"
+
+
+def test_counting_decode_also_samples_when_the_packets_guess_right(corpus, tmp_path, monkeypatch):
+    calls: list[bool] = []
+    original = ClipReader._sequential
+
+    def counted(self, wanted, deliver):
+        calls.append(wanted is None)
+        return original(self, wanted, deliver)
+
+    monkeypatch.setattr(ClipReader, "_sequential", counted)
+    # One decode counts and samples: each packet is a frame here.
+    for name in ["avi_h264_b.avi", "avi_vfr_skips.avi", "raw_h264_b.h264"]:
+        calls.clear()
+        sample_frames(corpus[name], num_frames=16)
+        sample_frames(corpus[name], fps=2)
+        assert calls == [True, True], name
+    # A truncated file has one packet more than frames: the guess is wrong, a second decode fetches.
+    data = write_clip(tmp_path / "whole.mp4", faststart=True).read_bytes()
+    cut = tmp_path / "cut.mp4"
+    cut.write_bytes(data[: len(data) // 2])
+    calls.clear()
+    got = sample_frames(cut, num_frames=16)
+    assert calls == [True, False]
+    assert_exact(got, full_decode(cut)[0], "cut.mp4")

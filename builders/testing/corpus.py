@@ -95,18 +95,25 @@ def remux(
     *,
     format: str | None = None,
     keyframe: int = 0,
+    after: int = 0,
 ) -> Path:
-    """Stream-copy the video packets of ``src`` from its ``keyframe``-th keyframe on (a cut), timestamps kept."""
+    """Stream-copy the video packets of ``src`` from its ``keyframe``-th keyframe on (a cut), timestamps kept.
+
+    ``after`` more packets are left out, so that the cut starts in the middle of a GOP, as
+    ``ffmpeg -ss T -c copy -copyinkf`` cuts do.
+    """
     data = io.BytesIO(src) if isinstance(src, bytes) else os.fspath(src)
     with av.open(data) as inp, av.open(os.fspath(dst), mode="w", format=format) as out:
         source = inp.streams.video[0]
         stream = out.add_stream_from_template(source)
-        seen = -1
+        seen, skipped = -1, 0
         for packet in inp.demux(source):
             if packet.size == 0:
                 continue
             seen += packet.is_keyframe
-            if seen >= keyframe:
+            if seen >= keyframe and skipped < after:
+                skipped += 1
+            elif seen >= keyframe:
                 packet.stream = stream
                 out.mux(packet)
     return Path(dst)
