@@ -18,6 +18,19 @@ Why it is fast (``benchmarks/frames.py`` measures it against the usual ways and 
 
 Memory stays bounded: at most ``threads + 1`` stretches of compressed packets are held at once
 (a stretch larger than :data:`SEGMENT_BYTES_LIMIT` switches to streaming), plus the output.
+
+Where none of that can be proven exact for a file, it is not guessed at (each case is logged at
+debug level):
+
+- files whose packets do not say which frames a decode outputs (AVI, raw streams, splices,
+  flagged-corrupt packets) are counted by one full decode, which also keeps the frames the
+  packets suggest (:meth:`ClipReader.sample`), so sampling them costs one sequential decode;
+- a cut that starts mid-GOP has its first packets decoded once, to learn which ones a decoder
+  drops; stretches start only where the bitstream shows a decoder can start (an H.264 IDR, not
+  an intra-refresh recovery point flagged as keyframe);
+- a decoder started mid-stream that misses a frame the index promised is replaced by a decode
+  from the first packet, and so is every decode of a file whose first packet announces an old
+  x264 build (FFmpeg decodes those with workarounds that only a decoder that saw it applies).
 """
 
 from __future__ import annotations

@@ -223,7 +223,7 @@ def _frames(pts: Sequence[int], is_frame: Sequence[bool]) -> dict[str, tuple[int
 
 @dataclass(frozen=True)
 class DecodedIndex:
-    """The frames a full sequential decode outputs, counted by decoding (see :meth:`ClipReader` fallback).
+    """The frames a full sequential decode outputs, counted by decoding it (for :attr:`FrameIndex.unproven` files).
 
     ``times`` are the frames' presentation times where their timestamps, sorted, give each
     frame its own (AVI's decoders output guessed timestamps out of order); otherwise frame

@@ -13,7 +13,9 @@ the main stream, which ends (after draining the decoder) where a packet cannot b
 from __future__ import annotations
 
 import io
+import logging
 import random
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -347,3 +349,19 @@ def test_counting_decode_also_samples_when_the_packets_guess_right(corpus, tmp_p
     got = sample_frames(cut, num_frames=16)
     assert calls == [True, False]
     assert_exact(got, full_decode(cut)[0], "cut.mp4")
+
+
+def test_a_start_that_is_not_one_is_caught_while_decoding(corpus, reference, caplog):
+    # Believe the keyframe flags of intra-refresh recovery points (what the index used to do): the
+    # decoder started there outputs nothing, and the reader decodes from the first packet instead.
+    name = "h264_intra_refresh.mkv"
+    with ClipReader(corpus[name], threads=2) as reader:
+        index = reader.index
+        flagged = tuple(p for p, key in enumerate(index.keyframe) if key)
+        assert len(flagged) > 1
+        reader._index = replace(index, starts=flagged)
+        wanted = [index.frame_at[p] for p in flagged[1:]] + [index.num_frames - 1]
+        with caplog.at_level(logging.DEBUG, logger="builders.video"):
+            got = reader.get_frames_at(wanted)
+    assert "did not decode from packet" in caplog.text
+    assert_exact(got, reference[name], name)
