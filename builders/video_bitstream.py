@@ -17,6 +17,8 @@ H264_IDR, H264_SPS, H264_PPS = 5, 7, 8
 #: HEVC NAL unit types: IRAP pictures (BLA, IDR, CRA) and VPS/SPS/PPS.
 HEVC_IRAP = range(16, 24)
 HEVC_VPS, HEVC_SPS, HEVC_PPS = 32, 33, 34
+#: Codecs whose keyframes are checked in the bitstream; other codecs' keyframe flags are believed.
+CHECKED_CODECS = frozenset({"h264", "hevc"})
 #: FFmpeg's H.264 decoder changes how it decodes streams of x264 builds older than this (the
 #: newest such workaround in libavcodec); a decoder started mid-stream never learns the build.
 X264_WORKAROUND_BUILD = 151
@@ -62,7 +64,7 @@ def is_random_access(codec: str, data: bytes, extradata: bytes | None) -> bool:
     codecs' keyframes are intra pictures that reset prediction, so their flag is believed; the
     reader still checks that every wanted frame came out.
     """
-    if codec not in ("h264", "hevc"):
+    if codec not in CHECKED_CODECS:
         return True
     length_size = nal_length_size(codec, extradata)
     types = set(nal_unit_types(data, codec, length_size))

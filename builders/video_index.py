@@ -38,7 +38,7 @@ import av
 import av.container
 import numpy as np
 
-from builders.video_bitstream import X264_WORKAROUND_BUILD, is_random_access, x264_build
+from builders.video_bitstream import CHECKED_CODECS, X264_WORKAROUND_BUILD, is_random_access, x264_build
 from builders.video_source import VideoError, describe_error
 
 #: fps sampling may repeat frames (fps above the video's rate), but not more than this on average.
@@ -164,7 +164,9 @@ class FrameIndex:
                             f"its first packet announces x264 build {build}, which FFmpeg decodes "
                             f"with workarounds only a decoder that saw that packet applies"
                         )
-                if packet.is_keyframe and is_random_access(codec, bytes(packet), extradata):
+                if packet.is_keyframe and (
+                    codec not in CHECKED_CODECS or is_random_access(codec, bytes(packet), extradata)
+                ):
                     starts.append(position)
                 pts.append(packet.pts)
                 dts.append(packet.dts)

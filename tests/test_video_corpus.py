@@ -26,6 +26,7 @@ import pytest
 from builders.testing.clips import read_frame_code, write_clip
 from builders.testing.corpus import concatenate, patch_x264_build, remux, write_encoded
 from builders.video import ClipReader, VideoError, sample_frames
+from builders.video_bitstream import is_random_access, x264_build
 from builders.video_index import plan_segments
 
 FIXTURES = Path(__file__).parent / "fixtures" / "video"
@@ -186,7 +187,14 @@ def test_files_without_usable_timestamps_are_counted_by_decoding(corpus):
     for name in ["avi_h264_b.avi", "raw_h264_b.h264", "ts_splice.ts"]:
         with ClipReader(corpus[name]) as reader:
             assert reader.strategy([0, 5]) == "sequential", name
-    for name in ["cut_midgop_h264.mp4", "cut_midgop_hevc.mkv", "h264_intra_refresh.mp4", "hevc_cra_cut.mkv"]:
+    # Cuts keep the fast path; the TS cut's keyframes are checked in Annex B (start codes).
+    for name in [
+        "cut_midgop_h264.mp4",
+        "cut_midgop_h264.ts",
+        "cut_midgop_hevc.mkv",
+        "h264_intra_refresh.mp4",
+        "hevc_cra_cut.mkv",
+    ]:
         with ClipReader(corpus[name]) as reader:
             assert reader.strategy(reader.sample_indices(16)) != "sequential", name
 
@@ -365,3 +373,29 @@ def test_a_start_that_is_not_one_is_caught_while_decoding(corpus, reference, cap
             got = reader.get_frames_at(wanted)
     assert "did not decode from packet" in caplog.text
     assert_exact(got, reference[name], name)
+
+
+def test_random_access_needs_an_idr_and_parameter_sets():
+    sps, pps, idr, non_idr, sei = (
+        b"\x67\x64",
+        b"\x68\xee",
+        b"\x65\x88",
+        b"\x41\x9a",
+        b"\x06\x05x264 - core 148 - H.264",
+    )
+    annex_b = b"".join(b"\x00\x00\x00\x01" + nal for nal in (sps, pps, idr))
+    assert is_random_access("h264", annex_b, None)
+    assert not is_random_access("h264", b"\x00\x00\x01" + idr, None)  # no parameter sets, no extradata
+    assert not is_random_access("h264", b"\x00\x00\x01" + sei + b"\x00\x00\x01" + non_idr, None)
+
+    def avcc(*nals: bytes) -> bytes:
+        return b"".join(len(n).to_bytes(4, "big") + n for n in nals)
+
+    extradata = b"\x01\x64\x00\x1f\xff"  # avcC, 4-byte lengths
+    assert is_random_access("h264", avcc(sei, idr), extradata)
+    assert not is_random_access("h264", avcc(sei, non_idr), extradata)  # a recovery point, say
+    cra, rasl = bytes([21 << 1, 1]), bytes([8 << 1, 1])
+    assert is_random_access("hevc", avcc(cra), b"\x01" + bytes(20) + b"\x03")
+    assert not is_random_access("hevc", avcc(rasl), b"\x01" + bytes(20) + b"\x03")
+    assert is_random_access("mpeg4", b"anything", None)
+    assert x264_build(avcc(sei, idr)) == 148 and x264_build(avcc(idr)) is None
