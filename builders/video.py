@@ -60,7 +60,14 @@ from builders.video_index import (
     uniform_indices,
 )
 from builders.video_remux import remove_audio
-from builders.video_source import SourceLike, VideoError, VideoSource, describe_error, video_stream
+from builders.video_source import (
+    SourceLike,
+    VideoError,
+    VideoSource,
+    demux_only,
+    describe_error,
+    video_stream,
+)
 
 __all__ = [
     "ClipReader",
@@ -407,10 +414,13 @@ class ClipReader:
         """
         decoder = self._decoder
         if not decoder.is_open and not self._packets_index.from_start:
-            decoder.thread_type = "AUTO" if self.threads > 1 else "NONE"
-            # 0 lets FFmpeg pick (CPUs + 1 frame threads: one more than cores hides frame dependencies).
-            decoder.thread_count = 0 if self._auto_threads else self.threads
+            self._use_frame_threads(decoder)
         return decoder
+
+    def _use_frame_threads(self, decoder: av.CodecContext) -> None:
+        decoder.thread_type = "AUTO" if self.threads > 1 else "NONE"
+        # 0 lets FFmpeg pick (CPUs + 1 frame threads: one more than cores hides frame dependencies).
+        decoder.thread_count = 0 if self._auto_threads else self.threads
 
     def _decode_streaming(self, segments: list[Segment], store: Callable[[int, av.VideoFrame], None]) -> None:
         """One decoder with FFmpeg's frame threads; wanted frames are converted on another thread.
@@ -576,9 +586,7 @@ class ClipReader:
         self._spent.append(self._container)
         self._container = container
         self._stream = container.streams[self._stream.index]
-        for other in container.streams:
-            if other.index != self._stream.index:
-                other.discard = av.stream.Discard.all
+        demux_only(self._stream)
 
     # -- frames that only a decode can count ---------------------------------------------------------
     def _probe_start(self, index: FrameIndex) -> FrameIndex:
@@ -668,13 +676,10 @@ class ClipReader:
         container = self.source.open_container()
         try:
             stream = container.streams[self._stream.index]
-            for other in container.streams:
-                if other.index != stream.index:
-                    other.discard = av.stream.Discard.all
+            demux_only(stream)
             decoder = stream.codec_context
             if self._packets_index.damage is None:
-                decoder.thread_type = "AUTO" if self.threads > 1 else "NONE"
-                decoder.thread_count = 0 if self._auto_threads else self.threads
+                self._use_frame_threads(decoder)
             else:  # frame threads report a bad packet some packets late: the end would depend on them
                 decoder.thread_type = "SLICE"
             packets = container.demux(stream)

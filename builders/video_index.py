@@ -39,7 +39,7 @@ import av.container
 import numpy as np
 
 from builders.video_bitstream import CHECKED_CODECS, X264_WORKAROUND_BUILD, is_random_access, x264_build
-from builders.video_source import VideoError, describe_error
+from builders.video_source import VideoError, demux_only, describe_error
 
 #: fps sampling may repeat frames (fps above the video's rate), but not more than this on average.
 MAX_REPEATS = 16
@@ -127,9 +127,7 @@ class FrameIndex:
         ``strict``: a read error or an incomplete packet is a :class:`VideoError`; otherwise the
         video ends at a read error, and incomplete packets leave it to a decode to count frames.
         """
-        for other in container.streams:
-            if other.index != stream.index:
-                other.discard = av.stream.Discard.all
+        demux_only(stream)
         codec = stream.codec_context.name
         extradata = stream.codec_context.extradata
         pts: list[int | None] = []

@@ -115,6 +115,13 @@ def video_stream(
     raise VideoError(f"no video stream in {name} (streams: {kinds})")
 
 
+def demux_only(stream: av.VideoStream) -> None:
+    """Make the demuxer skip every other stream of ``stream``'s container (no audio packets read)."""
+    for other in stream.container.streams:
+        if other.index != stream.index:
+            other.discard = av.stream.Discard.all
+
+
 def describe_error(err: av.FFmpegError) -> str:
     """Short text of a PyAV error for messages that already name the source.
 
