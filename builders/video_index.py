@@ -179,24 +179,13 @@ class FrameIndex:
             raise VideoError(f"video {name} has no frames")
         if unproven is None and len(set(pts)) != len(pts):
             unproven = "packets share timestamps"
-        if unproven is not None:  # placeholders: the frames come from a decode
+        if unproven is None:
+            frames = _frames(pts, shown)
+            if not frames["packet_of"]:
+                raise VideoError(f"video {name} has no frames")
+        else:  # placeholders: the frames come from a decode
             pts = [p if p is not None else -1 for p in pts]
-            return cls(
-                name=name,
-                time_base=Fraction(stream.time_base),
-                pts=tuple(pts),
-                dts=tuple(dts),
-                keyframe=tuple(key),
-                size=tuple(size),
-                frame_at=(-1,) * len(pts),
-                packet_of=(),
-                shown=tuple(shown),
-                unproven=unproven,
-                damage=damage,
-            )
-        frames = _frames(pts, shown)
-        if not frames["packet_of"]:
-            raise VideoError(f"video {name} has no frames")
+            frames = {"frame_at": (-1,) * len(pts), "packet_of": ()}
         return cls(
             name=name,
             time_base=Fraction(stream.time_base),
@@ -204,8 +193,9 @@ class FrameIndex:
             dts=tuple(dts),
             keyframe=tuple(key),
             size=tuple(size),
-            starts=tuple(starts),
+            starts=tuple(starts) if unproven is None else (),
             shown=tuple(shown),
+            unproven=unproven,
             from_start=from_start,
             damage=damage,
             **frames,
