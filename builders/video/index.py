@@ -1,13 +1,28 @@
 """Which frames a video really has, which ones to sample, and the least decoding that yields them.
 
-:class:`FrameIndex` demuxes the video stream once without decoding (cheap) and records every
-packet in decode order. Frame ``i`` is the ``i``-th frame of a full sequential decode, i.e. the
-``i``-th packet in presentation (pts) order; packets the container marks as discarded (edit-list
-pre-roll) are fed to the decoder but are not frames. Header frame counts are not trusted: a header
-that declares more frames than the file holds means the file is truncated.
+Frame ``i`` is the ``i``-th frame a full sequential decode of the video stream outputs. Two
+ways to know them:
 
-:func:`plan_segments` turns wanted frames into decode stretches, each starting at a keyframe,
-so that a decoder never starts anywhere a full sequential decode would not give the same pixels.
+- :class:`FrameIndex` demuxes the stream once without decoding (cheap) and records every
+  packet in decode order; frame ``i`` is then the ``i``-th packet in presentation (pts) order.
+  That holds only where packets map one to one onto output frames by their timestamps, so the
+  index says when it cannot be trusted (:attr:`FrameIndex.unproven`): no timestamps (AVI stores
+  none, only guesses), missing or repeated ones (splices), or flagged-corrupt packets. Packets
+  the container marks as discarded (edit-list pre-roll) and those a decoder drops at the start
+  of a cut (:meth:`FrameIndex.without`, found by decoding the start) are fed to the decoder but
+  are not frames. A first packet announcing an old x264 build keeps the index but makes every
+  decode start at the first packet (:attr:`FrameIndex.from_start`).
+- :class:`DecodedIndex` is what a full decode outputs, counted by decoding: the fallback for the
+  untrusted files above, and the only one that needs no proof.
+
+Header frame counts are never trusted, not even as a sign of truncation: AVI headers count
+"dropped frame" chunks that hold no frame. Damage (a read error, an incomplete packet) ends the
+video where a full decode would stop; :attr:`FrameIndex.damage` says where, and ``strict``
+readers refuse such files instead.
+
+:func:`plan_segments` turns wanted frames into decode stretches, each starting at a packet
+where a fresh decoder gives exactly what a full decode gives (:attr:`FrameIndex.starts`:
+checked in the bitstream, not taken from keyframe flags).
 """
 
 from __future__ import annotations
@@ -16,17 +31,23 @@ import bisect
 import math
 import numbers
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import av
 import av.container
 import numpy as np
 
-from builders.video.source import VideoError, describe_error
+from builders.video.bitstream import CHECKED_CODECS, X264_WORKAROUND_BUILD, is_random_access, x264_build
+from builders.video.source import VideoError, demux_only, describe_error
 
 #: fps sampling may repeat frames (fps above the video's rate), but not more than this on average.
 MAX_REPEATS = 16
+#: Containers whose packet timestamps are not presentation times (AVI numbers packets in
+#: decode order; decoders then output them in another order).
+NO_PTS_FORMATS = frozenset({"avi"})
+#: Codecs whose decoder may learn how to decode the whole stream from its first packet.
+FIRST_PACKET_CODECS = frozenset({"h264"})
 
 
 @dataclass(frozen=True)
@@ -37,14 +58,23 @@ class FrameIndex:
     time_base: Fraction
     pts: tuple[int, ...]  # per decode position
     dts: tuple[int | None, ...]  # per decode position
-    keyframe: tuple[bool, ...]  # per decode position
+    keyframe: tuple[bool, ...]  # per decode position, the container's flag
     size: tuple[int, ...]  # per decode position, compressed bytes
-    frame_at: tuple[int, ...]  # per decode position: frame index, -1 for a discarded packet
+    frame_at: tuple[int, ...]  # per decode position: frame index, -1 for a packet that is no frame
     packet_of: tuple[int, ...]  # per frame index: decode position
+    starts: tuple[int, ...] = ()  # decode positions a fresh decoder may start at (random access)
+    shown: tuple[bool, ...] = ()  # per decode position: not discarded by the container
+    unproven: str | None = None  # why packets cannot be taken for frames (then decode to count)
+    from_start: str | None = None  # why every decode must start at the first packet
+    damage: str | None = None  # where the file is damaged, if it is
 
     @property
     def num_frames(self) -> int:
         return len(self.packet_of)
+
+    @property
+    def num_packets(self) -> int:
+        return len(self.pts)
 
     def times(self) -> list[Fraction]:
         """Exact presentation time of every frame, in seconds from the first frame."""
@@ -65,49 +95,97 @@ class FrameIndex:
         """
         return {p: i for i, p in enumerate(self.pts)}
 
+    def leading(self) -> range:
+        """Decode positions whose output a fresh decoder at the start may differ on: those before
+        the first random-access point, and the leading pictures shown before it."""
+        if not self.starts:
+            return range(self.num_packets)
+        first = self.starts[0]
+        end = first
+        while end + 1 < self.num_packets and self.pts[end + 1] < self.pts[first]:
+            end += 1
+        if first == 0 and end == 0:
+            return range(0)
+        return range(end + 1)
+
+    def without(self, dropped: Iterable[int]) -> FrameIndex:
+        """The same packets, with ``dropped`` (positions a sequential decode outputs nothing for) no frames."""
+        gone = set(dropped)
+        return replace(self, **_frames(self.pts, [s and p not in gone for p, s in enumerate(self.shown)]))
+
     @classmethod
-    def build(cls, container: av.container.InputContainer, stream: av.VideoStream, name: str) -> FrameIndex:
-        """Demux every packet of ``stream`` (other streams are skipped by the demuxer)."""
-        for other in container.streams:
-            if other.index != stream.index:
-                other.discard = av.stream.Discard.all
-        pts: list[int] = []
+    def build(
+        cls,
+        container: av.container.InputContainer,
+        stream: av.VideoStream,
+        name: str,
+        *,
+        strict: bool = False,
+    ) -> FrameIndex:
+        """Demux every packet of ``stream`` (other streams are skipped by the demuxer).
+
+        ``strict``: a read error or an incomplete packet is a :class:`VideoError`; otherwise the
+        video ends at a read error, and incomplete packets leave it to a decode to count frames.
+        """
+        demux_only(stream)
+        codec = stream.codec_context.name
+        extradata = stream.codec_context.extradata
+        pts: list[int | None] = []
         dts: list[int | None] = []
         key: list[bool] = []
         size: list[int] = []
-        discard: list[bool] = []
+        shown: list[bool] = []
+        starts: list[int] = []
+        unproven: str | None = None
+        from_start: str | None = None
+        damage: str | None = None
+        if container.format.name in NO_PTS_FORMATS:
+            unproven = f"{container.format.name} stores no presentation timestamps"
         try:
             for packet in container.demux(stream):
                 if packet.size == 0:  # PyAV's end-of-stream marker (or an AVI "dropped frame")
                     continue
+                position = len(pts)
                 if packet.is_corrupt:
-                    raise VideoError(
-                        f"video {name} is truncated or corrupt: packet {len(pts)} of the video stream is incomplete"
+                    damage = (
+                        damage or f"packet {position} of the video stream is flagged incomplete or corrupt"
                     )
+                    unproven = unproven or damage
+                    if strict:
+                        raise VideoError(f"video {name} is truncated or corrupt: {damage}")
                 if packet.pts is None:
-                    raise VideoError(
-                        f"video {name} has packets without timestamps; frames cannot be indexed exactly"
-                    )
+                    unproven = unproven or f"packet {position} has no timestamp"
+                if position == 0 and codec in FIRST_PACKET_CODECS:
+                    build = x264_build(bytes(packet))
+                    if build is not None and build < X264_WORKAROUND_BUILD:
+                        from_start = (
+                            f"its first packet announces x264 build {build}, which FFmpeg decodes "
+                            f"with workarounds only a decoder that saw that packet applies"
+                        )
+                if packet.is_keyframe and (
+                    codec not in CHECKED_CODECS or is_random_access(codec, bytes(packet), extradata)
+                ):
+                    starts.append(position)
                 pts.append(packet.pts)
                 dts.append(packet.dts)
                 key.append(packet.is_keyframe)
                 size.append(packet.size)
-                discard.append(packet.is_discard)
+                shown.append(not packet.is_discard)
         except av.FFmpegError as err:
-            raise VideoError(f"cannot read video {name}: {describe_error(err)}") from err
-        declared = stream.frames
-        if declared and declared > len(pts):
-            raise VideoError(
-                f"video {name} is truncated: its header declares {declared} frames, only {len(pts)} are present"
-            )
-        shown = sorted((p, i) for i, p in enumerate(pts) if not discard[i])
-        if not shown:
+            damage = f"reading stopped at packet {len(pts)}: {describe_error(err)}"
+            if strict or not pts:
+                raise VideoError(f"cannot read video {name}: {describe_error(err)}") from err
+        if not pts:
             raise VideoError(f"video {name} has no frames")
-        if len(set(pts)) != len(pts):
-            raise VideoError(f"video {name} has packets with duplicate timestamps; cannot index them exactly")
-        frame_at = [-1] * len(pts)
-        for rank, (_, position) in enumerate(shown):
-            frame_at[position] = rank
+        if unproven is None and len(set(pts)) != len(pts):
+            unproven = "packets share timestamps"
+        if unproven is None:
+            frames = _frames(pts, shown)
+            if not frames["packet_of"]:
+                raise VideoError(f"video {name} has no frames")
+        else:  # placeholders: the frames come from a decode
+            pts = [p if p is not None else -1 for p in pts]
+            frames = {"frame_at": (-1,) * len(pts), "packet_of": ()}
         return cls(
             name=name,
             time_base=Fraction(stream.time_base),
@@ -115,9 +193,60 @@ class FrameIndex:
             dts=tuple(dts),
             keyframe=tuple(key),
             size=tuple(size),
-            frame_at=tuple(frame_at),
-            packet_of=tuple(position for _, position in shown),
+            starts=tuple(starts) if unproven is None else (),
+            shown=tuple(shown),
+            unproven=unproven,
+            from_start=from_start,
+            damage=damage,
+            **frames,
         )
+
+
+def _frames(pts: Sequence[int], is_frame: Sequence[bool]) -> dict[str, tuple[int, ...]]:
+    """``frame_at`` and ``packet_of``: frames are the packets that are frames, in pts order."""
+    order = sorted((p, i) for i, p in enumerate(pts) if is_frame[i])
+    frame_at = [-1] * len(pts)
+    for rank, (_, position) in enumerate(order):
+        frame_at[position] = rank
+    return {"frame_at": tuple(frame_at), "packet_of": tuple(position for _, position in order)}
+
+
+@dataclass(frozen=True)
+class DecodedIndex:
+    """The frames a full sequential decode outputs, counted by decoding it (for :attr:`FrameIndex.unproven` files).
+
+    ``times`` are the frames' presentation times where their timestamps, sorted, give each
+    frame its own (AVI's decoders output guessed timestamps out of order); otherwise frame
+    ``i`` is taken at ``i / rate``, the stream's average rate.
+    """
+
+    name: str
+    frame_times: tuple[Fraction, ...]
+    width: int  # of the first frame
+    height: int
+    damage: str | None = None
+
+    @property
+    def num_frames(self) -> int:
+        return len(self.frame_times)
+
+    def times(self) -> list[Fraction]:
+        return list(self.frame_times)
+
+    def timestamps(self, frames: Iterable[int] | None = None) -> list[float]:
+        chosen = range(self.num_frames) if frames is None else frames
+        return [float(self.frame_times[i]) for i in chosen]
+
+    @staticmethod
+    def frame_times_of(
+        pts: Sequence[int | None], time_base: Fraction, rate: Fraction | None
+    ) -> tuple[Fraction, ...]:
+        """Frame times from the output frames' timestamps, as the class docstring says."""
+        if pts and None not in pts and len(set(pts)) == len(pts):
+            ordered = sorted(pts)
+            return tuple((p - ordered[0]) * time_base for p in ordered)
+        step = 1 / rate if rate else Fraction(1, 25)
+        return tuple(i * step for i in range(len(pts)))
 
 
 def uniform_indices(total: int, num_frames: int) -> list[int]:
@@ -156,7 +285,7 @@ def _check_count(num_frames: int) -> None:
 class Segment:
     """Decode packets ``start..end`` (decode positions, inclusive) with a fresh decoder.
 
-    ``start`` is a keyframe (or the stream's first packet); ``frames`` are the wanted frames that
+    ``start`` is a random-access point (or the stream's first packet); ``frames`` are the wanted frames that
     this stretch yields exactly as a full sequential decode would.
     """
 
@@ -166,15 +295,17 @@ class Segment:
 
 
 def plan_segments(index: FrameIndex, frames: Iterable[int], *, join_adjacent: bool = False) -> list[Segment]:
-    """Group wanted frames into the shortest keyframe-started decode stretches, in file order.
+    """Group wanted frames into the shortest decode stretches from random-access points, in file order.
 
-    A frame is decoded from the latest keyframe that precedes it both in decode order and in
-    presentation order: the second condition keeps the "leading" frames of an open GOP (decoded
-    after an I-frame but shown before it, referencing the previous GOP) with the previous GOP.
+    A frame is decoded from the latest random-access point (:attr:`FrameIndex.starts`) that
+    precedes it both in decode order and in presentation order: the second condition keeps the
+    "leading" frames of an open GOP (decoded after an I-frame but shown before it, referencing
+    the previous GOP) with the previous GOP. Frames before the first one decode from the
+    stream's first packet, as in a full decode.
     Overlapping stretches are merged; so are adjacent ones with ``join_adjacent`` (one decoder
     running through them loses nothing, while a restart drains its pipeline). Gaps are skipped.
     """
-    starts = [p for p, k in enumerate(index.keyframe) if k]
+    starts = [] if index.from_start else list(index.starts)
     if not starts or starts[0] != 0:
         starts.insert(0, 0)  # decoding from the stream's first packet is the definition of exact
     groups: dict[int, list[int]] = {}

@@ -18,27 +18,56 @@ Why it is fast (``benchmarks/frames.py`` measures it against the usual ways and 
 
 Memory stays bounded: at most ``threads + 1`` stretches of compressed packets are held at once
 (a stretch larger than :data:`SEGMENT_BYTES_LIMIT` switches to streaming), plus the output.
+
+Where none of that can be proven exact for a file, it is not guessed at (each case is logged at
+debug level):
+
+- files whose packets do not say which frames a decode outputs (AVI, raw streams, splices,
+  flagged-corrupt packets) are counted by one full decode, which also keeps the frames the
+  packets suggest (:meth:`ClipReader.sample`), so sampling them costs one sequential decode;
+- a cut that starts mid-GOP has its first packets decoded once, to learn which ones a decoder
+  drops; stretches start only where the bitstream shows a decoder can start (an H.264 IDR, not
+  an intra-refresh recovery point flagged as keyframe);
+- a decoder started mid-stream that misses a frame the index promised is replaced by a decode
+  from the first packet, and so is every decode of a file whose first packet announces an old
+  x264 build (FFmpeg decodes those with workarounds that only a decoder that saw it applies).
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import logging
 import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 
 import av
 import numpy as np
 from av.video.reformatter import VideoReformatter
 from PIL import Image
 
-from builders.video.index import FrameIndex, Segment, fps_indices, plan_segments, uniform_indices
+from builders.video.index import (
+    DecodedIndex,
+    FrameIndex,
+    Segment,
+    fps_indices,
+    plan_segments,
+    uniform_indices,
+)
 from builders.video.remux import remove_audio
-from builders.video.source import SourceLike, VideoError, VideoSource, describe_error, video_stream
+from builders.video.source import (
+    SourceLike,
+    VideoError,
+    VideoSource,
+    demux_only,
+    describe_error,
+    video_stream,
+)
 
 __all__ = [
     "ClipReader",
@@ -65,6 +94,12 @@ FRAME_THREAD_EFFICIENCY = 0.65
 READ_THROUGH_PACKETS = 32
 #: Resampling filter for ``max_side`` (area averaging: no aliasing on downscale).
 RESIZE_INTERPOLATION = "AREA"
+
+log = logging.getLogger(__name__)
+
+
+class _MissingFrames(Exception):
+    """A decoder started mid-stream did not output a frame the index expected there."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,36 +153,63 @@ class ClipReader:
     """One video, indexed once; exact frames by index. Use as a context manager (closes the file).
 
     Not thread-safe: it owns one demuxer. ``threads`` bounds the decoding threads (default: the
-    CPUs this process may use).
+    CPUs this process may use). ``stream`` picks a video stream by its number in the container
+    (default: the first that is not cover art). ``strict`` refuses damaged files (see
+    :func:`sample_frames`).
     """
 
-    def __init__(self, source: SourceLike | VideoSource, *, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        source: SourceLike | VideoSource,
+        *,
+        threads: int | None = None,
+        stream: int | None = None,
+        strict: bool = False,
+    ) -> None:
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ValueError(f"threads must be a positive integer, got {threads!r}")
         self.source = VideoSource.of(source)
         self.threads = threads or available_cpus()
+        self.strict = strict
         self._auto_threads = threads is None
+        self._spent: list[av.container.InputContainer] = []  # replaced by a rewind, closed with the reader
         self._container: av.container.InputContainer | None = self.source.open_container()
-        try:
-            self._stream = video_stream(self._container, self.source.name)
-            self.index = FrameIndex.build(self._container, self._stream, self.source.name)
-        except BaseException:
-            self.close()
-            raise
-        self.width, self.height = self._stream.codec_context.width, self._stream.codec_context.height
-        self.codec = self._stream.codec_context.name
-        self._positions = self.index.positions()
-        self._frame_of_pts = {self.index.pts[p]: f for f, p in enumerate(self.index.packet_of)}
         self._reader: Iterator[av.Packet] | None = None
         self._next: int | None = None  # decode position of the next packet self._reader yields
         self._pending: tuple[int, av.Packet] | None = None  # packet read while verifying a seek
+        self._rotation: int | None = None  # display rotation, read when asked for
+        try:
+            self._stream = video_stream(self._container, self.source.name, stream)
+            self.codec = self._stream.codec_context.name
+            self._decoder = self._stream.codec_context  # the streaming decoder, kept across rewinds
+            index = FrameIndex.build(self._container, self._stream, self.source.name, strict=strict)
+            self._positions = index.positions()
+            if index.unproven is None and not index.starts:
+                index = replace(index, unproven="no packet is a point a decoder can start at")
+            self._packets_index = index
+            self._index: FrameIndex | DecodedIndex | None = index
+            if index.unproven is None and index.leading():
+                self._index = self._packets_index = index = self._probe_start(index)
+            if index.unproven is not None:  # counted when first needed, by a decode that may also sample
+                log.debug("decoding %s to count its frames: %s", self.name, index.unproven)
+                self._index = None
+            elif index.from_start:
+                log.debug("decoding %s only from its first packet: %s", self.name, index.from_start)
+        except BaseException:
+            self.close()
+            raise
+        self._frame_of_pts: dict[int, int] = {}
+        if self._index is not None:
+            self._frame_of_pts = {index.pts[p]: f for f, p in enumerate(index.packet_of)}
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
         if self._container is not None:
             container, self._container = self._container, None
             self._reader = None
-            container.close()
+            for spent in [*self._spent, container]:
+                spent.close()
+            self._spent = []
 
     def __enter__(self) -> ClipReader:
         return self
@@ -161,8 +223,24 @@ class ClipReader:
         return self.source.name
 
     @property
+    def index(self) -> FrameIndex | DecodedIndex:
+        """The frames: from the packets, or (files whose packets prove nothing) counted by decoding."""
+        if self._index is None:
+            self._count_frames(None)
+        return self._index
+
+    @property
     def num_frames(self) -> int:
         return self.index.num_frames
+
+    @property
+    def width(self) -> int:
+        """Width of the first frame (all frames are scaled to it)."""
+        return self.index.width if isinstance(self.index, DecodedIndex) else self._decoder.width
+
+    @property
+    def height(self) -> int:
+        return self.index.height if isinstance(self.index, DecodedIndex) else self._decoder.height
 
     def sample_indices(self, num_frames: int | None = None, fps: float | None = None) -> list[int]:
         """Uniform indices (``num_frames``) or one frame per ``1/fps`` seconds (``fps``); exactly one."""
@@ -176,52 +254,141 @@ class ClipReader:
             raise VideoError(f"cannot sample {self.name}: {err}") from err
 
     # -- decoding --------------------------------------------------------------------------------
-    def get_frames_at(self, indices: Sequence[int], *, max_side: int | None = None) -> Frames:
-        """Frames at ``indices`` (any order, repeats allowed; each distinct frame is decoded once)."""
+    def get_frames_at(
+        self, indices: Sequence[int], *, max_side: int | None = None, rotate: bool = False
+    ) -> Frames:
+        """Frames at ``indices`` (any order, repeats allowed; each distinct frame is decoded once).
+
+        Frames are the stored pixels, scaled to the first frame's size where the stream changes
+        size; ``rotate`` turns them as the container's display matrix says (phones store
+        portrait video as landscape pixels plus a rotation).
+        """
         if self._container is None:
             raise VideoError(f"reader of {self.name} is closed")
-        if max_side is not None and (
-            isinstance(max_side, bool) or not isinstance(max_side, int) or max_side < 1
-        ):
-            raise ValueError(f"max_side must be a positive integer, got {max_side!r}")
+        _check_max_side(max_side)
         wanted = [self._check_index(i) for i in indices]
         width, height = output_size(self.width, self.height, max_side)
         out = np.empty((len(wanted), height, width, 3), dtype=np.uint8)
         slots: dict[int, list[int]] = {}
         for slot, frame in enumerate(wanted):
             slots.setdefault(frame, []).append(slot)
+        done: set[int] = set()
 
         def store(frame_no: int, frame: av.VideoFrame) -> None:
-            if (frame.width, frame.height) != (self.width, self.height):
-                raise VideoError(
-                    f"frame {frame_no} of {self.name} is {frame.width}x{frame.height}, the stream "
-                    f"{self.width}x{self.height}: size changes mid-stream are not supported"
-                )
-            rgb = to_rgb(frame, width, height)
+            rgb = to_rgb(frame, width, height)  # frames of another size are scaled to the first's
             for slot in slots[frame_no]:
                 out[slot] = rgb
+            done.add(frame_no)
 
-        if slots:
+        if slots and isinstance(self.index, DecodedIndex):
+            self._decode_sequential(set(slots), store)
+        elif slots:
             segments = plan_segments(self.index, slots)
-            if self._use_parallel(segments):
-                self._decode_parallel(segments, store)
-            else:
-                self._decode_streaming(plan_segments(self.index, slots, join_adjacent=True), store)
+            try:
+                if self._use_parallel(segments):
+                    self._decode_parallel(segments, store)
+                else:
+                    self._decode_streaming(plan_segments(self.index, slots, join_adjacent=True), store)
+            except _MissingFrames as missing:
+                # A decoder started mid-stream gave less than the index promised: decode the rest
+                # the way that is exact by definition, from the first packet.
+                log.debug("%s; decoding %s from its first packet instead", missing, self.name)
+                rest = sorted(set(slots) - done)
+                self._decode_streaming(
+                    [Segment(0, max(self.index.packet_of[f] for f in rest), tuple(rest))], store
+                )
+        return self._frames(wanted, out, rotate)
+
+    def sample(
+        self,
+        num_frames: int | None = None,
+        fps: float | None = None,
+        *,
+        max_side: int | None = None,
+        rotate: bool = False,
+    ) -> Frames:
+        """:meth:`sample_indices` and :meth:`get_frames_at` in one; one decode where frames must be counted.
+
+        Where the frames are counted by decoding, that decode also converts the frames the
+        packets suggest will be wanted; if the count proves the guess wrong, a second decode
+        fetches them. The guess costs time, never exactness.
+        """
+        if self._index is not None:
+            return self.get_frames_at(self.sample_indices(num_frames, fps), max_side=max_side, rotate=rotate)
+        _check_max_side(max_side)
+        guess = self._guess(num_frames, fps)
+        size: list[tuple[int, int]] = []
+        converted: dict[int, Future] = {}
+        with ThreadPoolExecutor(1) as converter:
+
+            def keep(i: int, frame: av.VideoFrame) -> None:
+                if not size:
+                    size.append(output_size(frame.width, frame.height, max_side))
+                if i in guess:
+                    converted[i] = converter.submit(to_rgb, frame, *size[0])
+
+            self._count_frames(keep)
+        wanted = self.sample_indices(num_frames, fps)
+        if not set(wanted) <= converted.keys():
+            log.debug("%s: its packets suggested other frames than its decode has; decoding again", self.name)
+            return self.get_frames_at(wanted, max_side=max_side, rotate=rotate)
+        width, height = size[0]
+        out = np.empty((len(wanted), height, width, 3), dtype=np.uint8)
+        for slot, i in enumerate(wanted):
+            out[slot] = converted[i].result()
+        return self._frames(wanted, out, rotate)
+
+    def _guess(self, num_frames: int | None, fps: float | None) -> set[int]:
+        """The frames a sample would take if each packet were a frame, in pts order if they are unique."""
+        index = self._packets_index
+        pts = [p for p, shown in zip(index.pts, index.shown, strict=True) if shown]
+        try:
+            if num_frames is not None:
+                return set(uniform_indices(len(pts), num_frames))
+            rate = self._stream.average_rate or self._stream.guessed_rate
+            return set(fps_indices(list(DecodedIndex.frame_times_of(pts, index.time_base, rate)), fps))
+        except (TypeError, ValueError):  # bad arguments: sample_indices says so after the count
+            return set()
+
+    def _frames(self, wanted: list[int], out: np.ndarray, rotate: bool) -> Frames:
+        if rotate and self._quarter_turns():
+            out = np.ascontiguousarray(np.rot90(out, self._quarter_turns(), axes=(1, 2)))
         return Frames(
             indices=wanted, timestamps=self.index.timestamps(wanted), frames=out, total_frames=self.num_frames
         )
 
     def strategy(self, indices: Iterable[int]) -> str:
-        """How :meth:`get_frames_at` would decode ``indices``: ``"parallel"`` or ``"streaming"``."""
-        segments = plan_segments(self.index, {self._check_index(i) for i in indices})
-        return "parallel" if self._use_parallel(segments) else "streaming"
+        """How :meth:`get_frames_at` would decode ``indices``: ``"parallel"``, ``"streaming"`` or
+        ``"sequential"`` (a file whose frames are counted by decoding: one decode from the start)."""
+        wanted = {self._check_index(i) for i in indices}
+        if isinstance(self.index, DecodedIndex):
+            return "sequential"
+        return "parallel" if self._use_parallel(plan_segments(self.index, wanted)) else "streaming"
+
+    def _quarter_turns(self) -> int:
+        """Counter-clockwise quarter turns of the display matrix (``VideoFrame.rotation``).
+
+        A property of the stream, but FFmpeg hands it out only on frames of the stream's own
+        decoder (created decoders lack the container's side data): one frame of a fresh
+        demuxer tells, once per reader.
+        """
+        if self._rotation is None:
+            with self.source.open() as container:
+                frame = next(container.decode(container.streams[self._stream.index]), None)
+                self._rotation = frame.rotation if frame is not None else 0
+        if self._rotation % 90:
+            raise VideoError(
+                f"{self.name} is displayed rotated by {self._rotation} degrees; only quarter turns are supported"
+            )
+        return self._rotation // 90
 
     def _check_index(self, i: int) -> int:
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
             raise VideoError(f"frame index {i!r} for {self.name} is not an integer")
         if not 0 <= i < self.num_frames:
+            damage = f" (it is damaged: {self.index.damage})" if self.index.damage else ""
             raise VideoError(
-                f"frame index {i} is out of range for {self.name}, which has {self.num_frames} frames"
+                f"frame index {i} is out of range for {self.name}, which has {self.num_frames} frames{damage}"
             )
         return int(i)
 
@@ -239,17 +406,29 @@ class ClipReader:
             loads[loads.index(min(loads))] += length
         return max(loads) <= sum(lengths) / (FRAME_THREAD_EFFICIENCY * self.threads)
 
+    def _streaming_decoder(self) -> av.CodecContext:
+        """The stream's own decoder, with FFmpeg's frame threads (set before its first packet).
+
+        Files whose decoding depends on their first packet (old x264) keep PyAV's default
+        threading: FFmpeg's workarounds for them do not give the same pixels in every mode.
+        """
+        decoder = self._decoder
+        if not decoder.is_open and not self._packets_index.from_start:
+            self._use_frame_threads(decoder)
+        return decoder
+
+    def _use_frame_threads(self, decoder: av.CodecContext) -> None:
+        decoder.thread_type = "AUTO" if self.threads > 1 else "NONE"
+        # 0 lets FFmpeg pick (CPUs + 1 frame threads: one more than cores hides frame dependencies).
+        decoder.thread_count = 0 if self._auto_threads else self.threads
+
     def _decode_streaming(self, segments: list[Segment], store: Callable[[int, av.VideoFrame], None]) -> None:
         """One decoder with FFmpeg's frame threads; wanted frames are converted on another thread.
 
         Converting inside the decode loop would stall the frame threads; a converter thread
         instead uses the CPU time their frame-to-frame dependencies leave idle.
         """
-        decoder = self._stream.codec_context
-        if not decoder.is_open:
-            decoder.thread_type = "AUTO" if self.threads > 1 else "NONE"
-            # 0 lets FFmpeg pick (CPUs + 1 frame threads: one more than cores hides frame dependencies).
-            decoder.thread_count = 0 if self._auto_threads else self.threads
+        decoder = self._streaming_decoder()
         if self.threads == 1:
             for segment in segments:
                 self._decode_segment(decoder, segment, self._packets(segment.start, segment.end), store)
@@ -322,7 +501,8 @@ class ClipReader:
     ) -> None:
         """Feed one stretch to a fresh decoder state, drain it, and deliver each wanted frame once."""
         wanted = set(segment.frames)
-        can_skip = self.codec in NONREF_SKIP_CODECS
+        # Skipping frames is exact only where decoding depends on nothing but references.
+        can_skip = self.codec in NONREF_SKIP_CODECS and not self.index.from_start
         skip = "DEFAULT"
         position = segment.start
 
@@ -350,10 +530,12 @@ class ClipReader:
         finally:
             decoder.flush_buffers()
         if wanted:
-            raise VideoError(
-                f"frame {min(wanted)} of {self.name} did not decode ({len(wanted)} wanted frames missing): "
-                f"the file is probably truncated or corrupt"
-            )
+            if segment.start == 0:  # as a full decode: nothing to fall back to
+                raise VideoError(
+                    f"frame {min(wanted)} of {self.name} did not decode ({len(wanted)} wanted frames missing): "
+                    f"the file is probably truncated or corrupt"
+                )
+            raise _MissingFrames(f"frame {min(wanted)} did not decode from packet {segment.start}")
 
     # -- demuxing --------------------------------------------------------------------------------
     def _packets(self, start: int, end: int) -> Iterator[tuple[int, av.Packet]]:
@@ -366,14 +548,26 @@ class ClipReader:
                 yield position, packet
 
     def _seek(self, start: int) -> None:
-        """Position the demuxer at or before packet ``start``: where a seek lands is checked, not trusted."""
+        """Position the demuxer at or before packet ``start``: where a seek lands is checked, not trusted.
+
+        Seeks to a packet before the first keyframe (a cut that starts mid-GOP) can land after
+        it; reopening the file is the last resort, and always lands on the first packet.
+        """
         known = [t for t in (self.index.pts[start], self.index.dts[start]) if t is not None]
-        for timestamp in [*known, None]:
+        attempts = [
+            *((t, False) for t in known),
+            *((t, True) for t in known[:1]),
+            (None, False),
+            (None, True),
+        ]
+        for timestamp, any_frame in attempts:
             try:
-                if timestamp is None:  # last resort: the beginning of the file
+                if timestamp is not None:
+                    self._container.seek(timestamp, stream=self._stream, backward=True, any_frame=any_frame)
+                elif not any_frame:
                     self._container.seek(0)
                 else:
-                    self._container.seek(timestamp, stream=self._stream, backward=True)
+                    self._rewind()
                 self._reader = self._container.demux(self._stream)
                 self._next = None
                 position, packet = self._read()
@@ -385,6 +579,135 @@ class ClipReader:
                 return
         self._reader = self._next = None
         raise VideoError(f"cannot seek back to packet {start} of {self.name}")
+
+    def _rewind(self) -> None:
+        """Demux from a freshly opened file; the spent one stays open (its stream owns our decoder)."""
+        container = self.source.open_container()
+        self._spent.append(self._container)
+        self._container = container
+        self._stream = container.streams[self._stream.index]
+        demux_only(self._stream)
+
+    # -- frames that only a decode can count ---------------------------------------------------------
+    def _probe_start(self, index: FrameIndex) -> FrameIndex:
+        """Decode the start of the stream to learn which of its first packets a full decode outputs.
+
+        A cut that starts mid-GOP begins with packets whose references are gone; decoders drop
+        some of them (H.264 before the first IDR, HEVC's leading pictures after a starting
+        CRA), and only decoding shows which. Cheap: up to the first random-access point.
+        """
+        leading = index.leading()
+        expected = {index.pts[p] for p in leading}
+        decoder = self._streaming_decoder()
+        output: list[int | None] = []
+        try:
+            for _, packet in self._packets(leading.start, leading.stop - 1):
+                output += [frame.pts for frame in decoder.decode(packet)]
+            output += [frame.pts for frame in decoder.decode(None)]
+        except av.FFmpegError as err:
+            return replace(index, unproven=f"its first packets do not decode ({describe_error(err)})")
+        finally:
+            decoder.flush_buffers()
+        if not set(output) <= expected or len(set(output)) != len(output):
+            return replace(index, unproven="its first frames do not carry its packets' timestamps")
+        dropped = [p for p in leading if index.pts[p] not in set(output)]
+        if dropped:
+            log.debug("%s: the decoder outputs nothing for packets %s at its start", self.name, dropped)
+        return index.without(dropped)
+
+    def _count_frames(self, keep: Callable[[int, av.VideoFrame], None] | None) -> None:
+        """Count the frames by decoding all of them (the definition, for files nothing else proves);
+        ``keep`` sees each frame as it comes out."""
+        pts: list[int | None] = []
+        size: list[tuple[int, int]] = []
+
+        def note(i: int, frame: av.VideoFrame) -> None:
+            pts.append(frame.pts)
+            if not size:
+                size.append((frame.width, frame.height))
+            if keep is not None:
+                keep(i, frame)
+
+        damage = self._sequential(None, note)
+        if not pts:
+            raise VideoError(f"video {self.name} has no frames" + (f" ({damage})" if damage else ""))
+        rate = self._stream.average_rate or self._stream.guessed_rate
+        self._index = DecodedIndex(
+            name=self.name,
+            frame_times=DecodedIndex.frame_times_of(pts, Fraction(self._stream.time_base), rate),
+            width=size[0][0],
+            height=size[0][1],
+            damage=damage,
+        )
+
+    def _decode_sequential(self, wanted: set[int], store: Callable[[int, av.VideoFrame], None]) -> None:
+        """Decode from the first packet and keep the wanted frames, counted as they come out."""
+        if self.threads == 1:
+            self._sequential(wanted, lambda i, frame: store(i, frame) if i in wanted else None)
+            return
+        converted: list[Future] = []
+        with ThreadPoolExecutor(1) as converter:
+            self._sequential(
+                wanted,
+                lambda i, frame: converted.append(converter.submit(store, i, frame)) if i in wanted else None,
+            )
+        for future in converted:
+            future.result()
+
+    def _sequential(
+        self, wanted: set[int] | None, deliver: Callable[[int, av.VideoFrame], None]
+    ) -> str | None:
+        """A full sequential decode (of a fresh demuxer) up to the last wanted frame; the damage, if any.
+
+        It ends where a full decode ends: at a read error or a packet the decoder rejects, after
+        draining what the decoder holds. ``strict`` readers refuse that, and any wanted frame
+        past it is an error naming the frame.
+        """
+        last = max(wanted) if wanted else None
+        count = 0
+        damage: str | None = None
+
+        def take(frames: list[av.VideoFrame]) -> None:
+            nonlocal count
+            for frame in frames:
+                deliver(count, frame)
+                count += 1
+
+        container = self.source.open_container()
+        try:
+            stream = container.streams[self._stream.index]
+            demux_only(stream)
+            decoder = stream.codec_context
+            if self._packets_index.damage is None:
+                self._use_frame_threads(decoder)
+            else:  # frame threads report a bad packet some packets late: the end would depend on them
+                decoder.thread_type = "SLICE"
+            packets = container.demux(stream)
+            while last is None or count <= last:
+                try:
+                    packet = next(packets, None)
+                    if packet is None:
+                        break
+                    if packet.size:
+                        take(decoder.decode(packet))
+                except av.FFmpegError as err:
+                    damage = f"decoding stops after frame {count - 1}: {describe_error(err)}"
+                    break
+            if last is None or count <= last:
+                try:
+                    take(decoder.decode(None))
+                except av.FFmpegError:
+                    pass
+        finally:
+            container.close()
+        if damage and self.strict:
+            raise VideoError(f"video {self.name} is truncated or corrupt: {damage}")
+        if last is not None and count <= last:
+            raise VideoError(
+                f"frame {last} of {self.name} did not decode (a full decode ends after frame {count - 1}"
+                + (f": {damage})" if damage else ")")
+            )
+        return damage
 
     def _read(self) -> tuple[int, av.Packet]:
         """The next packet and its decode position; on any failure the next read seeks afresh."""
@@ -420,16 +743,32 @@ def sample_frames(
     max_side: int | None = None,
     *,
     threads: int | None = None,
+    stream: int | None = None,
+    rotate: bool = False,
+    strict: bool = False,
 ) -> Frames:
     """Sample a video: ``num_frames`` evenly spaced frames (both ends included), or ``fps`` per second.
 
     ``source`` is a path, the file's bytes, or a ``datasets`` video value ``{"path", "bytes"}``.
-    Frames equal those of a full sequential decode, pixel for pixel; ``max_side`` limits the
-    longer side (aspect ratio kept). Bad input raises :class:`VideoError` (a ``ValueError``) or
-    ``FileNotFoundError`` naming the source.
+    Frames equal those of a full sequential decode of the main video stream (the first that is
+    not cover art; ``stream`` picks another by its number in the container), pixel for pixel.
+    They are the stored pixels: ``rotate`` applies the container's display rotation, and pixels
+    are taken as square (an anamorphic DVD frame, 720x576 with a 64:45 sample aspect ratio,
+    keeps its stored 5:4 shape; ``max_side`` limits the longer stored side). A stream that
+    changes size has its frames scaled to the first frame's size.
+
+    A damaged file (a read error, a truncated last packet, a packet the decoder rejects) is the
+    frames a full decode outputs before the damage, sampled as any other, unless ``strict``,
+    which raises instead. Bad input raises :class:`VideoError` (a ``ValueError``) or
+    ``FileNotFoundError`` naming the source (and the frame, where one is at fault).
     """
-    with ClipReader(source, threads=threads) as reader:
-        return reader.get_frames_at(reader.sample_indices(num_frames, fps), max_side=max_side)
+    with ClipReader(source, threads=threads, stream=stream, strict=strict) as reader:
+        return reader.sample(num_frames, fps, max_side=max_side, rotate=rotate)
+
+
+def _check_max_side(max_side: int | None) -> None:
+    if max_side is not None and (isinstance(max_side, bool) or not isinstance(max_side, int) or max_side < 1):
+        raise ValueError(f"max_side must be a positive integer, got {max_side!r}")
 
 
 def frames_to_data_urls(frames: Frames | np.ndarray | Iterable[np.ndarray], quality: int = 85) -> list[str]:

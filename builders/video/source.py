@@ -88,15 +88,38 @@ class VideoSource:
             container.close()
 
 
-def video_stream(container: av.container.InputContainer, name: str) -> av.VideoStream:
-    """The first real video stream (cover-art pictures are not video); a clear error if there is none."""
-    for stream in container.streams.video:
-        if not stream.disposition & av.stream.Disposition.attached_pic:
-            if stream.codec_context is None:
-                raise VideoError(f"no decoder for the video codec of {name} ({stream.codec.name})")
-            return stream
+def video_stream(
+    container: av.container.InputContainer, name: str, index: int | None = None
+) -> av.VideoStream:
+    """The main video stream: the first that is not an attached picture (cover art), or stream ``index``.
+
+    ``index`` is the stream's number in the container (ffprobe's ``#0:index``); it must be a
+    video stream. A clear error if there is none or it cannot be decoded.
+    """
+    if index is not None:
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(container.streams):
+            raise VideoError(f"{name} has no stream {index!r} (it has {len(container.streams)} streams)")
+        chosen = container.streams[index]
+        if chosen.type != "video":
+            raise VideoError(f"stream {index} of {name} is {chosen.type}, not video")
+        candidates = [chosen]
+    else:
+        candidates = [
+            s for s in container.streams.video if not s.disposition & av.stream.Disposition.attached_pic
+        ]
+    for stream in candidates:
+        if stream.codec_context is None:
+            raise VideoError(f"no decoder for the video codec of {name} ({stream.codec.name})")
+        return stream
     kinds = ", ".join(s.type for s in container.streams) or "none"
     raise VideoError(f"no video stream in {name} (streams: {kinds})")
+
+
+def demux_only(stream: av.VideoStream) -> None:
+    """Make the demuxer skip every other stream of ``stream``'s container (no audio packets read)."""
+    for other in stream.container.streams:
+        if other.index != stream.index:
+            other.discard = av.stream.Discard.all
 
 
 def describe_error(err: av.FFmpegError) -> str:

@@ -1,0 +1,402 @@
+"""The sampler on the files users really have: each clip of a corpus of messy shapes, against a full decode.
+
+Shapes PyAV writes are generated here (:mod:`builders.testing.corpus`): AVI (H.264 with
+B-frames, MPEG-4 with and without B-frames, MJPEG, VFR with dropped-frame chunks), raw H.264
+and HEVC streams without timestamps, H.264 intra refresh, an HEVC cut at a CRA picture, two
+MPEG-TS files spliced byte-wise (same size and a size change), cover art, rotation. Stream-copy
+cuts that start mid-GOP are ffmpeg-made fixtures (``tests/fixtures/video/make_fixtures.sh``).
+
+The reference is written here, independently of the sampler: a plain PyAV demux-and-decode of
+the main stream, which ends (after draining the decoder) where a packet cannot be decoded.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import random
+from dataclasses import replace
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+
+from builders.testing.clips import read_frame_code, write_clip
+from builders.testing.corpus import concatenate, patch_x264_build, remux, write_encoded
+from builders.video.bitstream import is_random_access, x264_build
+from builders.video.index import plan_segments
+from builders.video.sampler import ClipReader, sample_frames
+from builders.video.source import VideoError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "video"
+FIXTURE_CLIPS = sorted(p.name for p in FIXTURES.iterdir() if p.suffix != ".sh")
+N = 100  # frames of each generated clip
+
+
+def _ts(num_frames: int, first: int, seed: int, **kwargs) -> bytes:
+    clip = write_encoded(
+        io.BytesIO(),
+        format="mpegts",
+        bframes=2,
+        num_frames=num_frames,
+        first_number=first,
+        seed=seed,
+        **kwargs,
+    )
+    return clip.getvalue()
+
+
+def _make_corpus(folder: Path) -> dict[str, Path]:
+    hevc_open_gop = {"x265-params": "keyint=24:min-keyint=24:open-gop=1:bframes=3:scenecut=0:log-level=error"}
+    intra_refresh = {"x264-params": "intra-refresh=1"}
+    writers = {
+        "avi_h264_b.avi": dict(format="avi", bframes=2),
+        "avi_mpeg4.avi": dict(format="avi", codec="mpeg4"),
+        "avi_mpeg4_b.avi": dict(format="avi", codec="mpeg4", bframes=2),
+        "avi_mjpeg.avi": dict(format="avi", codec="mjpeg", pix_fmt="yuvj420p"),
+        "avi_vfr_skips.avi": dict(format="avi", codec="mpeg4", skip=(10, 11, 40, 99)),
+        "raw_h264_b.h264": dict(format="h264", bframes=2),
+        "raw_hevc.hevc": dict(format="hevc", codec="libx265", options={"x265-params": "log-level=error"}),
+        "h264_intra_refresh.mp4": dict(format="mp4", gop=30, options=intra_refresh),
+        "h264_intra_refresh.mkv": dict(format="matroska", gop=30, options=intra_refresh),
+        "mp4_cover_art.mp4": dict(format="mp4", bframes=2, cover_art=True),
+        "mp4_rotated90.mp4": dict(format="mp4", bframes=2, rotation=90),
+    }
+    paths = {
+        name: Path(write_encoded(folder / name, num_frames=N, seed=k, **kw))
+        for k, (name, kw) in enumerate(writers.items())
+    }
+    hevc = write_encoded(io.BytesIO(), format="mp4", codec="libx265", num_frames=N, options=hevc_open_gop)
+    paths["hevc_cra_cut.mkv"] = remux(
+        hevc.getvalue(), folder / "hevc_cra_cut.mkv", format="matroska", keyframe=2
+    )
+    first = _ts(60, 0, 0)
+    paths["ts_splice.ts"] = concatenate([first, _ts(60, 60, 1)], folder / "ts_splice.ts")
+    paths["ts_splice_resize.ts"] = concatenate(
+        [first, _ts(60, 60, 2, width=192, height=108)], folder / "ts_splice_resize.ts"
+    )
+    for name in FIXTURE_CLIPS:
+        paths[name] = FIXTURES / name
+    return paths
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> dict[str, Path]:
+    return _make_corpus(tmp_path_factory.mktemp("corpus"))
+
+
+def main_stream(container: av.container.InputContainer) -> av.VideoStream:
+    return next(s for s in container.streams.video if not s.disposition & av.stream.Disposition.attached_pic)
+
+
+def full_decode(path: Path, stream: int | None = None) -> tuple[list[np.ndarray], list[av.VideoFrame]]:
+    """Every frame a sequential decode outputs, as RGB at the first frame's size (and the frames)."""
+    frames: list[av.VideoFrame] = []
+    with av.open(str(path)) as container:
+        video = container.streams[stream] if stream is not None else main_stream(container)
+        decoder = video.codec_context
+        for packet in container.demux(video):
+            try:
+                frames += decoder.decode(packet) if packet.size else []
+            except av.InvalidDataError:
+                break
+        frames += decoder.decode(None)
+    width, height = frames[0].width, frames[0].height
+    rgb = [
+        f.to_ndarray(format="rgb24")
+        if (f.width, f.height) == (width, height)
+        else f.reformat(width=width, height=height, format="rgb24", interpolation="AREA").to_ndarray()
+        for f in frames
+    ]
+    return rgb, frames
+
+
+@pytest.fixture(scope="module")
+def reference(corpus) -> dict[str, list[np.ndarray]]:
+    return {name: full_decode(path)[0] for name, path in corpus.items()}
+
+
+CLIPS = [
+    "avi_h264_b.avi",
+    "avi_mpeg4.avi",
+    "avi_mpeg4_b.avi",
+    "avi_mjpeg.avi",
+    "avi_vfr_skips.avi",
+    "raw_h264_b.h264",
+    "raw_hevc.hevc",
+    "h264_intra_refresh.mp4",
+    "h264_intra_refresh.mkv",
+    "hevc_cra_cut.mkv",
+    "ts_splice.ts",
+    "ts_splice_resize.ts",
+    "mp4_cover_art.mp4",
+    "mp4_rotated90.mp4",
+    *FIXTURE_CLIPS,
+]
+
+
+def assert_exact(got, ref: list[np.ndarray], name: str) -> None:
+    assert got.total_frames == len(ref), name
+    bad = [i for k, i in enumerate(got.indices) if not np.array_equal(got.frames[k], ref[i])]
+    assert not bad, f"{name}: frames {bad[:5]} differ from the full decode"
+
+
+@pytest.mark.parametrize("name", CLIPS)
+def test_corpus_clip_equals_full_decode(corpus, reference, name):
+    ref = reference[name]
+    total = len(ref)
+    for n in (1, 7, 16, total):
+        got = sample_frames(corpus[name], num_frames=n)
+        assert got.indices == [int(i) for i in np.round(np.linspace(0, total - 1, n))]
+        assert_exact(got, ref, name)
+    for fps in (1, 3):
+        assert_exact(sample_frames(corpus[name], fps=fps), ref, name)
+
+
+@pytest.mark.parametrize(
+    "name", ["avi_h264_b.avi", "h264_intra_refresh.mkv", "cut_midgop_h264.mkv", "ts_splice.ts"]
+)
+def test_random_indices_and_one_thread(corpus, reference, name):
+    rng = random.Random(name)
+    ref = reference[name]
+    for threads in (1, 2):
+        with ClipReader(corpus[name], threads=threads) as reader:
+            for _ in range(4):
+                indices = [rng.randrange(len(ref)) for _ in range(rng.randrange(1, 12))]
+                assert_exact(reader.get_frames_at(indices), ref, name)
+
+
+def test_avi_frames_and_timestamps_follow_display_order(corpus):
+    # AVI stores decode-order numbers, not presentation times: frame i must show number i at i/25 s.
+    for name in ["avi_h264_b.avi", "avi_mpeg4_b.avi"]:
+        got = sample_frames(corpus[name], fps=25)
+        assert got.indices == list(range(N)), name
+        assert [read_frame_code(f) for f in got.frames] == list(range(N)), name
+        assert got.timestamps == pytest.approx([i / 25 for i in range(N)]), name
+    # Dropped-frame chunks are counted by the header, hold no frame, and keep their time slot.
+    with av.open(str(corpus["avi_vfr_skips.avi"])) as container:
+        assert container.streams.video[0].frames > N  # the header count is larger than the frames
+    got = sample_frames(corpus["avi_vfr_skips.avi"], num_frames=N)
+    slots = [t for t in range(N + 4) if t not in (10, 11, 40, 99)]
+    assert [read_frame_code(f) for f in got.frames] == list(range(N))
+    assert got.timestamps == pytest.approx([s / 25 for s in slots])
+
+
+def test_files_without_usable_timestamps_are_counted_by_decoding(corpus):
+    for name in ["avi_h264_b.avi", "raw_h264_b.h264", "ts_splice.ts"]:
+        with ClipReader(corpus[name]) as reader:
+            assert reader.strategy([0, 5]) == "sequential", name
+    # Cuts keep the fast path; the TS cut's keyframes are checked in Annex B (start codes).
+    for name in [
+        "cut_midgop_h264.mp4",
+        "cut_midgop_h264.ts",
+        "cut_midgop_hevc.mkv",
+        "h264_intra_refresh.mp4",
+        "hevc_cra_cut.mkv",
+    ]:
+        with ClipReader(corpus[name]) as reader:
+            assert reader.strategy(reader.sample_indices(16)) != "sequential", name
+
+
+def test_cut_mid_gop_frames_before_the_first_keyframe_are_not_frames(corpus, reference):
+    with ClipReader(corpus["cut_midgop_h264.mp4"], threads=2) as reader:
+        index = reader.index
+        first_key = index.starts[0]
+        assert first_key > 0 and not index.keyframe[0]  # really starts mid-GOP
+        assert reader.num_frames == len(reference["cut_midgop_h264.mp4"]) < index.num_packets
+        # Frame 0 is the first keyframe's picture, decoded from there.
+        assert index.packet_of[0] == first_key
+        (segment,) = plan_segments(index, [0])
+        assert segment.start == first_key
+
+
+def test_intra_refresh_recovery_points_are_not_starts(corpus):
+    with ClipReader(corpus["h264_intra_refresh.mp4"]) as reader:
+        index = reader.index
+        assert sum(index.keyframe) > 1  # recovery points flagged as keyframes
+        assert index.starts == (0,)  # only the IDR is one a decoder can start at
+
+
+def test_hevc_cra_cut_drops_leading_pictures(corpus, reference):
+    with ClipReader(corpus["hevc_cra_cut.mkv"]) as reader:
+        assert reader.num_frames == len(reference["hevc_cra_cut.mkv"]) < reader.index.num_packets
+
+
+def test_cover_art_is_skipped_and_stream_picks(corpus, tmp_path):
+    path = corpus["mp4_cover_art.mp4"]
+    with av.open(str(path)) as container:
+        kinds = [
+            (s.type, bool(s.disposition & av.stream.Disposition.attached_pic)) for s in container.streams
+        ]
+    assert kinds == [("video", False), ("video", True)]
+    got = sample_frames(path, num_frames=5)
+    assert [read_frame_code(f) for f in got.frames] == [0, 25, 50, 74, 99]
+    cover = sample_frames(path, num_frames=1, stream=1)  # asked for by number: the picture itself
+    assert cover.total_frames == 1 and cover.frames.shape == (1, 48, 64, 3)
+    # Matroska keeps the picture as an ordinary first video stream: stream= picks the clip.
+    mkv = write_encoded(tmp_path / "two.mkv", format="matroska", num_frames=30, cover_art=True)
+    ref = full_decode(mkv, stream=1)[0]
+    assert sample_frames(mkv, num_frames=1).frames.shape == (1, 48, 64, 3)
+    assert_exact(sample_frames(mkv, num_frames=6, stream=1), ref, "two.mkv")
+    with pytest.raises(VideoError, match=r"two.mkv has no stream 2"):
+        sample_frames(mkv, num_frames=1, stream=2)
+    with pytest.raises(VideoError, match=r"stream 1 of .*clip.mp4 is audio, not video"):
+        sample_frames(write_clip(tmp_path / "clip.mp4", audio=True), num_frames=1, stream=1)
+
+
+def test_size_change_is_scaled_to_the_first_frame(corpus, reference):
+    got = sample_frames(corpus["ts_splice_resize.ts"], num_frames=8)
+    assert got.frames.shape == (8, 120, 160, 3)
+    assert_exact(got, reference["ts_splice_resize.ts"], "ts_splice_resize.ts")
+
+
+def test_rotation(corpus, reference):
+    path = corpus["mp4_rotated90.mp4"]
+    frames = full_decode(path)[1]
+    assert frames[0].rotation == 90
+    plain = sample_frames(path, num_frames=4)
+    assert plain.frames.shape == (4, 120, 160, 3)  # stored pixels by default
+    turned = sample_frames(path, num_frames=4, rotate=True, max_side=80)
+    assert turned.frames.shape == (4, 80, 60, 3) and turned.frames.flags.c_contiguous
+    upright = sample_frames(path, num_frames=4, rotate=True)
+    for k, i in enumerate(upright.indices):
+        assert np.array_equal(upright.frames[k], np.rot90(reference["mp4_rotated90.mp4"][i], 1))
+
+
+def test_sample_aspect_ratio_is_not_applied(tmp_path):
+    # Documented: frames are the stored pixels; an anamorphic DVD frame keeps its stored shape.
+    path = write_encoded(
+        tmp_path / "dvd.mp4",
+        format="mp4",
+        width=720,
+        height=576,
+        sample_aspect_ratio=Fraction(64, 45),
+        num_frames=5,
+    )
+    with av.open(str(path)) as container:
+        assert container.streams.video[0].sample_aspect_ratio == Fraction(64, 45)
+    assert sample_frames(path, num_frames=2, max_side=448).frames.shape == (2, 358, 448, 3)
+
+
+# -- damage ------------------------------------------------------------------------------------------
+
+
+def test_spliced_ts_is_read_past_its_flagged_packet_unless_strict(corpus):
+    path = corpus["ts_splice.ts"]
+    assert sample_frames(path, num_frames=2).total_frames == 120
+    with pytest.raises(VideoError, match=r"ts_splice.ts is truncated or corrupt: packet \d+"):
+        sample_frames(path, num_frames=2, strict=True)
+
+
+@pytest.mark.parametrize("keep", [0.6, 0.95, -7])
+def test_truncated_file_is_the_frames_before_the_damage(tmp_path, keep):
+    data = write_clip(tmp_path / "whole.mp4", faststart=True).read_bytes()
+    end = int(len(data) * keep) if keep > 0 else len(data) + keep
+    cut = tmp_path / "cut.mp4"
+    cut.write_bytes(data[:end])
+    ref = full_decode(cut)[0]
+    assert 0 < len(ref) < 125
+    got = sample_frames(cut, num_frames=16)
+    assert_exact(got, ref, "cut.mp4")
+    # Numbers check the index; the last frame may be a decoder's concealment of the cut packet.
+    assert [read_frame_code(f) for f in got.frames[:-1]] == got.indices[:-1]
+    with (
+        ClipReader(cut) as reader,
+        pytest.raises(
+            VideoError,
+            match=rf"frame index 124 is out of range for .*cut.mp4, which has {len(ref)} frames \(it is damaged",
+        ),
+    ):
+        reader.get_frames_at([124])
+    with pytest.raises(VideoError, match=r"cut.mp4 is truncated or corrupt"):
+        sample_frames(cut, num_frames=16, strict=True)
+
+
+# -- old x264 ----------------------------------------------------------------------------------------
+
+
+def test_old_x264_build_decodes_from_the_first_packet(tmp_path):
+    # FFmpeg's H.264 decoder works around bugs of x264 builds before 151, announced in an SEI of
+    # the first packet that a decoder started at a later IDR never sees. (With this synthetic
+    # 4:4:4 file FFmpeg's own output depends on when frames are read, so pixels are not compared.)
+    clip = write_encoded(
+        tmp_path / "new.mp4", format="mp4", pix_fmt="yuv444p", gop=20, bframes=2, num_frames=60
+    )
+    old = patch_x264_build(clip, tmp_path / "old.mp4", 150)
+    with ClipReader(clip) as reader:
+        assert reader.index.from_start is None
+        assert {s.start for s in plan_segments(reader.index, [5, 45])} == {0, reader.index.starts[2]}
+    with ClipReader(old) as reader:
+        assert "x264 build 150" in reader.index.from_start
+        assert reader.num_frames == 60 and len(reader.index.starts) == 3
+        assert [s.start for s in plan_segments(reader.index, [5, 45])] == [0]
+        assert reader.strategy([5, 25, 45]) == "streaming"
+
+
+def test_counting_decode_also_samples_when_the_packets_guess_right(corpus, tmp_path, monkeypatch):
+    calls: list[bool] = []
+    original = ClipReader._sequential
+
+    def counted(self, wanted, deliver):
+        calls.append(wanted is None)
+        return original(self, wanted, deliver)
+
+    monkeypatch.setattr(ClipReader, "_sequential", counted)
+    # One decode counts and samples: each packet is a frame here.
+    for name in ["avi_h264_b.avi", "avi_vfr_skips.avi", "raw_h264_b.h264"]:
+        calls.clear()
+        sample_frames(corpus[name], num_frames=16)
+        sample_frames(corpus[name], fps=2)
+        assert calls == [True, True], name
+    # A truncated file has one packet more than frames: the guess is wrong, a second decode fetches.
+    data = write_clip(tmp_path / "whole.mp4", faststart=True).read_bytes()
+    cut = tmp_path / "cut.mp4"
+    cut.write_bytes(data[: len(data) // 2])
+    calls.clear()
+    got = sample_frames(cut, num_frames=16)
+    assert calls == [True, False]
+    assert_exact(got, full_decode(cut)[0], "cut.mp4")
+
+
+def test_a_start_that_is_not_one_is_caught_while_decoding(corpus, reference, caplog):
+    # Believe the keyframe flags of intra-refresh recovery points (what the index used to do): the
+    # decoder started there outputs nothing, and the reader decodes from the first packet instead.
+    name = "h264_intra_refresh.mkv"
+    with ClipReader(corpus[name], threads=2) as reader:
+        index = reader.index
+        flagged = tuple(p for p, key in enumerate(index.keyframe) if key)
+        assert len(flagged) > 1
+        reader._index = replace(index, starts=flagged)
+        wanted = [index.frame_at[p] for p in flagged[1:]] + [index.num_frames - 1]
+        with caplog.at_level(logging.DEBUG, logger="builders.video"):
+            got = reader.get_frames_at(wanted)
+    assert "did not decode from packet" in caplog.text
+    assert_exact(got, reference[name], name)
+
+
+def test_random_access_needs_an_idr_and_parameter_sets():
+    sps, pps, idr, non_idr, sei = (
+        b"\x67\x64",
+        b"\x68\xee",
+        b"\x65\x88",
+        b"\x41\x9a",
+        b"\x06\x05x264 - core 148 - H.264",
+    )
+    annex_b = b"".join(b"\x00\x00\x00\x01" + nal for nal in (sps, pps, idr))
+    assert is_random_access("h264", annex_b, None)
+    assert not is_random_access("h264", b"\x00\x00\x01" + idr, None)  # no parameter sets, no extradata
+    assert not is_random_access("h264", b"\x00\x00\x01" + sei + b"\x00\x00\x01" + non_idr, None)
+
+    def avcc(*nals: bytes) -> bytes:
+        return b"".join(len(n).to_bytes(4, "big") + n for n in nals)
+
+    extradata = b"\x01\x64\x00\x1f\xff"  # avcC, 4-byte lengths
+    assert is_random_access("h264", avcc(sei, idr), extradata)
+    assert not is_random_access("h264", avcc(sei, non_idr), extradata)  # a recovery point, say
+    cra, rasl = bytes([21 << 1, 1]), bytes([8 << 1, 1])
+    assert is_random_access("hevc", avcc(cra), b"\x01" + bytes(20) + b"\x03")
+    assert not is_random_access("hevc", avcc(rasl), b"\x01" + bytes(20) + b"\x03")
+    assert is_random_access("mpeg4", b"anything", None)
+    assert x264_build(avcc(sei, idr)) == 148 and x264_build(avcc(idr)) is None
