@@ -141,11 +141,7 @@ def _build(args: argparse.Namespace) -> int:
         )
     print(format_summary(result.summary))
     if not result.complete:
-        print(
-            f"{len(result.failures)} video(s) failed; run the same command again to retry them "
-            "(successful replies are cached), or add --reject-failures to drop them"
-        )
-        return 1
+        return 1  # the summary says what is left and how to resume
     if args.export:
         from marinelife16k.card import DEFAULT_REPO_ID
         from marinelife16k.export import export_release

@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 from builders.files.jsonio import write_json_atomic, write_jsonl_atomic
 from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
 from builders.runs.steps import KEPT, REJECTED, StepRecords, bind_work_folder
+from builders.runs.unfinished import Unfinished
 from builders.video.source import VideoError
 
 LLM_FAILURE, VIDEO_UNREADABLE = "llm_failure", "video_unreadable"
@@ -129,12 +130,9 @@ class PredictionRun:
         )
         if self.out is not None:
             lines.append(f"  wrote {self.out}")
-        if self.failed:
-            first_id, first_error = next(iter(self.failed.items()))
-            lines.append(
-                f"  {len(self.failed)} LLM call(s) failed (e.g. {first_id}: {first_error[:160]}); rerun the same "
-                "command to retry them (replies that succeeded are cached)"
-            )
+        lines += Unfinished({"predictions": self.failed}).lines(
+            alternative="or pass --reject-llm-failures to give up on them"
+        )
         return "\n".join(lines)
 
 

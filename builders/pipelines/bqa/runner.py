@@ -38,6 +38,7 @@ from builders.pipelines.bqa.step3_filter import run_filter
 from builders.pipelines.bqa.step4_difficulty import STEP4_UNPARSED, run_difficulty
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE
 from builders.runs.steps import StepRecords, bind_work_folder
+from builders.runs.unfinished import Unfinished
 from builders.video.frame_spec import FrameSpec
 
 log = logging.getLogger(__name__)
@@ -119,14 +120,19 @@ class BuildSummary:
     splits: dict[str, dict[str, int]] | None  # per split: rows, films, Easy, Hard (None: no release yet)
     tokens: tuple[int, int]  # recorded prompt/completion tokens of every reply the finished steps use
     run: UsageSummary | None  # this run's LLM activity (None: no LLM step ran)
+    not_run: tuple[str, ...] = ()  # steps asked for but not reached (a step before them left items pending)
 
     @property
     def failed(self) -> dict[str, dict[str, str]]:
         return {name: s.failed for name, s in self.steps.items() if s.failed}
 
     @property
+    def unfinished(self) -> Unfinished:
+        return Unfinished(self.failed, self.not_run)
+
+    @property
     def ok(self) -> bool:
-        return not self.failed
+        return not self.unfinished
 
     def to_json(self) -> dict[str, Any]:
         run = None
@@ -142,6 +148,7 @@ class BuildSummary:
             "splits": self.splits,
             "tokens": {"prompt": self.tokens[0], "completion": self.tokens[1]},
             "this_run": run,
+            "unfinished": self.unfinished.to_json(),
         }
 
     def format(self) -> str:
@@ -171,13 +178,7 @@ class BuildSummary:
                 f"  this run: {r.items} LLM requests, {r.cache_hits} cache hits, {r.api_calls} API calls "
                 f"({r.reasks} re-asks), {r.failures} failures, tokens in {r.prompt_tokens:,} / out {r.completion_tokens:,}"
             )
-        for name, failed in self.failed.items():
-            first = next(iter(failed.items()))
-            lines.append(
-                f"  step {name} did not finish: {len(failed)} LLM call(s) failed (e.g. {first[0]}: {first[1][:160]}); "
-                "rerun the same command to retry them (replies that succeeded are cached), "
-                "or pass --reject-llm-failures to reject them"
-            )
+        lines += self.unfinished.lines(alternative="or pass --reject-llm-failures to reject them")
         return "\n".join(lines)
 
 
@@ -290,8 +291,9 @@ def build(
             _write_split(work_dir, options, by_id)
         if failures.get(step):
             break
+    not_run = tuple(todo[todo.index(step) + 1 :]) if failures.get(step) else ()
     run = client.usage.since(before) if client is not None and needs_llm else None
-    summary = summarize(work_dir, len(rows), [str(m) for m in source.missing], failures, run)
+    summary = summarize(work_dir, len(rows), [str(m) for m in source.missing], failures, run, not_run)
     write_json_atomic(work_dir / SUMMARY_FILE, summary.to_json())
     return summary
 
@@ -324,6 +326,7 @@ def summarize(
     missing: list[str],
     failures: Mapping[str, Mapping[str, str]] | None = None,
     run: UsageSummary | None = None,
+    not_run: tuple[str, ...] = (),
 ) -> BuildSummary:
     """The state of a work folder's steps and release (plus this run's failures and usage)."""
     steps: dict[str, StepSummary] = {}
@@ -332,8 +335,8 @@ def summarize(
     for name in RECORD_STEPS:
         records = StepRecords(work_dir, name)
         counts = records.counts()
-        if not counts and not records.complete:
-            continue
+        if not counts and not records.complete and not (failures or {}).get(name):
+            continue  # not started (a step whose every call failed is listed: its items are pending)
         rejected = {k.split(": ", 1)[1]: v for k, v in counts.items() if k != "kept"}
         steps[name] = StepSummary(
             counts.get("kept", 0), rejected, records.complete, dict((failures or {}).get(name, {}))
@@ -358,4 +361,6 @@ def summarize(
             }
             for name, records in release.splits.items()
         }
-    return BuildSummary(Path(work_dir), rows, missing, steps, difficulty, splits, (tokens[0], tokens[1]), run)
+    return BuildSummary(
+        Path(work_dir), rows, missing, steps, difficulty, splits, (tokens[0], tokens[1]), run, not_run
+    )

@@ -48,6 +48,7 @@ from builders.pipelines.marinelife.caption_engine import (
 from builders.pipelines.marinelife.outcomes import Failure, total_cost
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE
 from builders.runs.steps import StepRecords, bind_work_folder
+from builders.runs.unfinished import Unfinished
 from marinelife16k.annotations import read_annotations
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, QUESTION_TYPES
 from marinelife16k.workfolder import read_release, write_release
@@ -320,13 +321,20 @@ def format_summary(summary: Mapping[str, Any]) -> str:
             f"{run.get('api_calls', 0)} API calls ({run.get('reasks', 0)} re-asks), {run.get('failures', 0)} failures, "
             f"tokens in {run.get('prompt_tokens', 0):,} / out {run.get('completion_tokens', 0):,}"
         )
-    for failure in summary["failures"][:10]:
-        lines.append(f"FAILED {failure['id']} at {failure['step']}: {failure['error'][:300]}")
-    if len(summary["failures"]) > 10:
-        lines.append(f"... and {len(summary['failures']) - 10} more failures (see summary.json)")
+    lines += unfinished(summary).lines(alternative="or add --reject-failures to drop them")
     if summary["release"]:
         lines.append(f"release: {summary['release']['path']} {summary['release']['splits']}")
     return "\n".join(lines)
+
+
+def unfinished(summary: Mapping[str, Any]) -> Unfinished:
+    """The failed videos of a summary, by step, and the steps a failure kept from running."""
+    failed: dict[str, dict[str, str]] = {}
+    for failure in summary["failures"]:
+        failed.setdefault(failure["step"], {})[failure["id"]] = failure["error"]
+    first = min((STEPS.index(step) for step in failed if step in STEPS), default=len(STEPS))
+    later = [*STEPS[first + 1 :], "release"] if failed else []
+    return Unfinished(failed, [step for step in later if step not in failed])
 
 
 # -- recorded runs ---------------------------------------------------------------------------
