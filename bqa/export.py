@@ -21,7 +21,12 @@ from bqa.card import DEFAULT_REPO_ID, card_body, card_data
 from bqa.stats import ReleaseStats, release_stats
 from bqa.workfolder import RELEASE_DIR, read_release
 from builders.files.jsonio import write_json_atomic
-from builders.hub.layout import DEFAULT_MAX_SHARD_BYTES, check_hub_folder, write_hub_folder
+from builders.hub.layout import (
+    DEFAULT_MAX_SHARD_BYTES,
+    check_export_target,
+    check_hub_folder,
+    write_hub_folder,
+)
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +52,7 @@ def export_release(
 ) -> ExportResult:
     """Write the release of ``work_dir`` to ``out_dir`` in Hub layout; ``repo_id`` is used in the card's examples."""
     work_dir = Path(work_dir)
+    check_export_target(out_dir, work_dir)
     release = read_release(work_dir)
     dataset = build_dataset(work_dir, cache_dir=cache_dir)
     stats = release_stats(release.splits, release.meta, self_bleu=self_bleu)
@@ -58,6 +64,7 @@ def export_release(
         card_body=card_body(stats, release.meta, release.splits, repo_id=repo_id),
         card_data=card_data(stats),
         max_shard_bytes=max_shard_bytes,
+        protect=[work_dir],
     )
     log.info("wrote %s", folder)
     if check:

@@ -16,7 +16,12 @@ from pathlib import Path
 
 import datasets
 
-from builders.hub.layout import DEFAULT_MAX_SHARD_BYTES, check_hub_folder, write_hub_folder
+from builders.hub.layout import (
+    DEFAULT_MAX_SHARD_BYTES,
+    check_export_target,
+    check_hub_folder,
+    write_hub_folder,
+)
 from marinelife16k.builder import build_configs
 from marinelife16k.card import DEFAULT_REPO_ID, card_body, card_data
 from marinelife16k.features import DEFAULT_CONFIG
@@ -46,6 +51,7 @@ def export_release(
     ``repo_id`` only appears in the card's loading example. With ``check`` the written folder is
     loaded back with ``load_dataset`` (into a temporary cache) before returning.
     """
+    check_export_target(out_dir, work_dir)
     release = read_release(work_dir)
     configs = build_configs(work_dir, cache_dir=cache_dir)
     folder = write_hub_folder(
@@ -55,6 +61,7 @@ def export_release(
         card_body=card_body(release, repo_id=repo_id),
         card_data=card_data(release),
         max_shard_bytes=max_shard_bytes,
+        protect=[work_dir],
     )
     log.info("wrote %s", folder)
     if check:

@@ -106,9 +106,12 @@ def _build(args: argparse.Namespace) -> int:
         load_group_mapping,
     )
     from builders.demo.bqa_sample import SAMPLE_NOTE, build_options, load_recording
+    from builders.hub.layout import check_export_target
     from builders.pipelines.bqa.runner import LLM_STEPS, BuildOptions, build
 
     steps = [s.strip() for s in args.steps.split(",") if s.strip()]
+    if args.export is not None:  # refused before the build, not after it
+        check_export_target(args.export, args.work)
     common = {
         "skip_missing": args.skip_missing,
         "batch_size": args.batch_size,

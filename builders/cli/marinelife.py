@@ -126,6 +126,10 @@ def _build(args: argparse.Namespace) -> int:
         if not (args.attributes and args.video_root):
             raise ValueError("give --attributes and --video-root (or --sample for the bundled sample)")
         attributes, video_root = args.attributes, args.video_root
+    if args.export:  # refused before the build, not after it
+        from builders.hub.layout import check_export_target
+
+        check_export_target(args.export, args.work_dir)
     note = None
     if args.sample and args.replay:
         client, recorded_config, recorded_note = replay_client(sample_root())

@@ -9,7 +9,7 @@ Layout (what `load_dataset(folder)` and the Hub both read; datasets 5 runs no lo
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +17,13 @@ import datasets
 import yaml
 from datasets.table import embed_table_storage
 
-from builders.files.jsonio import atomic_directory
+from builders.files.jsonio import atomic_directory, check_replaceable
 
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
 SPLIT_ORDER = ("train", "validation", "test")
+# Left in every folder write_hub_folder makes: only such a folder (or an empty one) is ever replaced.
+# Hidden, so load_dataset ignores it; publish never uploads it.
+EXPORT_MARKER = ".vqabench-export"
 
 
 def _ordered_splits(dataset_dict: datasets.DatasetDict) -> list[str]:
@@ -107,15 +110,18 @@ def write_hub_folder(
     card_body: str,
     card_data: Mapping[str, Any] | None = None,
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
+    protect: Iterable[str | Path] = (),
 ) -> Path:
     """Write ``configs`` (name -> DatasetDict) and a card to ``out_dir``, replacing it atomically.
 
     The folder is assembled beside ``out_dir`` and renamed into place, so a crash never leaves a
-    half-written release where a finished one is expected.
+    half-written release where a finished one is expected. Only a folder this function wrote before
+    (:data:`EXPORT_MARKER`) or an empty one is replaced, never one that is or contains the current
+    directory or a ``protect`` folder (see :func:`check_export_target`).
     """
     if default_config not in configs:
         raise ValueError(f"default config {default_config!r} is not one of {sorted(configs)}")
-    with atomic_directory(out_dir) as tmp:
+    with atomic_directory(out_dir, marker=EXPORT_MARKER, protect=protect) as tmp:
         sizes: dict[str, dict[str, int]] = {}
         for name, dd in configs.items():
             data_dir = tmp / "data" / name
@@ -124,6 +130,11 @@ def write_hub_folder(
         meta = _card_yaml(configs, default_config, sizes, card_data or {})
         (tmp / "README.md").write_text(render_card(meta, card_body), encoding="utf-8")
     return Path(out_dir).resolve()
+
+
+def check_export_target(out_dir: str | Path, work_dir: str | Path) -> Path:
+    """Refuse, before any work, an ``out_dir`` that :func:`write_hub_folder` would refuse to replace."""
+    return check_replaceable(out_dir, marker=EXPORT_MARKER, protect=[work_dir])
 
 
 def check_hub_folder(
