@@ -40,7 +40,12 @@ def folder(tmp_path_factory) -> Path:
 
 
 def _local_files(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    """The release's files (the exporter's hidden marker is not part of it and is never pushed)."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in folder.rglob("*")
+        if p.is_file() and not p.name.startswith(".")
+    }
 
 
 @pytest.fixture
@@ -73,6 +78,9 @@ def _use_endpoint(monkeypatch, url: str, home: Path) -> None:
 
     monkeypatch.setenv("HF_ENDPOINT", url)
     monkeypatch.setattr(constants, "ENDPOINT", url)
+    monkeypatch.setattr(
+        constants, "HUGGINGFACE_CO_URL_TEMPLATE", url + "/{repo_id}/resolve/{revision}/{filename}"
+    )
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(home / "token"))
     monkeypatch.setattr(constants, "HF_STORED_TOKENS_PATH", str(home / "stored_tokens"))
@@ -113,7 +121,10 @@ def test_dry_run_lists_the_operations_and_sends_nothing(hub, folder, capsys, cap
     assert "config qa: train 134, validation 17, test 52" in out
     assert "one commit onto a pull request against main: 'Release v1.1'" in out
     assert "then tag that commit 'v1.1'" in out and "dry run: nothing was sent" in out
-    assert hub.requests == []
+    # Issue 15 case 2: the dry run reads (GET only) the repo's file list to show the deletions; it
+    # still sends nothing that changes the repo.
+    assert hub.writes() == [] and {r.method for r in hub.requests} == {"GET"}
+    assert "0 deletion(s)" in out
 
 
 def test_push_uploads_exactly_the_folder_in_one_commit_and_tags_it(hub, folder, capsys, caplog, tmp_path):

@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _push(args: argparse.Namespace) -> int:
     import logging
 
-    from builders.hub.publish import plan_push, push
+    from builders.hub.publish import plan_push, push, with_remote
 
     if not args.verbose:  # one INFO line per HTTP request drowns the summary; -v shows them
         for name in ("httpx2", "httpx"):
@@ -63,9 +63,10 @@ def _push(args: argparse.Namespace) -> int:
         private=not args.public,
         cache_dir=args.cache_dir,
     )
-    print(plan.describe())
     if args.dry_run:
+        print(with_remote(plan).describe())  # reads the repo's file list to show the deletions
         print("dry run: nothing was sent")
         return 0
+    print(plan.describe())
     print(push(plan).describe())
     return 0

@@ -9,17 +9,20 @@ Layout (what `load_dataset(folder)` and the Hub both read; datasets 5 runs no lo
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import datasets
+import pyarrow.parquet as pq
 import yaml
 from datasets.table import embed_table_storage
 
 from builders.files.jsonio import atomic_directory, check_replaceable
 
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
+SHARD_NAME = re.compile(r"^(?P<split>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 SPLIT_ORDER = ("train", "validation", "test")
 # Left in every folder write_hub_folder makes: only such a folder (or an empty one) is ever replaced.
 # Hidden, so load_dataset ignores it; publish never uploads it.
@@ -137,14 +140,40 @@ def check_export_target(out_dir: str | Path, work_dir: str | Path) -> Path:
     return check_replaceable(out_dir, marker=EXPORT_MARKER, protect=[work_dir])
 
 
+def _split_files(folder: Path, config: Mapping[str, Any]) -> dict[str, list[Path]]:
+    """The files each split of a declared config reads (its ``data_files`` patterns, globbed)."""
+    entries = config.get("data_files") or []
+    entries = [{"split": "train", "path": entries}] if isinstance(entries, str | list) and not (
+        entries and isinstance(entries[0], dict)
+    ) else entries  # fmt: skip
+    out: dict[str, list[Path]] = {}
+    for entry in entries:
+        patterns = entry["path"] if isinstance(entry["path"], list) else [entry["path"]]
+        out[entry["split"]] = sorted({p for pattern in patterns for p in folder.glob(pattern) if p.is_file()})
+    return out
+
+
+def _shard_problems(name: str, split: str, files: list[Path]) -> list[str]:
+    """Shards named ``<split>-XXXXX-of-NNNNN`` must form one whole set: two exports' shards side by
+    side (a re-sharded release pushed over the old one) are read together and double the rows."""
+    named = [SHARD_NAME.match(f.name) for f in files]
+    sets = {int(m["count"]) for m in named if m}
+    indices = sorted(int(m["index"]) for m in named if m)
+    if len(sets) > 1 or (sets and indices != list(range(next(iter(sets))))):
+        listed = ", ".join(f.name for f in files)
+        return [f"config {name!r} split {split!r}: its files are not one set of shards ({listed})"]
+    return []
+
+
 def check_hub_folder(
     folder: str | Path, cache_dir: str | Path | None = None
 ) -> dict[str, datasets.DatasetDict]:
     """Validate a folder the way the Hub will read it; return each config loaded with `load_dataset`.
 
     Checks: a card whose YAML declares configs with exactly one default, no ``*.py`` at the root
-    (datasets 5 refuses loading scripts), every config loads, and split sizes match ``dataset_info``.
-    Raises ValueError listing every problem found.
+    (datasets 5 refuses loading scripts), every config loads, each split's Parquet files are one
+    whole set of shards and hold (by their own metadata) the rows loaded, and split sizes match
+    ``dataset_info`` where the card has it. Raises ValueError listing every problem found.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -179,6 +208,16 @@ def check_hub_folder(
             got = {s: len(d) for s, d in dd.items()}
             if name in expected and got != expected[name]:
                 problems.append(f"config {name!r}: split sizes {got} differ from the card's {expected[name]}")
+            config = next(c for c in declared if c.get("config_name") == name)
+            for split, files in _split_files(folder, config).items():
+                problems += _shard_problems(name, split, files)
+                parquet = [f for f in files if f.suffix == ".parquet"]
+                if parquet and len(parquet) == len(files) and split in got:
+                    rows = sum(pq.ParquetFile(f).metadata.num_rows for f in parquet)
+                    if rows != got[split]:
+                        problems.append(
+                            f"config {name!r} split {split!r}: {got[split]} rows loaded, its shards hold {rows}"
+                        )
     if problems:
         raise ValueError(f"{folder} is not a valid Hub dataset folder:\n  - " + "\n  - ".join(problems))
     return loaded
