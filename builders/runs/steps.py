@@ -2,9 +2,9 @@
 
 A pipeline step turns input items into output records (and rejects). While it runs, every finished
 record is appended to ``<work>/steps/<step>.partial.jsonl`` and flushed, so a killed run loses at
-most the line being written (a torn last line is ignored on resume). When the step finishes, its
-records are written in input order to ``<step>.jsonl`` (and ``<step>.rejects.jsonl``) atomically,
-and the partial log is removed. A finished step is not run again; an unfinished one resumes with
+most the line being written (a torn last line is cut off on resume, before anything is appended
+after it). When the step finishes, its records are written in input order to ``<step>.jsonl`` (and
+``<step>.rejects.jsonl``) atomically, and the partial log is removed. A finished step is not run again; an unfinished one resumes with
 the items that have no record yet. Paid LLM calls are never repeated on top of that because the
 LLM engine caches every successful reply.
 """
@@ -12,6 +12,7 @@ LLM engine caches every successful reply.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -26,6 +27,8 @@ from builders.files.jsonio import (
     write_json_atomic,
     write_jsonl_atomic,
 )
+
+log = logging.getLogger(__name__)
 
 KEPT, REJECTED = "kept", "rejected"
 
@@ -43,7 +46,8 @@ class StepRecords:
         self.work_dir = Path(self.work_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         if not self.complete and self.partial_path.exists():
-            for record in read_jsonl(self.partial_path, tolerate_torn_tail=True):
+            _truncate_torn_tail(self.partial_path)
+            for record in read_jsonl(self.partial_path):
                 self._done[str(record[self.key])] = record  # the last record of an id wins
 
     @property
@@ -133,6 +137,37 @@ class StepRecords:
         return Counter(
             KEPT if e["_status"] == KEPT else f"{REJECTED}: {e.get('_reason', '?')}" for e in entries
         )
+
+
+def _truncate_torn_tail(path: Path) -> None:
+    """Cut an unterminated last line (a run killed while appending) off ``path``, so the next record
+    starts on a line of its own; that item is simply redone (its reply, if paid, is in the cache)."""
+    with path.open("rb+") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return
+        # Read back in blocks until the last newline (a torn line is at most one record long).
+        end, block = size, 1 << 16
+        while end > 0:
+            start = max(0, end - block)
+            handle.seek(start)
+            chunk = handle.read(end - start)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                keep = start + cut + 1
+                break
+            end = start
+        else:
+            keep = 0
+        log.warning(
+            "%s: dropping the torn last line (%d bytes) left by an interrupted run", path, size - keep
+        )
+        handle.truncate(keep)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def _strip(entry: Mapping[str, Any]) -> dict[str, Any]:
