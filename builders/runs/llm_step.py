@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 
 from builders.files.jsonio import write_json_atomic, write_jsonl_atomic
 from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
+from builders.runs.lock import locks_work_folder
 from builders.runs.steps import KEPT, REJECTED, StepRecords, bind_work_folder
 from builders.runs.unfinished import Unfinished
 from builders.video.source import VideoError
@@ -139,6 +140,7 @@ class PredictionRun:
 EVAL_CONFIG_FILE = "eval.json"
 
 
+@locks_work_folder
 def run_predictions(
     work_dir: str | Path,
     out: str | Path,

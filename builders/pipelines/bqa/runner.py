@@ -37,6 +37,7 @@ from builders.pipelines.bqa.step2_questions import run_questions
 from builders.pipelines.bqa.step3_filter import run_filter
 from builders.pipelines.bqa.step4_difficulty import STEP4_UNPARSED, run_difficulty
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE
+from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
 from builders.runs.unfinished import Unfinished
 from builders.video.frame_spec import FrameSpec
@@ -241,6 +242,7 @@ def _normalise_steps(steps: Iterable[str]) -> list[str]:
     return [s for s in STEPS if s in wanted]
 
 
+@locks_work_folder
 def build(
     work_dir: str | Path,
     options: BuildOptions,

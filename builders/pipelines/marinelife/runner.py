@@ -47,6 +47,7 @@ from builders.pipelines.marinelife.caption_engine import (
 )
 from builders.pipelines.marinelife.outcomes import Failure, total_cost
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE
+from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
 from builders.runs.unfinished import Unfinished
 from marinelife16k.annotations import read_annotations
@@ -134,6 +135,7 @@ def _rounded(usage: Mapping[str, Any]) -> dict[str, Any]:
     return {name: round(value, 3) for name, value in usage.items()}
 
 
+@locks_work_folder
 def build(
     work_dir: str | os.PathLike[str],
     client: LLMClient,
