@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 from builders.files.jsonio import write_json_atomic, write_jsonl_atomic
 from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
 from builders.runs.lock import locks_work_folder
-from builders.runs.steps import KEPT, REJECTED, StepRecords, bind_work_folder
+from builders.runs.steps import KEPT, REJECTED, StepRecords, bind_work_folder, mark_paid
 from builders.runs.unfinished import Unfinished
 from builders.video.source import VideoError
 
@@ -87,6 +87,8 @@ def run_llm_step(
                     records.add({"id": item["id"]}, status=REJECTED, reason=VIDEO_UNREADABLE, detail=str(err))
                     bar.update(1)
             results = client.run([request for _, request in ready], desc=desc) if ready else []
+            if any(result.ok for result in results):
+                mark_paid(records.work_dir)  # before the first reply is recorded: options lock now
             for (item, request), result in zip(ready, results, strict=True):
                 if result.ok:
                     outcome = outcome_of(item, request, result)

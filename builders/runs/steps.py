@@ -187,20 +187,45 @@ def _differences(old: Any, new: Any, prefix: str) -> list[str]:
     return [] if old == new else [f"{prefix.lstrip('.')}: was {old!r}, now {new!r}"]
 
 
-def bind_work_folder(work_dir: str | os.PathLike[str], wanted: Mapping[str, Any], config_file: str) -> None:
+UNPAID_MARKER = ".options-unpaid"  # in a work folder whose options are recorded but no reply is yet
+
+
+def mark_paid(work_dir: str | os.PathLike[str]) -> None:
+    """Say that ``work_dir`` now holds a paid LLM reply: from here on its options are locked.
+
+    Called before the first reply is recorded (so a crash in between errs on the locked side)."""
+    marker = Path(work_dir) / UNPAID_MARKER
+    if marker.exists():
+        marker.unlink()
+
+
+def bind_work_folder(
+    work_dir: str | os.PathLike[str], wanted: Mapping[str, Any], config_file: str, *, llm_part: str = "llm"
+) -> None:
     """Record what a work folder is built from in ``<work>/<config_file>``, or refuse a run that differs.
 
     Each part of ``wanted`` (e.g. ``data``, ``llm``) is compared key by key, nested mappings as dotted
     keys; a part that is None is not checked, and is recorded once it has a value. Resuming with other
-    options would mix two runs' records in one folder, so it is an error listing every difference.
+    options would mix two runs' records in one folder, so it is an error listing every difference,
+    except where nothing depends on the old options yet, and the new ones simply replace them:
+
+    * the LLM settings (part ``llm_part``), until the folder holds a paid reply (:func:`mark_paid`):
+      a first run with a mistyped model or without its API key locks nothing;
+    * every part, while no step has recorded anything.
     """
     path = Path(work_dir) / config_file
+    unpaid = Path(work_dir) / UNPAID_MARKER
     wanted = json.loads(json.dumps(wanted))  # tuples and the like compare as they will be stored
     stored = read_json_object(path) if path.is_file() else {}
-    problems = [
-        d for part, new in wanted.items() if new is not None and stored.get(part) is not None
-        for d in _differences(stored[part], new, part)
-    ]  # fmt: skip
+    steps = Path(work_dir) / "steps"
+    free = set(wanted) if not (steps.is_dir() and any(steps.iterdir())) else set()
+    if unpaid.is_file():
+        free.add(llm_part)
+    changed: list[str] = []
+    problems: list[str] = []
+    for part, new in wanted.items():
+        if new is not None and stored.get(part) is not None:
+            (changed if part in free else problems).extend(_differences(stored[part], new, part))
     if problems:
         raise ValueError(
             f"{path}: this work folder was built with other options:\n  "
@@ -208,6 +233,14 @@ def bind_work_folder(work_dir: str | os.PathLike[str], wanted: Mapping[str, Any]
             + "\nrerun with the same options, or use a new work folder (pass --llm-cache "
             f"{Path(work_dir) / DEFAULT_CACHE} to reuse the replies already paid for)"
         )
-    updated = {**stored, **{k: v for k, v in wanted.items() if stored.get(k) is None}}
+    if changed:
+        log.info("%s: nothing depends on the old options yet; now %s", path, "; ".join(changed))
+    if not path.is_file():  # a new binding: its LLM settings lock once a reply is paid for
+        Path(work_dir).mkdir(parents=True, exist_ok=True)
+        unpaid.write_text("options recorded, no LLM reply yet: a rerun may change the LLM settings\n")
+    updated = {
+        **stored,
+        **{k: v for k, v in wanted.items() if v is not None and (stored.get(k) is None or k in free)},
+    }
     if updated != stored:
         write_json_atomic(path, updated)

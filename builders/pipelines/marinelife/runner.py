@@ -162,7 +162,7 @@ def build(
         raise ValueError(f"{attributes}: no videos")
     wanted = {"config": config.outputs(), "model": client.settings.model, "videos_sha256": _digest(rows),
               "prompts": prompt_versions()}  # fmt: skip
-    bind_work_folder(work, wanted, CONFIG_FILE)
+    bind_work_folder(work, wanted, CONFIG_FILE, llm_part="model")
     before = client.usage.snapshot()
     common = {"batch_size": config.batch_size, "reject_failures": config.reject_failures}
 
