@@ -32,6 +32,21 @@ def _publishable(path: PathLike, mode: int) -> None:
     os.chmod(path, mode & ~_umask())
 
 
+def read_text(path: PathLike) -> str:
+    """A UTF-8 text file's content (a leading BOM dropped); bytes that are not UTF-8 are an error
+    naming the file, the line and the byte, not a bare UnicodeDecodeError."""
+    path = Path(path)
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise ValueError(
+            f"{path}, line {line}: not UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start}); "
+            "save the file as UTF-8"
+        ) from None
+
+
 def iter_jsonl(path: PathLike, *, tolerate_torn_tail: bool = False) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` of every non-blank line.
 
@@ -41,7 +56,7 @@ def iter_jsonl(path: PathLike, *, tolerate_torn_tail: bool = False) -> Iterator[
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"file not found: {path}")
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = read_text(path).splitlines(keepends=True)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
