@@ -39,10 +39,15 @@ def test_an_unterminated_quote_points_at_the_line_it_opens(tmp_path):
 
 
 def test_empty_file_scores_and_frames(tmp_path):
-    empty = tmp_path / "train.csv"
-    empty.write_text("")
-    with pytest.raises(ValueError, match=rf"{empty}: no annotation rows \(the file is empty\)"):
-        read_annotation_file(empty)
+    root = tmp_path / "BOLD_public"
+    (root / "annotations").mkdir(parents=True)
+    for name in ("train.csv", "val.csv"):
+        (root / "annotations" / name).write_text("")
+    assert read_annotation_file(root / "annotations" / "train.csv") == []  # one empty split: a warning
+    with pytest.raises(
+        ValueError, match=r"no annotation rows in .*train.csv, .*val.csv: every file is empty"
+    ):
+        read_bold(root)
     for column, value in ((EMOTIONS[3], "1.5"), (EMOTIONS[0], "-0.1"), ("annotation_confidence", "7")):
         row = _good_row()
         row[COLUMNS.index(column)] = value

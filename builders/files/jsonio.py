@@ -128,7 +128,7 @@ def check_replaceable(
 
     Never a folder that is, or contains, the current directory or one of ``protect`` (a work folder
     with its paid reply cache). With ``marker``, an existing folder must be empty or hold the file
-    ``marker`` (what :func:`atomic_directory` leaves in the folders it writes): an unrelated folder
+    ``marker`` (a relative path; what :func:`atomic_directory` leaves in the folders it writes): an unrelated folder
     given by mistake is never wiped.
     """
     target = Path(target).resolve()
@@ -167,6 +167,7 @@ def atomic_directory(
     _publishable(tmp, 0o777)
     try:
         if marker:
+            (tmp / marker).parent.mkdir(parents=True, exist_ok=True)
             (tmp / marker).write_text("written by vqabench; writing to this folder again replaces it\n")
         yield tmp
         old = None

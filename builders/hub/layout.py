@@ -25,8 +25,9 @@ DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
 SHARD_NAME = re.compile(r"^(?P<split>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 SPLIT_ORDER = ("train", "validation", "test")
 # Left in every folder write_hub_folder makes: only such a folder (or an empty one) is ever replaced.
-# Hidden, so load_dataset ignores it; publish never uploads it.
-EXPORT_MARKER = ".vqabench-export"
+# Hidden and beside the shards, so load_dataset ignores it, publish never uploads it, and the
+# folder's top level stays README.md + data/.
+EXPORT_MARKER = "data/.vqabench-export"
 
 
 def _ordered_splits(dataset_dict: datasets.DatasetDict) -> list[str]:
