@@ -54,6 +54,19 @@ def export_release(
     work_dir = Path(work_dir)
     check_export_target(out_dir, work_dir)
     release = read_release(work_dir)
+    empty = [split for split, rows in release.splits.items() if not rows]
+    if empty:
+        records = [r for rows in release.splits.values() for r in rows]
+        films = len({r.source.film_id for r in records})
+        cause = (
+            "every item was rejected (see the rejected counts of the build summary)"
+            if not records
+            else f"its {len(records)} rows come from {films} film(s), too few for a 6:2:2 split by film"
+        )
+        raise ValueError(
+            f"{work_dir}: the release's {', '.join(empty)} split(s) have no rows: {cause}; "
+            "build from more BoLD rows (a larger --limit) before exporting"
+        )
     dataset = build_dataset(work_dir, cache_dir=cache_dir)
     stats = release_stats(release.splits, release.meta, self_bleu=self_bleu)
     write_json_atomic(work_dir / RELEASE_DIR / "stats.json", stats.to_json())

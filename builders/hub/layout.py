@@ -125,6 +125,16 @@ def write_hub_folder(
     """
     if default_config not in configs:
         raise ValueError(f"default config {default_config!r} is not one of {sorted(configs)}")
+    empty = [
+        f"{name}/{split}"
+        for name, dd in configs.items()
+        for split in _ordered_splits(dd)
+        if not len(dd[split])
+    ]
+    if empty:  # load_dataset would fail with "Instruction ... corresponds to no data!"
+        raise ValueError(
+            f"split(s) {', '.join(empty)} have no rows: a Hub dataset cannot have an empty split"
+        )
     with atomic_directory(out_dir, marker=EXPORT_MARKER, protect=protect) as tmp:
         sizes: dict[str, dict[str, int]] = {}
         for name, dd in configs.items():

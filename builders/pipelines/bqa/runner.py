@@ -132,8 +132,13 @@ class BuildSummary:
         return Unfinished(self.failed, self.not_run)
 
     @property
+    def empty_release(self) -> bool:
+        """A release was written and has no rows: every item was rejected on the way."""
+        return self.splits is not None and not sum(d["rows"] for d in self.splits.values())
+
+    @property
     def ok(self) -> bool:
-        return not self.unfinished
+        return not self.unfinished and not self.empty_release
 
     def to_json(self) -> dict[str, Any]:
         run = None
@@ -150,6 +155,7 @@ class BuildSummary:
             "tokens": {"prompt": self.tokens[0], "completion": self.tokens[1]},
             "this_run": run,
             "unfinished": self.unfinished.to_json(),
+            "empty_release": self.empty_release,
         }
 
     def format(self) -> str:
@@ -180,6 +186,16 @@ class BuildSummary:
                 f"({r.reasks} re-asks), {r.failures} failures, tokens in {r.prompt_tokens:,} / out {r.completion_tokens:,}"
             )
         lines += self.unfinished.lines(alternative="or pass --reject-llm-failures to reject them")
+        if self.empty_release:
+            rejected = "; ".join(
+                f"{name}: " + ", ".join(f"{r} {n}" for r, n in sorted(s.rejected.items()))
+                for name, s in self.steps.items()
+                if s.rejected
+            )
+            lines.append(
+                f"EMPTY RELEASE: every one of the {self.rows} BoLD rows was rejected ({rejected or 'no reasons recorded'}); "
+                f"see {self.work_dir / 'steps'}/*.rejects.jsonl"
+            )
         return "\n".join(lines)
 
 

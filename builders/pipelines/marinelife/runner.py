@@ -195,7 +195,14 @@ def _release(
     qa = {r["id"]: r for r in StepRecords(work, qa_generation.STEP).kept()}
     videos = [row for row in captioned if row["id"] in qa]
     if not videos:
-        raise RuntimeError(f"no video made it through the pipeline; see the rejects in {work / 'steps'}")
+        rejected = Counter(
+            f"{name}: {r.get('_reason', '?')}" for name in STEPS for r in StepRecords(work, name).rejects()
+        )
+        counts = ", ".join(f"{k} {n}" for k, n in sorted(rejected.items())) or "no reasons recorded"
+        raise RuntimeError(
+            f"no video made it through the pipeline: every one of the {len(captioned)} captioned videos was "
+            f"rejected ({counts}); see the rejects in {work / 'steps'}"
+        )
     return write_release(
         work,
         videos,
