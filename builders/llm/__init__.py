@@ -16,6 +16,7 @@ Public API (see each module for details):
 from __future__ import annotations
 
 import argparse
+import logging
 from pathlib import Path
 
 from builders.llm.cache import (
@@ -40,6 +41,14 @@ from builders.llm.schema import (
 from builders.llm.settings import LLMSettings, add_llm_arguments, settings_from_args
 from builders.llm.usage import TokenUsage, UsageSummary
 
+WORST_CASE_NOTICE_SECONDS = 300.0  # a hanging endpoint may hold each item this long: say so first
+
+
+def warn_if_slow(settings: LLMSettings) -> None:
+    """Log, before anything is sent, how long a hanging endpoint can hold each item, when that is long."""
+    if settings.worst_case_seconds() > WORST_CASE_NOTICE_SECONDS:
+        logging.getLogger("builders.llm").warning("%s", settings.worst_case_note())
+
 
 def client_from_args(
     args: argparse.Namespace, default_cache: str | Path | None = None, *, progress: bool | None = None
@@ -50,6 +59,7 @@ def client_from_args(
     settings = settings_from_args(args)
     if progress is not None:
         settings = settings.model_copy(update={"progress": progress})
+    warn_if_slow(settings)
     if args.llm_replies:
         return LLMClient(settings, replies_path=args.llm_replies)
     return LLMClient(settings, cache_path=args.llm_cache or default_cache, mode=args.llm_mode)
@@ -67,6 +77,7 @@ __all__ = [
     "Mode",
     "ReplayMissError",
     "ReplyCache",
+    "warn_if_slow",
     "ReplyError",
     "ReplySchema",
     "TokenUsage",

@@ -58,6 +58,20 @@ class LLMSettings(BaseModel):
     )
     progress: bool = Field(True, description="show a tqdm bar (it also hides itself when not a TTY)")
 
+    def worst_case_seconds(self) -> float:
+        """The longest one item can take before it is reported failed: every attempt (1 + re-asks)
+        spends every SDK try (1 + retries) up to the timeout, plus the SDK's backoff between tries
+        (0.5 s doubling, at most 8 s)."""
+        backoff = sum(min(0.5 * 2**i, 8.0) for i in range(self.max_retries))
+        return (self.max_validation_retries + 1) * ((self.max_retries + 1) * self.timeout + backoff)
+
+    def worst_case_note(self) -> str:
+        return (
+            f"worst-case wait per item: {self.worst_case_seconds() / 60:.1f} min ({self.max_validation_retries + 1} "
+            f"attempt(s) x {self.max_retries + 1} HTTP tries x {self.timeout:g} s timeout, plus backoff); "
+            "--llm-timeout and --llm-max-retries shorten it"
+        )
+
     @field_validator("base_url")
     @classmethod
     def _strip_slash(cls, value: str) -> str:
@@ -143,6 +157,16 @@ def add_llm_arguments(parser: argparse.ArgumentParser, cache: bool = True) -> No
         help="NAME of the variable holding the API key, not the key (env VQABENCH_LLM_API_KEY_ENV)",
     )
     group.add_argument("--llm-concurrency", type=int, help="requests in flight at once")
+    group.add_argument(
+        "--llm-timeout",
+        type=float,
+        help="seconds one HTTP attempt may take (default 120; env VQABENCH_LLM_TIMEOUT)",
+    )
+    group.add_argument(
+        "--llm-max-retries",
+        type=int,
+        help="SDK retries of a 429/5xx/timeout/dropped connection (default 4; env VQABENCH_LLM_MAX_RETRIES)",
+    )
     if not cache:
         return
     group.add_argument("--llm-cache", help="SQLite reply cache; reruns never repeat a call that succeeded")
@@ -163,4 +187,6 @@ def settings_from_args(args: argparse.Namespace) -> LLMSettings:
         base_url=args.llm_base_url,
         api_key_env=args.llm_api_key_env,
         max_concurrency=args.llm_concurrency,
+        timeout=getattr(args, "llm_timeout", None),
+        max_retries=getattr(args, "llm_max_retries", None),
     )

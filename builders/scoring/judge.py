@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from builders.llm import LLMClient, LLMResult, LLMSettings
+from builders.llm import LLMClient, LLMResult, LLMSettings, warn_if_slow
 from builders.scoring.rubrics import Rubric
 from marinelife16k.vocabulary import CAMERA_KINDS
 
@@ -74,15 +74,19 @@ def judge_client(
 def judge_client_from_args(args: argparse.Namespace) -> LLMClient:
     """A judge client from :func:`builders.llm.add_llm_arguments` options; unset ones fall back to
     ``VQABENCH_JUDGE_*`` (not ``VQABENCH_LLM_*``), as :func:`judge_client` does."""
-    return judge_client(
+    client = judge_client(
         model=args.llm_model,
         base_url=args.llm_base_url,
         api_key_env=args.llm_api_key_env,
         max_concurrency=args.llm_concurrency,
+        timeout=args.llm_timeout,
+        max_retries=args.llm_max_retries,
         cache_path=args.llm_cache,
         mode=args.llm_mode if args.llm_mode != "normal" else None,
         replies_path=args.llm_replies,
     )
+    warn_if_slow(client.settings)
+    return client
 
 
 def _check_lengths(n: int, **columns: Sequence[Any] | None) -> None:
