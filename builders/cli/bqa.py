@@ -65,6 +65,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "them pending for the next run",
     )
     b.add_argument(
+        "--accept-changed-source",
+        action="store_true",
+        help="resume although the BoLD CSVs changed since the work folder was built (records already made "
+        "stay as they are); without it such a rerun is refused",
+    )
+    b.add_argument(
         "--replay",
         action="store_true",
         help="with --sample: rebuild from the sample's recorded replies (bqa/sample/pipeline_replies.jsonl) and settings, "
@@ -116,6 +122,7 @@ def _build(args: argparse.Namespace) -> int:
         "skip_missing": args.skip_missing,
         "batch_size": args.batch_size,
         "reject_llm_failures": args.reject_llm_failures,
+        "accept_changed_source": args.accept_changed_source,
         "group_mapping": load_group_mapping(args.group_mapping)
         if args.group_mapping
         else DEFAULT_GROUP_MAPPING,

@@ -15,7 +15,7 @@ import json
 import logging
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,7 +200,13 @@ def mark_paid(work_dir: str | os.PathLike[str]) -> None:
 
 
 def bind_work_folder(
-    work_dir: str | os.PathLike[str], wanted: Mapping[str, Any], config_file: str, *, llm_part: str = "llm"
+    work_dir: str | os.PathLike[str],
+    wanted: Mapping[str, Any],
+    config_file: str,
+    *,
+    llm_part: str = "llm",
+    accept: Collection[str] = (),
+    hints: Mapping[str, str] | None = None,
 ) -> None:
     """Record what a work folder is built from in ``<work>/<config_file>``, or refuse a run that differs.
 
@@ -211,7 +217,11 @@ def bind_work_folder(
 
     * the LLM settings (part ``llm_part``), until the folder holds a paid reply (:func:`mark_paid`):
       a first run with a mistyped model or without its API key locks nothing;
-    * every part, while no step has recorded anything.
+    * every part, while no step has recorded anything;
+    * the parts named in ``accept`` (the caller's explicit "go on with the new values").
+
+    ``hints``: per part, a sentence added to the refusal when that part differs (e.g. how to start
+    over after the input files changed).
     """
     path = Path(work_dir) / config_file
     unpaid = Path(work_dir) / UNPAID_MARKER
@@ -221,15 +231,22 @@ def bind_work_folder(
     free = set(wanted) if not (steps.is_dir() and any(steps.iterdir())) else set()
     if unpaid.is_file():
         free.add(llm_part)
+    free.update(accept)
     changed: list[str] = []
     problems: list[str] = []
+    refused: list[str] = []
     for part, new in wanted.items():
         if new is not None and stored.get(part) is not None:
-            (changed if part in free else problems).extend(_differences(stored[part], new, part))
+            found = _differences(stored[part], new, part)
+            (changed if part in free else problems).extend(found)
+            if found and part not in free:
+                refused.append(part)
     if problems:
+        extra = "".join(f"\n{(hints or {})[part]}" for part in refused if part in (hints or {}))
         raise ValueError(
             f"{path}: this work folder was built with other options:\n  "
             + "\n  ".join(problems)
+            + extra
             + "\nrerun with the same options, or use a new work folder (pass --llm-cache "
             f"{Path(work_dir) / DEFAULT_CACHE} to reuse the replies already paid for)"
         )

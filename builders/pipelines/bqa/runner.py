@@ -15,6 +15,7 @@ two builds in one folder. ``<work>/summary.json`` holds the last run's :class:`B
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections import Counter
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bqa.bold import read_bold
+from bqa.bold import ANNOTATIONS_DIR, BOLD_FILES, read_bold
 from bqa.candidates import Candidates
 from bqa.features import SPLITS
 from bqa.records import BoLDAnnotation, BQARecord, Provenance, StepProvenance
@@ -68,6 +69,7 @@ class BuildOptions:
     batch_size: int = DEFAULT_BATCH_SIZE
     reject_llm_failures: bool = False
     source_note: str = "BoLD"  # the release's "source", shown in the card
+    accept_changed_source: bool = False  # resume although the BoLD CSVs changed (records made stay)
 
     def __post_init__(self) -> None:
         if self.limit is not None and self.limit < 1:
@@ -87,6 +89,23 @@ class BuildOptions:
                 },
             }
         )
+
+
+CHANGED_SOURCE_HINT = (
+    "the BoLD annotation files changed since this folder was built (edited scores or added rows leave "
+    "stale records here): start over in a new work folder (pass --llm-cache with this folder's cache so "
+    "the unchanged rows' replies are reused), or pass --accept-changed-source to resume over them anyway"
+)
+
+
+def source_fingerprint(bold_root: str | Path) -> dict[str, str]:
+    """sha256 of each BoLD annotation file, so a rerun over edited CSVs is noticed, not ignored."""
+    folder = Path(bold_root) / ANNOTATIONS_DIR
+    return {
+        name: hashlib.sha256((folder / name).read_bytes()).hexdigest()
+        for name in BOLD_FILES.values()
+        if (folder / name).is_file()
+    }
 
 
 def _plain(value: Any) -> Any:
@@ -283,7 +302,13 @@ def build(
     source = read_bold(options.bold_root, codes=options.demographic_codes, skip_missing=options.skip_missing)
     work_dir.mkdir(parents=True, exist_ok=True)
     llm = client.settings.cache_identity() if needs_llm else None
-    bind_work_folder(work_dir, {"data": options.identity(), "llm": llm}, CONFIG_FILE)
+    bind_work_folder(
+        work_dir,
+        {"data": options.identity(), "llm": llm, "inputs": source_fingerprint(options.bold_root)},
+        CONFIG_FILE,
+        accept=("inputs",) if options.accept_changed_source else (),
+        hints={"inputs": CHANGED_SOURCE_HINT},
+    )
     rows = source.annotations[: options.limit] if options.limit else source.annotations
     by_id = {a.id: a for a in rows}
     before = client.usage.snapshot() if client is not None else None
