@@ -23,6 +23,7 @@ from bqa.workfolder import RELEASE_DIR, read_release
 from builders.files.jsonio import write_json_atomic
 from builders.hub.layout import (
     DEFAULT_MAX_SHARD_BYTES,
+    SAMPLE_KEY,
     check_export_target,
     check_hub_folder,
     write_hub_folder,
@@ -38,6 +39,10 @@ class ExportResult:
     folder: Path
     dataset: datasets.DatasetDict  # as built from the work folder
     stats: ReleaseStats
+
+
+def _sample_flag(reason: str | None) -> dict[str, str]:
+    return {SAMPLE_KEY: reason} if reason else {}
 
 
 def export_release(
@@ -75,7 +80,7 @@ def export_release(
         {CONFIG_NAME: dataset},
         default_config=CONFIG_NAME,
         card_body=card_body(stats, release.meta, release.splits, repo_id=repo_id),
-        card_data=card_data(stats),
+        card_data={**card_data(stats), **_sample_flag(release.meta.extra.get("sample"))},
         max_shard_bytes=max_shard_bytes,
         protect=[work_dir],
     )

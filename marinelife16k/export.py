@@ -18,6 +18,7 @@ import datasets
 
 from builders.hub.layout import (
     DEFAULT_MAX_SHARD_BYTES,
+    SAMPLE_KEY,
     check_export_target,
     check_hub_folder,
     write_hub_folder,
@@ -35,6 +36,11 @@ class ExportResult:
     folder: Path
     configs: dict[str, datasets.DatasetDict]  # as built from the work folder
     release: Release
+
+
+def _sample_flag(release: Release) -> dict[str, str]:
+    reason = (release.meta.get("provenance") or {}).get("sample")
+    return {SAMPLE_KEY: reason} if reason else {}
 
 
 def export_release(
@@ -59,7 +65,7 @@ def export_release(
         configs,
         default_config=DEFAULT_CONFIG,
         card_body=card_body(release, repo_id=repo_id),
-        card_data=card_data(release),
+        card_data={**card_data(release), **_sample_flag(release)},
         max_shard_bytes=max_shard_bytes,
         protect=[work_dir],
     )

@@ -99,7 +99,7 @@ def hub(monkeypatch, tmp_path, outside_attempts):
 
 
 def _push(capsys, caplog, *argv: str) -> tuple[int, str]:
-    code = cli_main(["push", *argv])
+    code = cli_main(["push", *argv, "--allow-sample"])  # the folder is the bundled sample's release
     captured = capsys.readouterr()
     output = captured.out + captured.err + caplog.text
     for token in (SECRET, READ_ONLY, WRONG):
@@ -181,7 +181,9 @@ def test_verbose_logs_and_traceback_do_not_show_the_token(hub, folder, caplog, m
     monkeypatch.setenv("HF_TOKEN", WRONG)
     caplog.set_level(logging.DEBUG)
     with pytest.raises(PushError) as raised:
-        cli_main(["-v", "push", str(folder), REPO])  # -v: debug logs, and the error is raised, not printed
+        cli_main(
+            ["-v", "push", str(folder), REPO, "--allow-sample"]
+        )  # -v: debug logs, and the error is raised, not printed
     shown = str(raised.value) + repr(raised.value) + caplog.text
     assert "not authorised to write to org/bench" in shown and "127.0.0.1" in caplog.text
     for token in (SECRET, READ_ONLY, WRONG):
@@ -268,7 +270,17 @@ def test_push_in_a_fresh_process_reads_the_environment(folder, tmp_path):
             "HF_HOME": str(tmp_path / "hf-home"),
         }
         done = subprocess.run(
-            [sys.executable, "-m", "builders.cli", "push", str(folder), REPO, "--tag", "v3"],
+            [
+                sys.executable,
+                "-m",
+                "builders.cli",
+                "push",
+                str(folder),
+                REPO,
+                "--tag",
+                "v3",
+                "--allow-sample",
+            ],
             env=env,
             capture_output=True,
             text=True,

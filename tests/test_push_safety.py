@@ -45,7 +45,7 @@ def hub(monkeypatch, tmp_path, outside_attempts):  # noqa: F811 - the imported f
 
 
 def push(capsys, *argv: str) -> tuple[int, str]:
-    code = cli_main(["push", *argv])
+    code = cli_main(["push", *argv, "--allow-sample"])  # the folders are the bundled sample's release
     captured = capsys.readouterr()
     assert SECRET not in captured.out + captured.err
     return code, captured.out + captured.err

@@ -40,6 +40,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--cache-dir", type=Path, help="datasets cache for the check (default: a temporary one)"
     )
+    parser.add_argument(
+        "--allow-sample",
+        action="store_true",
+        help="push a release built from a bundled sample or scripted replies (its card says so); refused otherwise",
+    )
     parser.set_defaults(func=_push)
 
 
@@ -62,6 +67,7 @@ def _push(args: argparse.Namespace) -> int:
         create_repo=args.create_repo,
         private=not args.public,
         cache_dir=args.cache_dir,
+        allow_sample=args.allow_sample,
     )
     if args.dry_run:
         print(with_remote(plan).describe())  # reads the repo's file list to show the deletions

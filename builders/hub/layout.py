@@ -28,6 +28,9 @@ SPLIT_ORDER = ("train", "validation", "test")
 # Hidden and beside the shards, so load_dataset ignores it, publish never uploads it, and the
 # folder's top level stays README.md + data/.
 EXPORT_MARKER = "data/.vqabench-export"
+# Card YAML key of a release built from a bundled sample or scripted replies (its value says which):
+# stated on the card, and `push` refuses such a folder unless told --allow-sample.
+SAMPLE_KEY = "vqabench_sample"
 
 
 def _ordered_splits(dataset_dict: datasets.DatasetDict) -> list[str]:

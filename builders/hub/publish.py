@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from builders.hub.layout import check_hub_folder, read_card
+from builders.hub.layout import SAMPLE_KEY, check_hub_folder, read_card
 
 REPO_TYPE = "dataset"
 # A remote file with one of these suffixes is release data wherever it is (and so deleted when the
@@ -236,8 +236,12 @@ def plan_push(
     private: bool = True,
     endpoint: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    allow_sample: bool = False,
 ) -> PushPlan:
-    """Validate ``folder`` and list the push; no network. ValueError names every problem."""
+    """Validate ``folder`` and list the push; no network. ValueError names every problem.
+
+    A release whose card says it was built from a bundled sample or scripted replies
+    (:data:`~builders.hub.layout.SAMPLE_KEY`) is refused unless ``allow_sample``."""
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise ValueError(f"repo id {repo_id!r}: expected <namespace>/<name>")
     if tag is not None and (not tag.strip() or tag != tag.strip() or " " in tag):
@@ -249,6 +253,11 @@ def plan_push(
     with tempfile.TemporaryDirectory(prefix="vqabench-push-check-") as tmp:
         loaded = check_hub_folder(folder, cache_dir=cache_dir or tmp)
     meta, _ = read_card(folder)
+    if meta.get(SAMPLE_KEY) and not allow_sample:
+        raise ValueError(
+            f"{folder}: not pushing it to {repo_id}: its card says it was {meta[SAMPLE_KEY]} "
+            f"({SAMPLE_KEY} in README.md); pass --allow-sample if publishing it is really meant"
+        )
     declared = meta.get("configs") or []
     default = next((c["config_name"] for c in declared if c.get("default")), declared[0]["config_name"])
     configs = (default, *(c["config_name"] for c in declared if c["config_name"] != default))

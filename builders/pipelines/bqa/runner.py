@@ -28,6 +28,7 @@ from bqa.bold import ANNOTATIONS_DIR, BOLD_FILES, read_bold
 from bqa.candidates import Candidates
 from bqa.features import SPLITS
 from bqa.records import BoLDAnnotation, BQARecord, Provenance, StepProvenance
+from bqa.sample import sample_root
 from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES, DEFAULT_GROUP_MAPPING, DIFFICULTIES, GroupMapping
 from bqa.workfolder import ReleaseMeta, make_record, meta_path, read_release, write_release
 from builders.files.jsonio import write_json_atomic
@@ -91,6 +92,7 @@ class BuildOptions:
         )
 
 
+SAMPLE_REASON = "built from the bundled synthetic BoLD-format sample (bqa/sample), not from BoLD"
 CHANGED_SOURCE_HINT = (
     "the BoLD annotation files changed since this folder was built (edited scores or added rows leave "
     "stale records here): start over in a new work folder (pass --llm-cache with this folder's cache so "
@@ -351,7 +353,16 @@ def _write_split(work_dir: Path, options: BuildOptions, rows: Mapping[str, BoLDA
         seed=options.seed,
         source=options.source_note,
         split_rule=SPLIT_RULE,
-        extra={"frames": options.frames.to_json(), "limit": options.limit, "llm": config.get("llm")},
+        extra={
+            "frames": options.frames.to_json(),
+            "limit": options.limit,
+            "llm": config.get("llm"),
+            **(
+                {"sample": SAMPLE_REASON}
+                if Path(options.bold_root).resolve() == sample_root().resolve()
+                else {}
+            ),
+        },
     )
     write_release(work_dir, splits, meta)
     empty = [s for s in SPLITS if not splits[s]]

@@ -51,6 +51,7 @@ from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
 from builders.runs.unfinished import Unfinished
 from marinelife16k.annotations import read_annotations
+from marinelife16k.sample import SAMPLE_REASON, sample_video_root
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, QUESTION_TYPES
 from marinelife16k.workfolder import read_release, write_release
 
@@ -210,11 +211,13 @@ def _release(
         seed=config.seed,
         sizes=config.split_sizes,
         video_root=video_root,
-        provenance=_provenance(work, client, config, note),
+        provenance=_provenance(work, client, config, note, video_root),
     )
 
 
-def _provenance(work: Path, client: LLMClient, config: PipelineConfig, note: str | None) -> dict[str, Any]:
+def _provenance(
+    work: Path, client: LLMClient, config: PipelineConfig, note: str | None, video_root: Path
+) -> dict[str, Any]:
     models = sorted(
         {
             c["llm"][stage]["model"]
@@ -232,6 +235,8 @@ def _provenance(work: Path, client: LLMClient, config: PipelineConfig, note: str
         **config.outputs(),
         "distractors": "LLM-written (three per multiple-choice question); all else computed from the attributes",
         **({"note": note} if note else {}),
+        # the bundled sample's videos: the release says so on its card, and push refuses it by default
+        **({"sample": SAMPLE_REASON} if video_root == sample_video_root().resolve() else {}),
     }
 
 
