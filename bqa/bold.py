@@ -16,8 +16,6 @@ and listed in :attr:`BoLDSource.missing` (and logged), never dropped silently.
 
 from __future__ import annotations
 
-import csv
-import io
 import logging
 import math
 from collections.abc import Iterable, Mapping
@@ -26,7 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from bqa.records import BoLDAnnotation
 from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES, EMOTIONS
-from builders.files.jsonio import read_text
+from builders.files.csvio import iter_csv_records
 
 log = logging.getLogger(__name__)
 
@@ -189,25 +187,15 @@ def read_annotation_file(
         raise FileNotFoundError(f"BoLD annotation file not found: {path}")
     split = bold_split or path.stem
     out = []
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))  # read_text: a BOM is fine, Latin-1 is not
-    while True:
-        start = reader.line_num + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as err:
-            raise BoLDFormatError(path, start, None, str(err)) from None
-        if reader.line_num != start:  # BoLD rows are one line each: a quote was left open
+    for record in iter_csv_records(path):
+        if record.end != record.start:  # BoLD rows are one line each: a quote was left open
             raise BoLDFormatError(
                 path,
-                start,
+                record.start,
                 None,
-                f"a quote opened on this line is not closed (the row runs on to line {reader.line_num})",
+                f"a quote opened on this line is not closed (the row runs on to line {record.end})",
             )
-        if not row or all(not cell.strip() for cell in row):
-            continue
-        out.append(parse_row(row, file=path, line=start, bold_split=split, codes=codes))
+        out.append(parse_row(record.cells, file=path, line=record.start, bold_split=split, codes=codes))
     if not out:  # legitimate for one split (read_bold refuses a root with no rows at all)
         log.warning("%s: no annotation rows (the file is empty)", path)
     return out

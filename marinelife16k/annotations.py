@@ -15,14 +15,13 @@ become ``""``.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from builders.files.csvio import iter_csv_records
 from builders.files.jsonio import read_text
 from marinelife16k.questions import video_key
 from marinelife16k.vocabulary import ATTRIBUTES, COLLECTIONS, REQUIRED_ATTRIBUTES, camera_kind
@@ -59,38 +58,21 @@ def video_row(raw: dict[str, Any]) -> dict[str, str]:
 def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any], list[str]]]:
     """``(where, row, problems)`` per record; a record with more or fewer cells than the header (an
     unquoted comma shifts every later column) is a problem, not a row to guess at."""
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
-    try:
-        header = [h.strip() for h in next(reader)]
-    except StopIteration:
-        header = []
-    except csv.Error as err:
-        raise ValueError(f"{path}: line 1: {err}") from None
+    records = iter_csv_records(path)
+    first = next(records, None)
+    header = [h.strip() for h in first.cells] if first else []
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
         raise ValueError(f"{path}: missing column(s) {missing}; the header has {header}")
-    number = 1  # spreadsheet numbering: the header is row 1
-    while True:
-        start = reader.line_num + 1
-        try:
-            cells = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as err:
-            raise ValueError(f"{path}: line {start}: {err}") from None
-        if not cells:
-            continue  # a blank line
-        number += 1
-        lines = f"line {start}" if reader.line_num == start else f"lines {start}-{reader.line_num}"
-        where = f"row {number}"
+    for number, record in enumerate(records, start=2):  # spreadsheet numbering: the header is row 1
         problems = []
-        if len(cells) != len(header):
-            quote = "; a quote opened on that line may be unterminated" if reader.line_num > start else ""
+        if len(record.cells) != len(header):
+            quote = "; a quote opened on that line may be unterminated" if record.end > record.start else ""
             problems.append(
-                f"{lines}: {len(cells)} cells, the header has {len(header)} (an unquoted comma in a cell? "
-                f"quote it){quote}"
+                f"{record.lines}: {len(record.cells)} cells, the header has {len(header)} (an unquoted comma in a "
+                f"cell? quote it){quote}"
             )
-        yield where, dict(zip(header, cells, strict=False)), problems
+        yield f"row {number}", dict(zip(header, record.cells, strict=False)), problems
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any], list[str]]]:

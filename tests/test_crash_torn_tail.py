@@ -8,7 +8,7 @@ middle of ``write()`` leaves: the first part of a record, no newline.
 
 from __future__ import annotations
 
-from test_bqa_pipeline_crash import LIMIT, MODEL, KillSwitch, step_files
+from test_bqa_pipeline_crash import LIMIT, MODEL, KillSwitch, build_args, step_files
 
 from bqa.sample import sample_root
 from builders.demo.bqa_sample import SAMPLE_NOTE
@@ -23,9 +23,7 @@ def test_torn_tail_then_a_second_kill_resumes_to_the_clean_build(tmp_path):
     with ChatServer(model=None) as server:
         server.handler = switch
         work = tmp_path / "killed"
-        args = ["bqa", "build", "--sample", "--work", str(work), "--limit", str(LIMIT), "--batch-size", "1",
-                "--llm-model", MODEL, "--llm-base-url", server.url, "--llm-api-key-env", "none",
-                "--llm-concurrency", "1"]  # fmt: skip
+        args = build_args(work, server, batch_size=1)  # one record per request
         switch.run(args, kill_at=6)  # killed in STEP2 with 5 records in the partial log
         partial = work / "steps" / "questions.partial.jsonl"
         lines = partial.read_bytes().splitlines(keepends=True)

@@ -22,6 +22,7 @@ from marinelife16k.export import export_release
 from marinelife16k.sample import write_sample_work_folder
 
 REPO = "org/bench"
+EXTRA_REPOS = ("naist-nlp/BQA",)  # for tests/test_push_sample_guard.py, which shares the fixture
 V1_SHARD_BYTES = 70_000  # qa/train and videos/train, videos/test in several shards; the rest in one
 
 
@@ -37,7 +38,7 @@ def exports(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture
 def hub(monkeypatch, tmp_path, outside_attempts):  # noqa: F811 - the imported fixture
-    with HubServer(tokens={SECRET: "write"}, repos=[REPO]) as server:
+    with HubServer(tokens={SECRET: "write"}, repos=[REPO, *EXTRA_REPOS]) as server:
         _use_endpoint(monkeypatch, server.url, tmp_path / "hf-home")
         monkeypatch.setenv("HF_TOKEN", SECRET)
         yield server

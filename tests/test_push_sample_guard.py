@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
-from test_push_hub import SECRET, _use_endpoint, outside_attempts  # noqa: F401 - a fixture
+from test_push_hub import outside_attempts  # noqa: F401 - a fixture the hub fixture uses
+from test_push_safety import hub  # noqa: F401 - the fixture
 from test_unfinished_runs import llm, vqabench
 
 from bqa.sample import sample_root
@@ -14,21 +14,11 @@ from builders.cli import main as cli_main
 from builders.hub.layout import SAMPLE_KEY, read_card
 from builders.testing.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
-from builders.testing.hub_server import HubServer
 
 REPO = "naist-nlp/BQA"
 
 
-@pytest.fixture
-def hub(monkeypatch, tmp_path, outside_attempts):  # noqa: F811 - the imported fixture
-    with HubServer(tokens={SECRET: "write"}, repos=[REPO]) as server:
-        _use_endpoint(monkeypatch, server.url, tmp_path / "hf-home")
-        monkeypatch.setenv("HF_TOKEN", SECRET)
-        yield server
-    assert outside_attempts == []
-
-
-def test_the_bundled_samples_are_marked_and_refused(hub, tmp_path, capsys):
+def test_the_bundled_samples_are_marked_and_refused(hub, tmp_path, capsys):  # noqa: F811 - the fixture
     bqa = vqabench(
         [
             "bqa",

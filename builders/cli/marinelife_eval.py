@@ -81,4 +81,10 @@ def _judge(args: argparse.Namespace) -> int:
         score = "-" if result["score"] is None else f"{result['score']:.2f}"
         print(f"{task}: score {score} on {result['n']} judged, {result['n_failed']} failed; {cameras}")
     print(f"wrote {args.out}")
+    from builders.runs.unfinished import Unfinished  # lazy, like the imports above (start-up speed)
+
+    failures = {task: {f"item {f['index']}": f["error"] for f in r["failed"]} for task, r in results.items()}
+    unfinished = Unfinished({task: f for task, f in failures.items() if f})
+    if unfinished:
+        print(unfinished.format(alternative="--out lists them"))
     return 0 if failed == 0 else 1

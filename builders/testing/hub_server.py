@@ -114,6 +114,10 @@ class _HubError(Exception):
         super().__init__(message)
         self.status, self.message, self.code = status, message, code
 
+    def headers(self) -> dict[str, str]:
+        """The Hub's error headers, which huggingface_hub turns into its own exceptions."""
+        return {"X-Error-Message": self.message, **({"X-Error-Code": self.code} if self.code else {})}
+
 
 class HubServer:
     """See the module docstring. Start with ``with HubServer(...) as hub`` (random free port)."""
@@ -203,15 +207,17 @@ class HubServer:
             handler.close_connection = True
             return
         except _HubError as err:
-            status, payload = err.status, {"error": err.message}
-            headers["X-Error-Message"] = err.message
-            if err.code:
-                headers["X-Error-Code"] = err.code
+            status, payload, headers = err.status, {"error": err.message}, err.headers()
+        headers["Content-Type"] = "application/json"
+        self._reply(handler, method, path, query, status, json.dumps(payload).encode(), headers)
+
+    def _reply(
+        self, handler: BaseHTTPRequestHandler, method: str, path: str, query: dict, status: int, data: bytes,
+        headers: dict[str, str],
+    ) -> None:  # fmt: skip
         with self._lock:
             self.requests.append(RecordedRequest(method, path, query, status))
-        data = json.dumps(payload).encode()
         handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(data)))
         for key, value in headers.items():
             handler.send_header(key, value)
@@ -318,17 +324,8 @@ class HubServer:
             data = files[file_path]
             headers = {"X-Repo-Commit": oid, "ETag": f'"{hashlib.sha1(data).hexdigest()}"'}
         except _HubError as err:
-            status, data = err.status, json.dumps({"error": err.message}).encode()
-            headers = {"X-Error-Message": err.message, **({"X-Error-Code": err.code} if err.code else {})}
-        with self._lock:
-            self.requests.append(RecordedRequest(method, path, {}, status))
-        handler.send_response(status)
-        handler.send_header("Content-Length", str(len(data)))
-        for key, value in headers.items():
-            handler.send_header(key, value)
-        handler.end_headers()
-        if method != "HEAD":
-            handler.wfile.write(data)
+            status, data, headers = err.status, json.dumps({"error": err.message}).encode(), err.headers()
+        self._reply(handler, method, path, {}, status, data, headers)
 
     def _validate_yaml(self, body: bytes) -> dict:
         content = json.loads(body).get("content", "")
