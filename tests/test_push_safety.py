@@ -163,3 +163,11 @@ def test_links_special_files_and_code_anywhere_are_refused(hub, exports, capsys,
     assert code == 2 and "refusing to push it" in out and problem in out, out
     code, out = push(capsys, str(folder), REPO)
     assert code == 2 and hub.writes() == [] and set(hub.files(REPO)) == {".gitattributes"}
+
+
+def test_a_dry_run_that_cannot_read_the_repo_says_so(hub, exports, capsys):
+    code, out = push(capsys, str(exports["v2"]), "org/missing", "--dry-run")
+    assert code == 1, out
+    assert "delete: the repo's data files this release lacks" in out
+    assert "the deletions are unknown: dataset repo org/missing does not exist" in out
+    assert hub.writes() == []

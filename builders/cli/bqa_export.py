@@ -50,10 +50,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="export a work folder's release to a Hub-layout folder (Parquet + card)",
         description="Build the release with the BQA builder, write data/default/<split>-*.parquet with the "
         "clips embedded and a README.md card (YAML configs, dataset_info, statistics, limitations), then "
-        "load the folder back with load_dataset to check it. The folder is replaced atomically.",
+        "load the folder back with load_dataset to check it. An existing folder is replaced atomically, and only if an earlier export wrote it (or it is empty); never the work folder, a folder holding it, or the current directory.",
     )
     export.add_argument("work_dir", type=Path, help="work folder written by the BQA pipeline")
-    export.add_argument("out_dir", type=Path, help="folder to write (replaced if it exists)")
+    export.add_argument(
+        "out_dir",
+        type=Path,
+        help="folder to write: new, empty, or one an earlier export wrote (then replaced)",
+    )
     export.add_argument(
         "--repo-id", default=None, help="Hub repo named in the card's examples (default: naist-nlp/BQA)"
     )

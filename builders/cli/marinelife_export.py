@@ -61,10 +61,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Build the qa and videos configs from <work>/release/, write data/<config>/<split>-*.parquet "
         "(videos embedded once, in 'videos') and a README.md card (YAML configs with qa as default, "
         "dataset_info, terms, attribute and dimension tables, statistics), then load every config back "
-        "with load_dataset to check it. The folder is replaced atomically.",
+        "with load_dataset to check it. An existing folder is replaced atomically, and only if an earlier export wrote it (or it is empty); never the work folder, a folder holding it, or the current directory.",
     )
     export.add_argument("work_dir", type=Path, help="work folder (see marinelife16k.workfolder)")
-    export.add_argument("out_dir", type=Path, help="folder to write (replaced if it exists)")
+    export.add_argument(
+        "out_dir",
+        type=Path,
+        help="folder to write: new, empty, or one an earlier export wrote (then replaced)",
+    )
     export.add_argument("--repo-id", default=None, help="Hub repo named in the card's loading example")
     export.add_argument(
         "--max-shard-mb", type=int, default=500, help="largest Parquet shard, in MB (default 500)"
