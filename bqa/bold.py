@@ -16,7 +16,6 @@ and listed in :attr:`BoLDSource.missing` (and logged), never dropped silently.
 
 from __future__ import annotations
 
-import csv
 import logging
 import math
 from collections.abc import Iterable, Mapping
@@ -25,6 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from bqa.records import BoLDAnnotation
 from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES, EMOTIONS
+from builders.files.csvio import iter_csv_records
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,8 @@ BOLD_FILES: dict[str, str] = {"train": "train.csv", "val": "val.csv"}
 ANNOTATIONS_DIR, VIDEOS_DIR = "annotations", "videos"
 _DEMOGRAPHICS = {"Gender": "gender", "Age": "age", "Ethnicity": "ethnicity"}
 _FLOAT_COLUMNS = (*EMOTIONS, "Valence", "Arousal", "Dominance", "annotation_confidence")
+_UNIT_COLUMNS = (*EMOTIONS, "annotation_confidence")  # BoLD's scores: fractions of annotators, in [0, 1]
+MAX_FRAME = 10**8  # about 39 days at 30 fps: a larger frame number is a corrupt cell, not a clip
 _INDEX = {name: i for i, name in enumerate(COLUMNS)}
 
 
@@ -127,6 +129,14 @@ def parse_row(
         name: _integer(row[col[name]], file, line, col[name])
         for name in ("person_id", "min_frame", "max_frame")
     }
+    for name in ("min_frame", "max_frame"):
+        if not 0 <= ints[name] <= MAX_FRAME:
+            raise BoLDFormatError(
+                file,
+                line,
+                col[name],
+                f"expected a frame number from 0 to {MAX_FRAME:,}, got {row[col[name]]!r}",
+            )
     if ints["max_frame"] < ints["min_frame"]:
         raise BoLDFormatError(
             file,
@@ -135,6 +145,11 @@ def parse_row(
             f"max_frame {ints['max_frame']} is before min_frame {ints['min_frame']}",
         )
     nums = {name: _number(row[col[name]], file, line, col[name]) for name in _FLOAT_COLUMNS}
+    for name in _UNIT_COLUMNS:
+        if not 0.0 <= nums[name] <= 1.0:
+            raise BoLDFormatError(
+                file, line, col[name], f"expected a score in [0, 1], got {row[col[name]]!r}"
+            )
     labels = {}
     for column_name, key in _DEMOGRAPHICS.items():
         code = _integer(row[col[column_name]], file, line, col[column_name])
@@ -172,12 +187,17 @@ def read_annotation_file(
         raise FileNotFoundError(f"BoLD annotation file not found: {path}")
     split = bold_split or path.stem
     out = []
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle)
-        for row in reader:
-            if not row or all(not cell.strip() for cell in row):
-                continue
-            out.append(parse_row(row, file=path, line=reader.line_num, bold_split=split, codes=codes))
+    for record in iter_csv_records(path):
+        if record.end != record.start:  # BoLD rows are one line each: a quote was left open
+            raise BoLDFormatError(
+                path,
+                record.start,
+                None,
+                f"a quote opened on this line is not closed (the row runs on to line {record.end})",
+            )
+        out.append(parse_row(record.cells, file=path, line=record.start, bold_split=split, codes=codes))
+    if not out:  # legitimate for one split (read_bold refuses a root with no rows at all)
+        log.warning("%s: no annotation rows (the file is empty)", path)
     return out
 
 
@@ -218,6 +238,9 @@ def read_bold(
                 missing.append(MissingClip(ann.source_file, ann.line, ann.video, clip))
                 continue
             annotations.append(replace(ann, clip_path=clip))
+    if not annotations and not missing:
+        files = ", ".join(str(root / ANNOTATIONS_DIR / BOLD_FILES[s]) for s in splits)
+        raise ValueError(f"no annotation rows in {files}: every file is empty")
     if missing and not skip_missing:
         shown = "\n  ".join(str(m) for m in missing[:20])
         more = f"\n  ... and {len(missing) - 20} more" if len(missing) > 20 else ""

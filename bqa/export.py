@@ -21,7 +21,13 @@ from bqa.card import DEFAULT_REPO_ID, card_body, card_data
 from bqa.stats import ReleaseStats, release_stats
 from bqa.workfolder import RELEASE_DIR, read_release
 from builders.files.jsonio import write_json_atomic
-from builders.hub.layout import DEFAULT_MAX_SHARD_BYTES, check_hub_folder, write_hub_folder
+from builders.hub.layout import (
+    DEFAULT_MAX_SHARD_BYTES,
+    SAMPLE_KEY,
+    check_export_target,
+    check_hub_folder,
+    write_hub_folder,
+)
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +39,10 @@ class ExportResult:
     folder: Path
     dataset: datasets.DatasetDict  # as built from the work folder
     stats: ReleaseStats
+
+
+def _sample_flag(reason: str | None) -> dict[str, str]:
+    return {SAMPLE_KEY: reason} if reason else {}
 
 
 def export_release(
@@ -47,7 +57,21 @@ def export_release(
 ) -> ExportResult:
     """Write the release of ``work_dir`` to ``out_dir`` in Hub layout; ``repo_id`` is used in the card's examples."""
     work_dir = Path(work_dir)
+    check_export_target(out_dir, work_dir)
     release = read_release(work_dir)
+    empty = [split for split, rows in release.splits.items() if not rows]
+    if empty:
+        records = [r for rows in release.splits.values() for r in rows]
+        films = len({r.source.film_id for r in records})
+        cause = (
+            "every item was rejected (see the rejected counts of the build summary)"
+            if not records
+            else f"its {len(records)} rows come from {films} film(s), too few for a 6:2:2 split by film"
+        )
+        raise ValueError(
+            f"{work_dir}: the release's {', '.join(empty)} split(s) have no rows: {cause}; "
+            "build from more BoLD rows (a larger --limit) before exporting"
+        )
     dataset = build_dataset(work_dir, cache_dir=cache_dir)
     stats = release_stats(release.splits, release.meta, self_bleu=self_bleu)
     write_json_atomic(work_dir / RELEASE_DIR / "stats.json", stats.to_json())
@@ -56,8 +80,9 @@ def export_release(
         {CONFIG_NAME: dataset},
         default_config=CONFIG_NAME,
         card_body=card_body(stats, release.meta, release.splits, repo_id=repo_id),
-        card_data=card_data(stats),
+        card_data={**card_data(stats), **_sample_flag(release.meta.extra.get("sample"))},
         max_shard_bytes=max_shard_bytes,
+        protect=[work_dir],
     )
     log.info("wrote %s", folder)
     if check:

@@ -15,13 +15,14 @@ become ``""``.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from builders.files.csvio import iter_csv_records
+from builders.files.jsonio import read_text
 from marinelife16k.questions import video_key
 from marinelife16k.vocabulary import ATTRIBUTES, COLLECTIONS, REQUIRED_ATTRIBUTES, camera_kind
 
@@ -54,33 +55,45 @@ def video_row(raw: dict[str, Any]) -> dict[str, str]:
     return row
 
 
-def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    with path.open(newline="", encoding="utf-8-sig") as f:
-        reader = csv.DictReader(f)
-        header = [h.strip() for h in reader.fieldnames or []]
-        missing = [c for c in REQUIRED_COLUMNS if c not in header]
+def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any], list[str]]]:
+    """``(where, row, problems)`` per record; a record with more or fewer cells than the header (an
+    unquoted comma shifts every later column) is a problem, not a row to guess at."""
+    records = iter_csv_records(path)
+    first = next(records, None)
+    header = [h.strip() for h in first.cells] if first else []
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing}; the header has {header}")
+    for number, record in enumerate(records, start=2):  # spreadsheet numbering: the header is row 1
+        problems = []
+        if len(record.cells) != len(header):
+            quote = "; a quote opened on that line may be unterminated" if record.end > record.start else ""
+            problems.append(
+                f"{record.lines}: {len(record.cells)} cells, the header has {len(header)} (an unquoted comma in a "
+                f"cell? quote it){quote}"
+            )
+        yield f"row {number}", dict(zip(header, record.cells, strict=False)), problems
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any], list[str]]]:
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}: line {number}: not valid JSON ({err.msg})") from None
+        if not isinstance(raw, dict):
+            raise ValueError(f"{path}: line {number}: expected a JSON object, got {type(raw).__name__}")
+        missing = [c for c in REQUIRED_COLUMNS if c not in raw]
         if missing:
-            raise ValueError(f"{path}: missing column(s) {missing}; the header has {header}")
-        reader.fieldnames = header
-        for number, raw in enumerate(reader, start=2):  # spreadsheet numbering: the header is row 1
-            yield f"row {number}", raw
-
-
-def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}: line {number}: not valid JSON ({err.msg})") from None
-            if not isinstance(raw, dict):
-                raise ValueError(f"{path}: line {number}: expected a JSON object, got {type(raw).__name__}")
-            missing = [c for c in REQUIRED_COLUMNS if c not in raw]
-            if missing:
-                raise ValueError(f"{path}: line {number}: missing column(s) {missing}")
-            yield f"line {number}", raw
+            raise ValueError(f"{path}: line {number}: missing column(s) {missing}")
+        problems = [
+            f"column {k!r}: expected a string, got {type(raw[k]).__name__} {json.dumps(raw[k])[:60]}"
+            for k in (*REQUIRED_COLUMNS, CAPTION_COLUMN)
+            if isinstance(raw.get(k), list | dict | bool)
+        ]
+        yield f"line {number}", raw, problems
 
 
 def read_annotations(
@@ -88,7 +101,9 @@ def read_annotations(
 ) -> list[dict]:
     """Video rows from an attribute file (``.csv`` or ``.jsonl``), in file order.
 
-    Raises ValueError naming the file, the row and the column for: missing columns, an empty
+    Raises ValueError naming the file, the row and the column for: a file with no rows, a CSV row
+    with more or fewer cells than the header (file and line), a JSON list, object or boolean where a
+    string belongs, bytes that are not UTF-8 (a BOM is fine), missing columns, an empty
     ``video_id``/``video_file``, an unknown collection, an empty attribute that the mandatory
     questions need (:data:`~marinelife16k.vocabulary.REQUIRED_ATTRIBUTES`) and a video listed twice.
     With ``video_root``, every ``<video_root>/<collection>/<video_file>`` must exist, else
@@ -103,9 +118,12 @@ def read_annotations(
     rows: list[dict] = []
     errors: list[str] = []
     first_seen: dict[str, str] = {}
-    for where, raw in _csv_rows(path) if suffix == ".csv" else _jsonl_rows(path):
+    for where, raw, problems in _csv_rows(path) if suffix == ".csv" else _jsonl_rows(path):
         row = video_row(raw)
         label = where + (f" ({row['video_id']})" if row["video_id"] else "")
+        if problems:  # the row's cells cannot be trusted: report them, check nothing else in it
+            errors += [f"{label}: {problem}" for problem in problems]
+            continue
         for column in ("video_id", "video_file"):
             if not row[column]:
                 errors.append(f"{label}: column {column!r} is empty")
@@ -130,6 +148,10 @@ def read_annotations(
         rows.append(row)
     if errors:
         raise ValueError(_listing(f"{path}: {len(errors)} problem(s)", errors))
+    if not rows:  # every reader (check-attributes, the build, validate) says the same
+        raise ValueError(
+            f"{path}: no videos (the file has {'only a header' if suffix == '.csv' else 'no rows'})"
+        )
     if video_root is not None:
         root = Path(video_root)
         missing = [

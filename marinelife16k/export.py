@@ -16,7 +16,13 @@ from pathlib import Path
 
 import datasets
 
-from builders.hub.layout import DEFAULT_MAX_SHARD_BYTES, check_hub_folder, write_hub_folder
+from builders.hub.layout import (
+    DEFAULT_MAX_SHARD_BYTES,
+    SAMPLE_KEY,
+    check_export_target,
+    check_hub_folder,
+    write_hub_folder,
+)
 from marinelife16k.builder import build_configs
 from marinelife16k.card import DEFAULT_REPO_ID, card_body, card_data
 from marinelife16k.features import DEFAULT_CONFIG
@@ -30,6 +36,11 @@ class ExportResult:
     folder: Path
     configs: dict[str, datasets.DatasetDict]  # as built from the work folder
     release: Release
+
+
+def _sample_flag(release: Release) -> dict[str, str]:
+    reason = (release.meta.get("provenance") or {}).get("sample")
+    return {SAMPLE_KEY: reason} if reason else {}
 
 
 def export_release(
@@ -46,6 +57,7 @@ def export_release(
     ``repo_id`` only appears in the card's loading example. With ``check`` the written folder is
     loaded back with ``load_dataset`` (into a temporary cache) before returning.
     """
+    check_export_target(out_dir, work_dir)
     release = read_release(work_dir)
     configs = build_configs(work_dir, cache_dir=cache_dir)
     folder = write_hub_folder(
@@ -53,8 +65,9 @@ def export_release(
         configs,
         default_config=DEFAULT_CONFIG,
         card_body=card_body(release, repo_id=repo_id),
-        card_data=card_data(release),
+        card_data={**card_data(release), **_sample_flag(release)},
         max_shard_bytes=max_shard_bytes,
+        protect=[work_dir],
     )
     log.info("wrote %s", folder)
     if check:

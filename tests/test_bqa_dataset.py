@@ -31,7 +31,8 @@ from bqa.workfolder import ReleaseMeta, make_record, read_release, write_release
 from builders.cli import main as cli_main
 from builders.hub.layout import read_card
 from builders.testing.clips import packet_summary, read_frame_code
-from builders.video.sampler import remove_audio, sample_frames
+from builders.video.remux import remove_audio
+from builders.video.sampler import sample_frames
 
 PROVENANCE = Provenance(
     question=StepProvenance("gen-model-002", "bqa-question", "1"),

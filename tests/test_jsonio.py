@@ -75,3 +75,14 @@ def test_atomic_directory_keeps_the_old_folder_on_error(tmp_path: Path) -> None:
         raise RuntimeError("boom")
     assert [p.name for p in target.iterdir()] == ["old.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["release"]
+
+
+def test_a_non_utf8_jsonl_file_names_file_and_line(tmp_path: Path) -> None:
+    """Issue 15, case 12: a predictions file saved in Latin-1 is named, with the line, not a bare
+    UnicodeDecodeError; a UTF-8 BOM is accepted."""
+    path = tmp_path / "preds.jsonl"
+    path.write_bytes('{"id": 1}\n{"id": 2, "raw_output": "Colère"}\n'.encode("latin-1"))
+    with pytest.raises(ValueError, match=rf"{path}, line 2: not UTF-8 \(byte 0xe8"):
+        read_jsonl(path)
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"id": 1}\n')
+    assert read_jsonl(path) == [{"id": 1}]

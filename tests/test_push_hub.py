@@ -40,7 +40,12 @@ def folder(tmp_path_factory) -> Path:
 
 
 def _local_files(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    """The release's files (the exporter's hidden marker is not part of it and is never pushed)."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in folder.rglob("*")
+        if p.is_file() and not p.name.startswith(".")
+    }
 
 
 @pytest.fixture
@@ -73,6 +78,9 @@ def _use_endpoint(monkeypatch, url: str, home: Path) -> None:
 
     monkeypatch.setenv("HF_ENDPOINT", url)
     monkeypatch.setattr(constants, "ENDPOINT", url)
+    monkeypatch.setattr(
+        constants, "HUGGINGFACE_CO_URL_TEMPLATE", url + "/{repo_id}/resolve/{revision}/{filename}"
+    )
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(home / "token"))
     monkeypatch.setattr(constants, "HF_STORED_TOKENS_PATH", str(home / "stored_tokens"))
@@ -91,7 +99,7 @@ def hub(monkeypatch, tmp_path, outside_attempts):
 
 
 def _push(capsys, caplog, *argv: str) -> tuple[int, str]:
-    code = cli_main(["push", *argv])
+    code = cli_main(["push", *argv, "--allow-sample"])  # the folder is the bundled sample's release
     captured = capsys.readouterr()
     output = captured.out + captured.err + caplog.text
     for token in (SECRET, READ_ONLY, WRONG):
@@ -113,7 +121,10 @@ def test_dry_run_lists_the_operations_and_sends_nothing(hub, folder, capsys, cap
     assert "config qa: train 134, validation 17, test 52" in out
     assert "one commit onto a pull request against main: 'Release v1.1'" in out
     assert "then tag that commit 'v1.1'" in out and "dry run: nothing was sent" in out
-    assert hub.requests == []
+    # Issue 15 case 2: the dry run reads (GET only) the repo's file list to show the deletions; it
+    # still sends nothing that changes the repo.
+    assert hub.writes() == [] and {r.method for r in hub.requests} == {"GET"}
+    assert "0 deletion(s)" in out
 
 
 def test_push_uploads_exactly_the_folder_in_one_commit_and_tags_it(hub, folder, capsys, caplog, tmp_path):
@@ -170,7 +181,9 @@ def test_verbose_logs_and_traceback_do_not_show_the_token(hub, folder, caplog, m
     monkeypatch.setenv("HF_TOKEN", WRONG)
     caplog.set_level(logging.DEBUG)
     with pytest.raises(PushError) as raised:
-        cli_main(["-v", "push", str(folder), REPO])  # -v: debug logs, and the error is raised, not printed
+        cli_main(
+            ["-v", "push", str(folder), REPO, "--allow-sample"]
+        )  # -v: debug logs, and the error is raised, not printed
     shown = str(raised.value) + repr(raised.value) + caplog.text
     assert "not authorised to write to org/bench" in shown and "127.0.0.1" in caplog.text
     for token in (SECRET, READ_ONLY, WRONG):
@@ -257,7 +270,17 @@ def test_push_in_a_fresh_process_reads_the_environment(folder, tmp_path):
             "HF_HOME": str(tmp_path / "hf-home"),
         }
         done = subprocess.run(
-            [sys.executable, "-m", "builders.cli", "push", str(folder), REPO, "--tag", "v3"],
+            [
+                sys.executable,
+                "-m",
+                "builders.cli",
+                "push",
+                str(folder),
+                REPO,
+                "--tag",
+                "v3",
+                "--allow-sample",
+            ],
             env=env,
             capture_output=True,
             text=True,

@@ -17,7 +17,8 @@ import pytest
 
 from builders.testing.clips import packet_summary, read_frame_code, write_clip
 from builders.video.index import fps_indices, plan_segments, uniform_indices
-from builders.video.sampler import ClipReader, output_size, remove_audio, sample_frames
+from builders.video.remux import remove_audio
+from builders.video.sampler import ClipReader, output_size, sample_frames
 
 T = 125  # frames per test clip (5 s at 25 fps)
 

@@ -14,7 +14,8 @@ from PIL import Image
 
 from builders.cli import main
 from builders.testing.clips import read_frame_code, write_audio_only, write_clip, write_empty_video
-from builders.video.sampler import ClipReader, VideoError, frames_to_data_urls, remove_audio, sample_frames
+from builders.video.remux import remove_audio
+from builders.video.sampler import ClipReader, VideoError, frames_to_data_urls, sample_frames
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,11 @@ from typing import Any
 def add_export_arguments(parser: argparse.ArgumentParser, repo_help: str) -> None:
     """``WORK_DIR OUT_DIR --repo-id --max-shard-mb --cache-dir`` of an ``export`` action."""
     parser.add_argument("work_dir", type=Path, help="work folder holding release/ (written by 'build')")
-    parser.add_argument("out_dir", type=Path, help="folder to write (replaced if it exists)")
+    parser.add_argument(
+        "out_dir",
+        type=Path,
+        help="folder to write: new, empty, or one an earlier export wrote (then replaced)",
+    )
     parser.add_argument("--repo-id", default=None, help=repo_help)
     parser.add_argument(
         "--max-shard-mb", type=int, default=500, help="largest Parquet shard, in MB (default 500)"

@@ -80,6 +80,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "them pending for the next run",
     )
     b.add_argument(
+        "--accept-changed-source",
+        action="store_true",
+        help="resume although the BoLD CSVs changed since the work folder was built (records already made "
+        "stay as they are); without it such a rerun is refused",
+    )
+    b.add_argument(
         "--replay",
         action="store_true",
         help="with --sample: rebuild from the sample's recorded replies (bqa/sample/pipeline_replies.jsonl) and settings, "
@@ -136,7 +142,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="export a work folder's release to a Hub-layout folder (Parquet + card)",
         description="Build the release with the BQA builder, write data/default/<split>-*.parquet with the "
         "clips embedded and a README.md card (YAML configs, dataset_info, statistics, limitations), then "
-        "load the folder back with load_dataset to check it. The folder is replaced atomically.",
+        "load the folder back with load_dataset to check it. An existing folder is replaced atomically, and only if an earlier export wrote it (or it is empty); never the work folder, a folder holding it, or the current directory.",
     )
     add_export_arguments(export, REPO_HELP)
     export.add_argument("--no-self-bleu", action="store_true", help="skip the Self-BLEU of the questions")
@@ -153,13 +159,17 @@ def _build(args: argparse.Namespace) -> int:
         load_group_mapping,
     )
     from builders.demo.bqa_sample import SAMPLE_NOTE, build_options, load_recording
+    from builders.hub.layout import check_export_target
     from builders.pipelines.bqa.runner import LLM_STEPS, BuildOptions, build
 
     steps = [s.strip() for s in args.steps.split(",") if s.strip()]
+    if args.export is not None:  # refused before the build, not after it
+        check_export_target(args.export, args.work)
     common = {
         "skip_missing": args.skip_missing,
         "batch_size": args.batch_size,
         "reject_llm_failures": args.reject_llm_failures,
+        "accept_changed_source": args.accept_changed_source,
         "group_mapping": load_group_mapping(args.group_mapping)
         if args.group_mapping
         else DEFAULT_GROUP_MAPPING,

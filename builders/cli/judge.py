@@ -12,6 +12,7 @@ from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments
 
 # The judge and rubric modules (openai, pydantic, yaml) load inside the handlers: lazy for start-up
 # speed, so --rubric is checked there (an unknown name is an error listing the known ones).
+from builders.runs.unfinished import Unfinished
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -143,10 +144,8 @@ def _summary(result: dict[str, Any]) -> str:
             f"  {kind:<7} score {_fmt(part['score'])}  n={part['n']}  "
             + "  ".join(f"{name} {_fmt(v)}" for name, v in part["criteria"].items())
         )
-    for failure in result["failed"][:20]:
-        lines.append(f"  failed item {failure['index']}: {failure['error']}")
-    if result["n_failed"] > 20:
-        lines.append(f"  ... and {result['n_failed'] - 20} more failed items (see --output)")
+    failed = {f"row {f['index'] + 1}": f["error"] for f in result["failed"]}
+    lines += Unfinished({"judge": failed}).lines(alternative="--output lists every failed item")
     return "\n".join(lines)
 
 

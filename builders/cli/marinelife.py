@@ -177,7 +177,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Build the qa and videos configs from <work>/release/, write data/<config>/<split>-*.parquet "
         "(videos embedded once, in 'videos') and a README.md card (YAML configs with qa as default, "
         "dataset_info, terms, attribute and dimension tables, statistics), then load every config back "
-        "with load_dataset to check it. The folder is replaced atomically.",
+        "with load_dataset to check it. An existing folder is replaced atomically, and only if an earlier export wrote it (or it is empty); never the work folder, a folder holding it, or the current directory.",
     )
     add_export_arguments(export, REPO_HELP)
     export.set_defaults(func=_export)
@@ -221,6 +221,10 @@ def _build(args: argparse.Namespace) -> int:
         if not (args.attributes and args.video_root):
             raise ValueError("give --attributes and --video-root (or --sample for the bundled sample)")
         attributes, video_root = args.attributes, args.video_root
+    if args.export:  # refused before the build, not after it
+        from builders.hub.layout import check_export_target
+
+        check_export_target(args.export, args.work_dir)
     note = None
     if args.sample and args.replay:
         if given_llm_options(args):
@@ -240,11 +244,7 @@ def _build(args: argparse.Namespace) -> int:
         )
     print(format_summary(result.summary))
     if not result.complete:
-        print(
-            f"{len(result.failures)} video(s) failed; run the same command again to retry them "
-            "(successful replies are cached), or add --reject-failures to drop them"
-        )
-        return 1
+        return 1  # the summary says what is left and how to resume
     if args.export:
         from marinelife16k.card import DEFAULT_REPO_ID
         from marinelife16k.export import export_release
@@ -286,6 +286,12 @@ def _judge(args: argparse.Namespace) -> int:
         score = "-" if result["score"] is None else f"{result['score']:.2f}"
         print(f"{task}: score {score} on {result['n']} judged, {result['n_failed']} failed; {cameras}")
     print(f"wrote {args.out}")
+    from builders.runs.unfinished import Unfinished  # lazy, like the imports above (start-up speed)
+
+    failures = {task: {f"item {f['index']}": f["error"] for f in r["failed"]} for task, r in results.items()}
+    unfinished = Unfinished({task: f for task, f in failures.items() if f})
+    if unfinished:
+        print(unfinished.format(alternative="--out lists them"))
     return 0 if failed == 0 else 1
 
 

@@ -14,12 +14,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="validate an exported folder and publish it to a Hub dataset repo (one commit or PR, tagged)",
         description=(
             "Check FOLDER the way the Hub will read it (load_dataset round trip, card YAML with exactly one "
-            "default config, no *.py loading script at the root, split sizes as the card says), then upload "
-            "every file in one commit onto main, or as a pull request with --create-pr, and tag that commit "
-            "with --tag. Prints the commit and how to load that revision. The token comes from HF_TOKEN or "
+            "default config, no *.py or __pycache__ anywhere, regular files only - no links -, split sizes as "
+            "the card says and as the shards hold), then, in one commit onto main (or a pull request with "
+            "--create-pr), upload every file and delete the repo's data files this release no longer has; tag "
+            "that commit with --tag; download that revision and load it again to verify it. Prints the commit, "
+            "the deletions, the verification and how to load that revision. The token comes from HF_TOKEN or "
             "'hf auth login' and is never printed; HF_ENDPOINT selects another Hub. Before anything changes, "
             "the repo must be reachable, writable and exist (or use --create-repo), and the tag free. If "
-            "tagging fails after the commit landed, the error names the commit."
+            "tagging or the verification fails after the commit landed, the error names the commit. A release "
+            "built from a bundled sample is refused unless --allow-sample."
         ),
         epilog="Example: vqabench push hub/BQA naist-nlp/BQA --create-pr --tag v1.1 --dry-run",
     )
@@ -31,7 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--tag", help="tag the new commit, e.g. v1.1 (must not exist yet)")
     parser.add_argument("--message", help="commit message (default: 'Release <tag>' or 'Upload <folder>')")
     parser.add_argument(
-        "--dry-run", action="store_true", help="validate and print the operations; no network at all"
+        "--dry-run",
+        action="store_true",
+        help="validate and print the operations, the deletions included (read from the repo, which is not "
+        "changed); exit status 1 when the repo could not be read",
     )
     parser.add_argument(
         "--create-repo",
@@ -42,13 +48,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--cache-dir", type=Path, help="datasets cache for the check (default: a temporary one)"
     )
+    parser.add_argument(
+        "--allow-sample",
+        action="store_true",
+        help="push a release built from a bundled sample or scripted replies (its card says so); refused otherwise",
+    )
     parser.set_defaults(func=_push)
 
 
 def _push(args: argparse.Namespace) -> int:
     import logging
 
-    from builders.hub.publish import plan_push, push
+    from builders.hub.publish import PushError, plan_push, push, with_remote
 
     if not args.verbose:  # one INFO line per HTTP request drowns the summary; -v shows them
         for name in ("httpx2", "httpx"):
@@ -64,10 +75,20 @@ def _push(args: argparse.Namespace) -> int:
         create_repo=args.create_repo,
         private=not args.public,
         cache_dir=args.cache_dir,
+        allow_sample=args.allow_sample,
     )
-    print(plan.describe())
     if args.dry_run:
+        try:
+            plan = with_remote(plan)  # reads the repo's file list to show the deletions
+        except PushError as err:
+            print(plan.describe())
+            print(
+                f"dry run: nothing was sent; the repo's files could not be read, so the deletions are unknown: {err}"
+            )
+            return 1
+        print(plan.describe())
         print("dry run: nothing was sent")
         return 0
+    print(plan.describe())
     print(push(plan).describe())
     return 0

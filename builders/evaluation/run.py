@@ -16,7 +16,9 @@ from typing import Any
 from builders.files.jsonio import write_json_atomic, write_jsonl_atomic
 from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
+from builders.runs.lock import locks_work_folder
 from builders.runs.steps import KEPT, StepRecords, bind_work_folder
+from builders.runs.unfinished import Unfinished
 
 
 @dataclass
@@ -48,18 +50,16 @@ class PredictionRun:
         )
         if self.out is not None:
             lines.append(f"  wrote {self.out}")
-        if self.failed:
-            first_id, first_error = next(iter(self.failed.items()))
-            lines.append(
-                f"  {len(self.failed)} LLM call(s) failed (e.g. {first_id}: {first_error[:160]}); rerun the same "
-                "command to retry them (replies that succeeded are cached)"
-            )
+        lines += Unfinished({"predictions": self.failed}).lines(
+            alternative="or pass --reject-llm-failures to give up on them"
+        )
         return "\n".join(lines)
 
 
 EVAL_CONFIG_FILE = "eval.json"
 
 
+@locks_work_folder
 def run_predictions(
     work_dir: str | Path,
     out: str | Path,

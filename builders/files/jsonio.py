@@ -32,6 +32,21 @@ def _publishable(path: PathLike, mode: int) -> None:
     os.chmod(path, mode & ~_umask())
 
 
+def read_text(path: PathLike) -> str:
+    """A UTF-8 text file's content (a leading BOM dropped); bytes that are not UTF-8 are an error
+    naming the file, the line and the byte, not a bare UnicodeDecodeError."""
+    path = Path(path)
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise ValueError(
+            f"{path}, line {line}: not UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start}); "
+            "save the file as UTF-8"
+        ) from None
+
+
 def iter_jsonl(path: PathLike, *, tolerate_torn_tail: bool = False) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` of every non-blank line.
 
@@ -41,7 +56,7 @@ def iter_jsonl(path: PathLike, *, tolerate_torn_tail: bool = False) -> Iterator[
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"file not found: {path}")
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = read_text(path).splitlines(keepends=True)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -106,17 +121,54 @@ def write_json_atomic(path: PathLike, data: Any) -> Path:
     return write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
-@contextmanager
-def atomic_directory(target: PathLike) -> Iterator[Path]:
-    """Yield an empty folder beside ``target``; when the block ends without error, it replaces ``target``.
+def check_replaceable(
+    target: PathLike, *, marker: str | None = None, protect: Iterable[PathLike] = ()
+) -> Path:
+    """``target`` resolved, if a writer may replace it; else a ValueError saying why and what to do.
 
-    On error the new folder is removed and ``target`` is left as it was.
+    Never a folder that is, or contains, the current directory or one of ``protect`` (a work folder
+    with its paid reply cache). With ``marker``, an existing folder must be empty or hold the file
+    ``marker`` (a relative path; what :func:`atomic_directory` leaves in the folders it writes): an unrelated folder
+    given by mistake is never wiped.
     """
     target = Path(target).resolve()
+    for kept in (Path.cwd(), *(Path(p) for p in protect)):
+        kept = kept.resolve()
+        if kept == target or target in kept.parents:
+            what = "the current directory" if kept == Path.cwd().resolve() else "the work folder"
+            raise ValueError(
+                f"refusing to write {target}: it would replace {what} {kept}"
+                + (" (which is inside it)" if kept != target else "")
+                + "; give a new folder for the output"
+            )
+    if target.exists() and not target.is_dir():
+        raise ValueError(f"refusing to write {target}: it is a file, not a folder")
+    if marker and target.is_dir() and any(target.iterdir()) and not (target / marker).is_file():
+        raise ValueError(
+            f"refusing to replace {target}: it is not empty and was not written by this tool (no {marker} "
+            "in it); give a new or empty folder, or remove this one yourself"
+        )
+    return target
+
+
+@contextmanager
+def atomic_directory(
+    target: PathLike, *, marker: str | None = None, protect: Iterable[PathLike] = ()
+) -> Iterator[Path]:
+    """Yield an empty folder beside ``target``; when the block ends without error, it replaces ``target``.
+
+    On error the new folder is removed and ``target`` is left as it was. ``target`` must pass
+    :func:`check_replaceable` (``marker``: the new folder gets that file, and only a folder holding
+    it, or an empty one, is replaced).
+    """
+    target = check_replaceable(target, marker=marker, protect=protect)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     _publishable(tmp, 0o777)
     try:
+        if marker:
+            (tmp / marker).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / marker).write_text("written by vqabench; writing to this folder again replaces it\n")
         yield tmp
         old = None
         if target.exists():

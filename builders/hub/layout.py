@@ -17,20 +17,30 @@ import contextlib
 import dataclasses
 import math
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import datasets
+import pyarrow.parquet as pq
 import yaml
 from datasets.info import DatasetInfosDict
 from huggingface_hub import DatasetCardData
 
-from builders.files.jsonio import atomic_directory
+from builders.files.jsonio import atomic_directory, check_replaceable
 
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
 CARD_FILE = "README.md"
+SHARD_NAME = re.compile(r"^(?P<split>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 SPLIT_ORDER = ("train", "validation", "test")
+# Left in every folder write_hub_folder makes: only such a folder (or an empty one) is ever replaced.
+# Hidden and beside the shards, so load_dataset ignores it, publish never uploads it, and the
+# folder's top level stays README.md + data/.
+EXPORT_MARKER = "data/.vqabench-export"
+# Card YAML key of a release built from a bundled sample or scripted replies (its value says which):
+# stated on the card, and `push` refuses such a folder unless told --allow-sample.
+SAMPLE_KEY = "vqabench_sample"
 
 
 def _ordered_splits(dataset_dict: datasets.DatasetDict) -> list[str]:
@@ -221,15 +231,28 @@ def write_hub_folder(
     card_body: str,
     card_data: Mapping[str, Any] | None = None,
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
+    protect: Iterable[str | Path] = (),
 ) -> Path:
     """Write ``configs`` (name -> DatasetDict) and a card to ``out_dir``, replacing it atomically.
 
     The folder is assembled beside ``out_dir`` and renamed into place, so a crash never leaves a
-    half-written release where a finished one is expected.
+    half-written release where a finished one is expected. Only a folder this function wrote before
+    (:data:`EXPORT_MARKER`) or an empty one is replaced, never one that is or contains the current
+    directory or a ``protect`` folder (see :func:`check_export_target`).
     """
     if default_config not in configs:
         raise ValueError(f"default config {default_config!r} is not one of {sorted(configs)}")
-    with atomic_directory(out_dir) as tmp:
+    empty = [
+        f"{name}/{split}"
+        for name, dd in configs.items()
+        for split in _ordered_splits(dd)
+        if not len(dd[split])
+    ]
+    if empty:  # load_dataset would fail with "Instruction ... corresponds to no data!"
+        raise ValueError(
+            f"split(s) {', '.join(empty)} have no rows: a Hub dataset cannot have an empty split"
+        )
+    with atomic_directory(out_dir, marker=EXPORT_MARKER, protect=protect) as tmp:
         sizes: dict[str, dict[str, int]] = {}
         for name, dd in configs.items():
             data_dir = tmp / "data" / name
@@ -240,14 +263,45 @@ def write_hub_folder(
     return Path(out_dir).resolve()
 
 
+def check_export_target(out_dir: str | Path, work_dir: str | Path) -> Path:
+    """Refuse, before any work, an ``out_dir`` that :func:`write_hub_folder` would refuse to replace."""
+    return check_replaceable(out_dir, marker=EXPORT_MARKER, protect=[work_dir])
+
+
+def _split_files(folder: Path, config: Mapping[str, Any]) -> dict[str, list[Path]]:
+    """The files each split of a declared config reads (its ``data_files`` patterns, globbed)."""
+    entries = config.get("data_files") or []
+    entries = [{"split": "train", "path": entries}] if isinstance(entries, str | list) and not (
+        entries and isinstance(entries[0], dict)
+    ) else entries  # fmt: skip
+    out: dict[str, list[Path]] = {}
+    for entry in entries:
+        patterns = entry["path"] if isinstance(entry["path"], list) else [entry["path"]]
+        out[entry["split"]] = sorted({p for pattern in patterns for p in folder.glob(pattern) if p.is_file()})
+    return out
+
+
+def _shard_problems(name: str, split: str, files: list[Path]) -> list[str]:
+    """Shards named ``<split>-XXXXX-of-NNNNN`` must form one whole set: two exports' shards side by
+    side (a re-sharded release pushed over the old one) are read together and double the rows."""
+    named = [SHARD_NAME.match(f.name) for f in files]
+    sets = {int(m["count"]) for m in named if m}
+    indices = sorted(int(m["index"]) for m in named if m)
+    if len(sets) > 1 or (sets and indices != list(range(next(iter(sets))))):
+        listed = ", ".join(f.name for f in files)
+        return [f"config {name!r} split {split!r}: its files are not one set of shards ({listed})"]
+    return []
+
+
 def check_hub_folder(
     folder: str | Path, cache_dir: str | Path | None = None
 ) -> dict[str, datasets.DatasetDict]:
     """Validate a folder the way the Hub will read it; return each config loaded with `load_dataset`.
 
     Checks: a card whose YAML declares configs with exactly one default, no ``*.py`` at the root
-    (datasets 5 refuses loading scripts), every config loads, and split sizes match ``dataset_info``.
-    Raises ValueError listing every problem found.
+    (datasets 5 refuses loading scripts), every config loads, each split's Parquet files are one
+    whole set of shards and hold (by their own metadata) the rows loaded, and split sizes match
+    ``dataset_info`` where the card has it. Raises ValueError listing every problem found.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -282,6 +336,16 @@ def check_hub_folder(
             got = {s: len(d) for s, d in dd.items()}
             if name in expected and got != expected[name]:
                 problems.append(f"config {name!r}: split sizes {got} differ from the card's {expected[name]}")
+            config = next(c for c in declared if c.get("config_name") == name)
+            for split, files in _split_files(folder, config).items():
+                problems += _shard_problems(name, split, files)
+                parquet = [f for f in files if f.suffix == ".parquet"]
+                if parquet and len(parquet) == len(files) and split in got:
+                    rows = sum(pq.ParquetFile(f).metadata.num_rows for f in parquet)
+                    if rows != got[split]:
+                        problems.append(
+                            f"config {name!r} split {split!r}: {got[split]} rows loaded, its shards hold {rows}"
+                        )
     if problems:
         raise ValueError(f"{folder} is not a valid Hub dataset folder:\n  - " + "\n  - ".join(problems))
     return loaded

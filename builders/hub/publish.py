@@ -3,12 +3,19 @@
 :func:`plan_push` checks the folder the way the Hub will read it (:func:`builders.hub.layout.check_hub_folder`:
 ``load_dataset`` round trip, card YAML with one default config, no ``*.py`` at the root, split
 sizes as the card says) and lists what would be uploaded; it touches no network, so it is also the
-``--dry-run``. :func:`push` then:
+``--dry-run``. The folder must hold regular files only: a link (which would upload whatever it
+points at), a device or pipe, a ``*.py`` file or a ``__pycache__`` anywhere is refused.
+:func:`with_remote` reads the repo's file list (read-only) so the plan also lists the deletions.
+:func:`push` then:
 
 1. checks the repo (reachable, token accepted, repo exists - or creates it with ``create_repo``,
    private unless asked otherwise - and the tag is free), before anything changes;
-2. uploads every file in **one** commit (``HfApi.create_commit``), onto ``main`` or as a pull request;
-3. tags that commit.
+2. in **one** commit (``HfApi.create_commit``), onto ``main`` or as a pull request, uploads every
+   file and deletes the repo's data files the release no longer has (:func:`deletions`: a release
+   whose shards were renamed must not leave the old ones beside the new);
+3. tags that commit;
+4. verifies the revision it made: downloads it (``snapshot_download`` at the commit) and runs the
+   same ``load_dataset`` check as before the push, with the same split sizes.
 
 A commit is atomic on the Hub, so a failure in steps 1-2 leaves the repo as it was (except a repo
 that step 1 created, which the error says). A failure in step 3 happens after the commit landed:
@@ -21,15 +28,19 @@ from __future__ import annotations
 
 import importlib
 import os
+import stat
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from builders.hub.layout import check_hub_folder, read_card
+from builders.hub.layout import SAMPLE_KEY, check_hub_folder, read_card
 
 REPO_TYPE = "dataset"
+# A remote file with one of these suffixes is release data wherever it is (and so deleted when the
+# release no longer has it); so is any file under a top-level folder the release writes (data/).
+DATA_SUFFIXES = (".parquet", ".arrow", ".jsonl", ".json", ".csv", ".tsv", ".txt", ".zip", ".tar", ".gz")
 T = TypeVar("T")
 
 
@@ -56,10 +67,15 @@ class PushPlan:
     private: bool
     configs: tuple[str, ...]  # from the card, default first
     splits: dict[str, dict[str, int]]  # config -> split -> rows, as loaded
+    remote_files: tuple[str, ...] | None = None  # the repo's files at main (None: not read yet)
 
     @property
     def total_bytes(self) -> int:
         return sum(f.size for f in self.files)
+
+    @property
+    def deletions(self) -> tuple[str, ...]:
+        return deletions([f.path_in_repo for f in self.files], self.remote_files or ())
 
     def describe(self) -> str:
         lines = [
@@ -75,7 +91,16 @@ class PushPlan:
         target = "a pull request against main" if self.create_pr else "main"
         lines.append(f"one commit onto {target}: {self.commit_message!r}")
         lines += [f"  add {f.path_in_repo} ({_size(f.size)})" for f in self.files]
-        lines.append(f"  {len(self.files)} file(s), {_size(self.total_bytes)}")
+        if self.remote_files is None:
+            lines.append(
+                "  delete: the repo's data files this release lacks, read at commit time (--dry-run lists them)"
+            )
+        else:
+            lines += [f"  delete {path} (not in this release)" for path in self.deletions]
+        lines.append(
+            f"  {len(self.files)} file(s), {_size(self.total_bytes)}"
+            + ("" if self.remote_files is None else f"; {len(self.deletions)} deletion(s)")
+        )
         lines.append(f"then tag that commit {self.tag!r}" if self.tag else "no tag")
         return "\n".join(lines)
 
@@ -91,6 +116,8 @@ class PushResult:
     created_repo: bool
     default_config: str
     configs: tuple[str, ...]
+    deleted: tuple[str, ...] = ()
+    verified: dict[str, dict[str, int]] | None = None  # config -> split -> rows, loaded from the Hub
 
     @property
     def revision(self) -> str:
@@ -113,8 +140,20 @@ class PushResult:
         lines.append(f"commit {self.commit_oid}: {self.commit_url}")
         if self.pr_url:
             lines.append(f"pull request: {self.pr_url} (revision {self.pr_revision}; merge it on the Hub)")
+        if self.deleted:
+            lines.append(
+                f"deleted {len(self.deleted)} file(s) the release no longer has: {', '.join(self.deleted)}"
+            )
         if self.tag:
             lines.append(f"tag {self.tag} -> {self.commit_oid}")
+        if self.verified is not None:
+            sizes = "; ".join(
+                f"{c}: " + ", ".join(f"{s} {n}" for s, n in splits.items())
+                for c, splits in self.verified.items()
+            )
+            lines.append(
+                f"verified: revision {self.commit_oid[:12]} downloaded and loaded with load_dataset ({sizes})"
+            )
         lines.append("load this revision with:")
         lines += [f"  {line}" for line in self.load_instructions()]
         return "\n".join(lines)
@@ -136,13 +175,54 @@ def resolve_endpoint(endpoint: str | None = None) -> str:
 
 
 def _folder_files(folder: Path) -> tuple[PlannedFile, ...]:
-    """Every file under ``folder`` except hidden ones (``.git``, editor files, caches)."""
-    files = []
-    for path in sorted(folder.rglob("*")):
-        rel = path.relative_to(folder)
-        if path.is_file() and not any(part.startswith(".") for part in rel.parts):
-            files.append(PlannedFile(rel.as_posix(), path, path.stat().st_size))
-    return tuple(files)
+    """Every file under ``folder`` except hidden ones (``.git``, editor files, the export marker).
+
+    Only regular files are ever uploaded: a link anywhere (which would upload what it points at, a
+    key or ``/etc/passwd``), anything that is not a regular file, a ``*.py`` file or a ``__pycache__``
+    anywhere in the tree is an error listing each one.
+    """
+    files, problems = [], []
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        here = Path(root)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted([*dirs, *(n for n in names if not n.startswith("."))]):
+            path = here / name
+            rel = path.relative_to(folder).as_posix()
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                problems.append(f"{rel}: a symbolic link (to {os.readlink(path)}); copy the file in instead")
+            elif name == "__pycache__":
+                problems.append(f"{rel}: a Python cache folder")
+            elif stat.S_ISDIR(mode):
+                continue
+            elif not stat.S_ISREG(mode):
+                problems.append(f"{rel}: not a regular file")
+            elif name.endswith(".py"):
+                problems.append(
+                    f"{rel}: a Python file (datasets 5 refuses loading scripts at the root; code anywhere is not data)"
+                )
+            else:
+                files.append(PlannedFile(rel, path, os.lstat(path).st_size))
+        dirs[:] = [d for d in dirs if d != "__pycache__" and not (here / d).is_symlink()]
+    if problems:
+        raise ValueError(f"{folder}: refusing to push it:\n  - " + "\n  - ".join(problems))
+    return tuple(sorted(files, key=lambda f: f.path_in_repo))
+
+
+def deletions(local: Iterable[str], remote: Iterable[str]) -> tuple[str, ...]:
+    """The repo's data files that the release does not have: remote files under a top-level folder the
+    release writes (``data/``) or with a data suffix (:data:`DATA_SUFFIXES`), hidden ones aside."""
+    local = set(local)
+    owned = {path.split("/", 1)[0] for path in local if "/" in path}
+    return tuple(
+        sorted(
+            path
+            for path in remote
+            if path not in local
+            and not any(part.startswith(".") for part in path.split("/"))
+            and (path.split("/", 1)[0] in owned and "/" in path or path.lower().endswith(DATA_SUFFIXES))
+        )
+    )
 
 
 def plan_push(
@@ -156,21 +236,32 @@ def plan_push(
     private: bool = True,
     endpoint: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    allow_sample: bool = False,
 ) -> PushPlan:
-    """Validate ``folder`` and list the push; no network. ValueError names every problem."""
+    """Validate ``folder`` and list the push; no network. ValueError names every problem.
+
+    A release whose card says it was built from a bundled sample or scripted replies
+    (:data:`~builders.hub.layout.SAMPLE_KEY`) is refused unless ``allow_sample``."""
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise ValueError(f"repo id {repo_id!r}: expected <namespace>/<name>")
     if tag is not None and (not tag.strip() or tag != tag.strip() or " " in tag):
         raise ValueError(f"tag {tag!r}: expected a name without spaces, like v1.1")
     folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"{folder}: not a folder")
+    files = _folder_files(folder)  # before loading anything: a link must not even be read
     with tempfile.TemporaryDirectory(prefix="vqabench-push-check-") as tmp:
         loaded = check_hub_folder(folder, cache_dir=cache_dir or tmp)
     meta, _ = read_card(folder)
+    if meta.get(SAMPLE_KEY) and not allow_sample:
+        raise ValueError(
+            f"{folder}: not pushing it to {repo_id}: its card says it was {meta[SAMPLE_KEY]} "
+            f"({SAMPLE_KEY} in README.md); pass --allow-sample if publishing it is really meant"
+        )
     declared = meta.get("configs") or []
     default = next((c["config_name"] for c in declared if c.get("default")), declared[0]["config_name"])
     configs = (default, *(c["config_name"] for c in declared if c["config_name"] != default))
     splits = {name: {s: len(d) for s, d in loaded[name].items()} for name in configs}
-    files = _folder_files(folder)
     summary = "; ".join(f"{c}: " + ", ".join(f"{s} {n}" for s, n in splits[c].items()) for c in configs)
     return PushPlan(
         folder=folder,
@@ -273,9 +364,61 @@ def _call(
         raise PushError(f"{prefix}the Hub refused the request ({_reason(err, token)}){unchanged}") from None
 
 
-def push(plan: PushPlan, *, token: str | None = None) -> PushResult:
+def _remote_files(api: Any, plan: PushPlan, token: str | None, done: str = "") -> tuple[str, ...]:
+    """The repo's files at ``main`` (what a commit onto main, or a pull request against it, starts from)."""
+    info = _call(
+        lambda: api.repo_info(plan.repo_id, repo_type=REPO_TYPE, revision="main"),
+        plan, token, done, "reading the repo's files", repo_missing_ok=True,
+    )  # fmt: skip
+    return tuple(sorted(s.rfilename for s in info.siblings or ()))
+
+
+def with_remote(plan: PushPlan, *, token: str | None = None) -> PushPlan:
+    """``plan`` with the repo's current files, so :meth:`PushPlan.describe` lists the deletions.
+
+    Read-only (a dry run may use it). A repo that does not exist yet has no files."""
+    from huggingface_hub import HfApi, get_token
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    token = token or get_token()
+    api = HfApi(endpoint=plan.endpoint, token=token)
+    try:
+        return replace(plan, remote_files=_remote_files(api, plan, token))
+    except RepositoryNotFoundError:
+        if not plan.create_repo:
+            raise PushError(
+                f"dataset repo {plan.repo_id} does not exist (create it with --create-repo or on the Hub)"
+            ) from None
+        return replace(plan, remote_files=())
+
+
+def verify_revision(
+    plan: PushPlan,
+    revision: str,
+    *,
+    token: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> dict[str, dict[str, int]]:
+    """Download ``revision`` of the repo and load it as :func:`plan_push` loaded the folder; ValueError
+    when it does not load or its split sizes differ from the folder's."""
+    from huggingface_hub import snapshot_download
+
+    with tempfile.TemporaryDirectory(prefix="vqabench-push-verify-") as tmp:
+        local = Path(tmp) / "revision"
+        snapshot_download(
+            plan.repo_id, repo_type=REPO_TYPE, revision=revision, local_dir=local, token=token,
+            endpoint=plan.endpoint, cache_dir=Path(tmp) / "hub-cache",
+        )  # fmt: skip
+        loaded = check_hub_folder(local, cache_dir=cache_dir or Path(tmp) / "datasets-cache")
+    got = {name: {s: len(d) for s, d in loaded[name].items()} for name in plan.configs if name in loaded}
+    if got != plan.splits:
+        raise ValueError(f"revision {revision} loads with split sizes {got}, the folder with {plan.splits}")
+    return got
+
+
+def push(plan: PushPlan, *, token: str | None = None, verify: bool = True) -> PushResult:
     """Carry out ``plan`` (see the module docstring). Raises PushError saying what changed, if anything."""
-    from huggingface_hub import CommitOperationAdd, HfApi, get_token
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_token
     from huggingface_hub.errors import RepositoryNotFoundError
 
     token = token or get_token()
@@ -309,9 +452,12 @@ def push(plan: PushPlan, *, token: str | None = None) -> PushResult:
                 + f"tag {plan.tag!r} already exists in {plan.repo_id} (at {existing[plan.tag]}); choose another tag"
                 + ("" if done else " (nothing was pushed)")
             )
-    operations = [
+    # Read now, not at planning time: the deletions are those of the repo this commit lands on.
+    plan = replace(plan, remote_files=() if created else _remote_files(api, plan, token, done))
+    operations: list[Any] = [
         CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=str(f.local)) for f in plan.files
     ]
+    operations += [CommitOperationDelete(path_in_repo=path) for path in plan.deletions]
     info: Any = _call(
         lambda: api.create_commit(
             plan.repo_id,
@@ -349,6 +495,22 @@ def push(plan: PushPlan, *, token: str | None = None) -> PushResult:
                 f"huggingface_hub.HfApi().create_tag({plan.repo_id!r}, tag={plan.tag!r}, revision={info.oid!r}, "
                 f"repo_type={REPO_TYPE!r})"
             ) from None
+    verified = None
+    if verify:
+        landed = f"commit {info.oid} landed ({info.pr_url or info.commit_url})" + (
+            f" and was tagged {plan.tag!r}" if plan.tag else ""
+        )
+        try:
+            verified = _call(
+                lambda: verify_revision(plan, info.oid, token=token), plan, token, landed, "verifying it"
+            )
+        except (
+            ValueError,
+            OSError,
+        ) as err:  # does not load, other sizes, or a download that fails its checks
+            raise PushError(
+                f"{landed}, but that revision does not load as the folder did: {_scrub(str(err), token)}"
+            ) from None
     return PushResult(
         repo_id=plan.repo_id,
         commit_oid=info.oid,
@@ -359,4 +521,6 @@ def push(plan: PushPlan, *, token: str | None = None) -> PushResult:
         created_repo=created,
         default_config=plan.configs[0],
         configs=plan.configs,
+        deleted=plan.deletions,
+        verified=verified,
     )

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 import sqlite3
 import threading
 import time
@@ -43,6 +45,18 @@ CREATE TABLE IF NOT EXISTS replies (
     elapsed REAL NOT NULL
 )
 """
+# Who is asking for a key right now: two processes sharing one cache (two work folders, one
+# --llm-cache) must not both pay for the same request. A claim names its process; one whose process
+# is gone (killed) or that is older than CLAIM_MAX_AGE is taken over.
+_CLAIMS = """
+CREATE TABLE IF NOT EXISTS claims (
+    key TEXT PRIMARY KEY,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    claimed REAL NOT NULL
+)
+"""
+CLAIM_MAX_AGE = 6 * 3600.0
 _COLUMNS = (
     "key, model, model_reported, prompt_name, prompt_version, raw, value, "
     "prompt_tokens, completion_tokens, attempts, created, elapsed"
@@ -156,6 +170,7 @@ class ReplyCache:
                     self._db.execute("PRAGMA journal_mode = WAL")
                     self._db.execute("PRAGMA synchronous = NORMAL")
                 self._db.execute(_SCHEMA)
+                self._db.execute(_CLAIMS)
                 return
             except sqlite3.OperationalError as err:
                 if "locked" not in str(err) or time.monotonic() > deadline:
@@ -211,6 +226,37 @@ class ReplyCache:
                 raise
             self._db.execute("COMMIT")
 
+    def claim(self, key: str) -> bool:
+        """Claim ``key`` for this process before calling the model: True when it is ours now, False
+        while another live process holds it (wait for its reply with :meth:`get`, then try again)."""
+        me = (os.getpid(), socket.gethostname())
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._db.execute(
+                    "SELECT pid, host, claimed FROM claims WHERE key = ?", (key,)
+                ).fetchone()
+                if row is not None and (row[0], row[1]) != me and _claim_live(row[0], row[1], row[2]):
+                    self._db.execute("COMMIT")
+                    return False
+                self._db.execute(
+                    "INSERT OR REPLACE INTO claims (key, pid, host, claimed) VALUES (?, ?, ?, ?)",
+                    (key, me[0], me[1], time.time()),
+                )
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        return True
+
+    def release(self, key: str) -> None:
+        """Drop this process's claim on ``key`` (after its reply was stored, or its call failed)."""
+        with self._lock:
+            self._db.execute(
+                "DELETE FROM claims WHERE key = ? AND pid = ? AND host = ?",
+                (key, os.getpid(), socket.gethostname()),
+            )
+
     def __iter__(self) -> Iterator[CachedReply]:
         """All rows in key order (deterministic)."""
         with self._lock:
@@ -244,6 +290,21 @@ class ReplyCache:
             "models": models,
             "prompts": prompts,
         }
+
+
+def _claim_live(pid: int, host: str, claimed: float) -> bool:
+    """Whether a claim's process may still be calling: alive on this host (another host: not too old)."""
+    if time.time() - claimed > CLAIM_MAX_AGE:
+        return False
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, another user's
+    return True
 
 
 def _to_row(r: CachedReply) -> tuple[Any, ...]:

@@ -40,6 +40,7 @@ from builders.llm.usage import TokenUsage, UsageSummary
 
 log = logging.getLogger(__name__)
 
+CLAIM_POLL_SECONDS = 0.1  # how often a request another process is asking for looks for its reply
 Mode = Literal["normal", "refresh", "replay"]
 MODES: tuple[str, ...] = ("normal", "refresh", "replay")
 
@@ -283,10 +284,18 @@ class LLMClient:
                     async def work(indices: list[int]) -> None:
                         p = prepared[indices[0]]
                         try:
-                            result = await self._complete(sdk, limit, p, run)
+                            row = await self._claim(p)
+                            if row is not None:  # another process was asking; its reply is ours
+                                result = self._hit(p, row)
+                                run.cache_hits += 1
+                            else:
+                                result = await self._complete(sdk, limit, p, run)
                         except Exception as err:  # a bug must not sink the other items; it is logged
                             log.exception("LLM request %s failed unexpectedly", p.key[:12])
                             result = self._failure(p, self._describe(err), None)
+                        finally:
+                            if self.cache is not None and self.mode == "normal":
+                                self.cache.release(p.key)
                         for i in indices:
                             results[i] = replace(result, metadata=prepared[i].request.metadata)
                         bar.update(len(indices))
@@ -301,6 +310,20 @@ class LLMClient:
         self.usage.merge(run)
         log.info("%s", run)
         return final
+
+    async def _claim(self, p: _Prepared) -> CachedReply | None:
+        """Claim the request's key in the shared cache before paying for it (normal mode).
+
+        While another process holds the key, wait: its validated reply (returned here) is a cache
+        hit; if its call failed or it died, the claim becomes ours and None says "call the model"."""
+        if self.cache is None or self.mode != "normal":
+            return None
+        while not self.cache.claim(p.key):
+            await asyncio.sleep(CLAIM_POLL_SECONDS)
+            row = self.cache.get(p.key)
+            if row is not None:
+                return row
+        return self.cache.get(p.key)  # answered just before the claim was ours
 
     @asynccontextmanager
     async def _sdk(self):

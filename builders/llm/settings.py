@@ -11,6 +11,7 @@ variables are only defaults, read in one place, :meth:`LLMSettings.from_env`, an
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -60,6 +61,20 @@ class LLMSettings(BaseModel):
         None, description="provider-specific request fields, e.g. {'reasoning_effort': 'low'}"
     )
     progress: bool = Field(True, description="show a tqdm bar (it also hides itself when not a TTY)")
+
+    def worst_case_seconds(self) -> float:
+        """The longest one item can take before it is reported failed: every attempt (1 + re-asks)
+        spends every SDK try (1 + retries) up to the timeout, plus the SDK's backoff between tries
+        (0.5 s doubling, at most 8 s)."""
+        backoff = sum(min(0.5 * 2**i, 8.0) for i in range(self.max_retries))
+        return (self.max_validation_retries + 1) * ((self.max_retries + 1) * self.timeout + backoff)
+
+    def worst_case_note(self) -> str:
+        return (
+            f"worst-case wait per item: {self.worst_case_seconds() / 60:.1f} min ({self.max_validation_retries + 1} "
+            f"attempt(s) x {self.max_retries + 1} HTTP tries x {self.timeout:g} s timeout, plus backoff); "
+            "--llm-timeout and --llm-max-retries shorten it"
+        )
 
     @field_validator("base_url")
     @classmethod
@@ -139,3 +154,12 @@ class LLMSettings(BaseModel):
 
 def _is_none(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in ("", NONE)
+
+
+WORST_CASE_NOTICE_SECONDS = 300.0  # a hanging endpoint may hold each item this long: say so first
+
+
+def warn_if_slow(settings: LLMSettings) -> None:
+    """Log, before anything is sent, how long a hanging endpoint can hold each item, when that is long."""
+    if settings.worst_case_seconds() > WORST_CASE_NOTICE_SECONDS:
+        logging.getLogger("builders.llm").warning("%s", settings.worst_case_note())

@@ -18,7 +18,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from builders.llm import LLMClient, LLMRequest, LLMResult
-from builders.runs.steps import DEFAULT_BATCH_SIZE, KEPT, REJECTED, StepRecords
+from builders.runs.steps import DEFAULT_BATCH_SIZE, KEPT, REJECTED, StepRecords, mark_paid
 from builders.video.source import VideoError
 
 LLM_FAILURE, VIDEO_UNREADABLE = "llm_failure", "video_unreadable"
@@ -83,6 +83,8 @@ def run_llm_step(
                     records.add({"id": item["id"]}, status=REJECTED, reason=VIDEO_UNREADABLE, detail=str(err))
                     bar.update(1)
             results = client.run([request for _, request in ready], desc=desc) if ready else []
+            if any(result.ok for result in results):
+                mark_paid(records.work_dir)  # before the first reply is recorded: options lock now
             for (item, request), result in zip(ready, results, strict=True):
                 if result.ok:
                     outcome = outcome_of(item, request, result)

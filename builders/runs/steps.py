@@ -2,9 +2,9 @@
 
 A pipeline step turns input items into output records (and rejects). While it runs, every finished
 record is appended to ``<work>/steps/<step>.partial.jsonl`` and flushed, so a killed run loses at
-most the line being written (a torn last line is ignored on resume). When the step finishes, its
-records are written in input order to ``<step>.jsonl`` (and ``<step>.rejects.jsonl``) atomically,
-and the partial log is removed. A finished step is not run again; an unfinished one resumes with
+most the line being written (a torn last line is cut off on resume, before anything is appended
+after it). When the step finishes, its records are written in input order to ``<step>.jsonl`` (and
+``<step>.rejects.jsonl``) atomically, and the partial log is removed. A finished step is not run again; an unfinished one resumes with
 the items that have no record yet. Paid LLM calls are never repeated on top of that because the
 LLM engine caches every successful reply.
 """
@@ -12,9 +12,10 @@ LLM engine caches every successful reply.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ from builders.files.jsonio import (
     write_json_atomic,
     write_jsonl_atomic,
 )
+
+log = logging.getLogger(__name__)
 
 KEPT, REJECTED = "kept", "rejected"
 # Items per batch of LLM requests in every step; here, not in llm_step, so CLIs can show it cheaply.
@@ -45,7 +48,8 @@ class StepRecords:
         self.work_dir = Path(self.work_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         if not self.complete and self.partial_path.exists():
-            for record in read_jsonl(self.partial_path, tolerate_torn_tail=True):
+            _truncate_torn_tail(self.partial_path)
+            for record in read_jsonl(self.partial_path):
                 self._done[str(record[self.key])] = record  # the last record of an id wins
 
     @property
@@ -137,6 +141,37 @@ class StepRecords:
         )
 
 
+def _truncate_torn_tail(path: Path) -> None:
+    """Cut an unterminated last line (a run killed while appending) off ``path``, so the next record
+    starts on a line of its own; that item is simply redone (its reply, if paid, is in the cache)."""
+    with path.open("rb+") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return
+        # Read back in blocks until the last newline (a torn line is at most one record long).
+        end, block = size, 1 << 16
+        while end > 0:
+            start = max(0, end - block)
+            handle.seek(start)
+            chunk = handle.read(end - start)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                keep = start + cut + 1
+                break
+            end = start
+        else:
+            keep = 0
+        log.warning(
+            "%s: dropping the torn last line (%d bytes) left by an interrupted run", path, size - keep
+        )
+        handle.truncate(keep)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
 def _strip(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if k not in ("_status", "_reason", "_detail")}
 
@@ -154,27 +189,77 @@ def _differences(old: Any, new: Any, prefix: str) -> list[str]:
     return [] if old == new else [f"{prefix.lstrip('.')}: was {old!r}, now {new!r}"]
 
 
-def bind_work_folder(work_dir: str | os.PathLike[str], wanted: Mapping[str, Any], config_file: str) -> None:
+UNPAID_MARKER = ".options-unpaid"  # in a work folder whose options are recorded but no reply is yet
+
+
+def mark_paid(work_dir: str | os.PathLike[str]) -> None:
+    """Say that ``work_dir`` now holds a paid LLM reply: from here on its options are locked.
+
+    Called before the first reply is recorded (so a crash in between errs on the locked side)."""
+    marker = Path(work_dir) / UNPAID_MARKER
+    if marker.exists():
+        marker.unlink()
+
+
+def bind_work_folder(
+    work_dir: str | os.PathLike[str],
+    wanted: Mapping[str, Any],
+    config_file: str,
+    *,
+    llm_part: str = "llm",
+    accept: Collection[str] = (),
+    hints: Mapping[str, str] | None = None,
+) -> None:
     """Record what a work folder is built from in ``<work>/<config_file>``, or refuse a run that differs.
 
     Each part of ``wanted`` (e.g. ``data``, ``llm``) is compared key by key, nested mappings as dotted
     keys; a part that is None is not checked, and is recorded once it has a value. Resuming with other
-    options would mix two runs' records in one folder, so it is an error listing every difference.
+    options would mix two runs' records in one folder, so it is an error listing every difference,
+    except where nothing depends on the old options yet, and the new ones simply replace them:
+
+    * the LLM settings (part ``llm_part``), until the folder holds a paid reply (:func:`mark_paid`):
+      a first run with a mistyped model or without its API key locks nothing;
+    * every part, while no step has recorded anything;
+    * the parts named in ``accept`` (the caller's explicit "go on with the new values").
+
+    ``hints``: per part, a sentence added to the refusal when that part differs (e.g. how to start
+    over after the input files changed).
     """
     path = Path(work_dir) / config_file
+    unpaid = Path(work_dir) / UNPAID_MARKER
     wanted = json.loads(json.dumps(wanted))  # tuples and the like compare as they will be stored
     stored = read_json_object(path) if path.is_file() else {}
-    problems = [
-        d for part, new in wanted.items() if new is not None and stored.get(part) is not None
-        for d in _differences(stored[part], new, part)
-    ]  # fmt: skip
+    steps = Path(work_dir) / "steps"
+    free = set(wanted) if not (steps.is_dir() and any(steps.iterdir())) else set()
+    if unpaid.is_file():
+        free.add(llm_part)
+    free.update(accept)
+    changed: list[str] = []
+    problems: list[str] = []
+    refused: list[str] = []
+    for part, new in wanted.items():
+        if new is not None and stored.get(part) is not None:
+            found = _differences(stored[part], new, part)
+            (changed if part in free else problems).extend(found)
+            if found and part not in free:
+                refused.append(part)
     if problems:
+        extra = "".join(f"\n{(hints or {})[part]}" for part in refused if part in (hints or {}))
         raise ValueError(
             f"{path}: this work folder was built with other options:\n  "
             + "\n  ".join(problems)
+            + extra
             + "\nrerun with the same options, or use a new work folder (pass --llm-cache "
             f"{Path(work_dir) / DEFAULT_CACHE} to reuse the replies already paid for)"
         )
-    updated = {**stored, **{k: v for k, v in wanted.items() if stored.get(k) is None}}
+    if changed:
+        log.info("%s: nothing depends on the old options yet; now %s", path, "; ".join(changed))
+    if not path.is_file():  # a new binding: its LLM settings lock once a reply is paid for
+        Path(work_dir).mkdir(parents=True, exist_ok=True)
+        unpaid.write_text("options recorded, no LLM reply yet: a rerun may change the LLM settings\n")
+    updated = {
+        **stored,
+        **{k: v for k, v in wanted.items() if v is not None and (stored.get(k) is None or k in free)},
+    }
     if updated != stored:
         write_json_atomic(path, updated)

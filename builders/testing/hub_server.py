@@ -12,6 +12,9 @@ dataset, with the Hub's status codes and error headers, so the library's own err
 * ``POST /api/datasets/{repo}/commit/{rev}`` - an NDJSON commit onto a branch, or a new pull
   request (``?create_pr=1``, ref ``refs/pr/N``); files are stored by content
 * ``POST /api/datasets/{repo}/tag/{rev}`` - a tag at a branch, PR ref or commit (409 if it exists)
+* ``GET  /api/datasets/{repo}/tree/{rev}`` - the files at a revision (one page, recursive)
+* ``GET|HEAD /datasets/{repo}/resolve/{rev}/{path}`` - a file's bytes, with the ``X-Repo-Commit`` and
+  ``ETag`` headers ``hf_hub_download`` reads (so ``snapshot_download`` fetches a revision)
 
 Auth: ``Authorization: Bearer <token>``. ``tokens`` maps each valid token to ``"write"`` or
 ``"read"``; an unknown token gets 401 "Invalid credentials in Authorization header" on every call;
@@ -111,6 +114,10 @@ class _HubError(Exception):
         super().__init__(message)
         self.status, self.message, self.code = status, message, code
 
+    def headers(self) -> dict[str, str]:
+        """The Hub's error headers, which huggingface_hub turns into its own exceptions."""
+        return {"X-Error-Message": self.message, **({"X-Error-Code": self.code} if self.code else {})}
+
 
 class HubServer:
     """See the module docstring. Start with ``with HubServer(...) as hub`` (random free port)."""
@@ -190,6 +197,9 @@ class HubServer:
         body = handler.rfile.read(length) if length else b""
         status, payload, headers = 200, {}, {}
         try:
+            if path.startswith("/datasets/") and "/resolve/" in path and method in ("GET", "HEAD"):
+                self._send_file(handler, method, path, self._auth(handler))
+                return
             payload = self._route(method, path, query, body, self._auth(handler))
         except _LoseReply:
             with self._lock:
@@ -197,15 +207,17 @@ class HubServer:
             handler.close_connection = True
             return
         except _HubError as err:
-            status, payload = err.status, {"error": err.message}
-            headers["X-Error-Message"] = err.message
-            if err.code:
-                headers["X-Error-Code"] = err.code
+            status, payload, headers = err.status, {"error": err.message}, err.headers()
+        headers["Content-Type"] = "application/json"
+        self._reply(handler, method, path, query, status, json.dumps(payload).encode(), headers)
+
+    def _reply(
+        self, handler: BaseHTTPRequestHandler, method: str, path: str, query: dict, status: int, data: bytes,
+        headers: dict[str, str],
+    ) -> None:  # fmt: skip
         with self._lock:
             self.requests.append(RecordedRequest(method, path, query, status))
-        data = json.dumps(payload).encode()
         handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(data)))
         for key, value in headers.items():
             handler.send_header(key, value)
@@ -256,6 +268,8 @@ class HubServer:
         with self._lock:
             if method in ("GET", "HEAD") and (not tail or tail[0] == "revision"):
                 return self._repo_info(repo_id, role, "/".join(tail[1:]) or MAIN)
+            if method == "GET" and len(tail) >= 2 and tail[0] == "tree":
+                return self._tree(self._repo(repo_id, role), "/".join(tail[1:]))
             if method == "GET" and tail == ["refs"]:
                 return self._refs(self._repo(repo_id, role), bool(query.get("include_prs")))
             if method == "POST" and len(tail) >= 2 and tail[0] == "preupload":
@@ -279,6 +293,39 @@ class HubServer:
                 repo = self._writable(repo_id, role, "create a tag")
                 return self._tag(repo, "/".join(tail[1:]), json.loads(body))
         raise _HubError(404, f"no such endpoint: {method} {path}")
+
+    def _revision_files(self, repo: Repo, revision: str) -> tuple[str, dict[str, bytes]]:
+        oid = repo.resolve(revision)
+        if oid is None:
+            raise _HubError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
+        return oid, repo.commits[oid].files
+
+    def _tree(self, repo: Repo, revision: str) -> list[dict]:
+        _, files = self._revision_files(repo, revision)
+        folders = sorted({"/".join(p.split("/")[:i]) for p in files for i in range(1, p.count("/") + 1)})
+        return [{"type": "directory", "path": d, "oid": hashlib.sha1(d.encode()).hexdigest(), "size": 0}
+                for d in folders] + [
+            {"type": "file", "path": p, "oid": hashlib.sha1(b).hexdigest(), "size": len(b)}
+            for p, b in sorted(files.items())
+        ]  # fmt: skip
+
+    def _send_file(self, handler: BaseHTTPRequestHandler, method: str, path: str, role: str | None) -> None:
+        repo_part, _, rest = path[len("/datasets/") :].partition("/resolve/")
+        revision, _, file_path = rest.partition("/")
+        if revision == "refs" and file_path.startswith("pr/"):  # refs/pr/N, unquoted
+            number, _, file_path = file_path[3:].partition("/")
+            revision = f"refs/pr/{number}"
+        status, data, headers = 200, b"", {}
+        try:
+            with self._lock:
+                oid, files = self._revision_files(self._repo(repo_part, role), revision)
+            if file_path not in files:
+                raise _HubError(404, f"Entry not found: {file_path}", "EntryNotFound")
+            data = files[file_path]
+            headers = {"X-Repo-Commit": oid, "ETag": f'"{hashlib.sha1(data).hexdigest()}"'}
+        except _HubError as err:
+            status, data, headers = err.status, json.dumps({"error": err.message}).encode(), err.headers()
+        self._reply(handler, method, path, {}, status, data, headers)
 
     def _validate_yaml(self, body: bytes) -> dict:
         content = json.loads(body).get("content", "")

@@ -8,6 +8,7 @@ from pathlib import Path
 import av
 
 from builders.files.jsonio import write_file_atomic
+from builders.video.sampler import ClipReader
 from builders.video.source import SourceLike, VideoError, VideoSource, describe_error, video_stream
 
 #: Stream kinds kept by :func:`remove_audio`; audio is dropped, and so are data streams (e.g.
@@ -19,10 +20,15 @@ def remove_audio(src: SourceLike | VideoSource, dst: str | os.PathLike) -> Path:
     """Write ``src`` to ``dst`` without audio (container chosen from ``dst``'s suffix); return ``dst``.
 
     The file appears atomically: it is written under a temporary name next to ``dst`` and moved
-    into place, so an interrupted run never leaves a half-written clip behind.
+    into place, so an interrupted run never leaves a half-written clip behind. A source that the
+    frame sampler calls truncated or corrupt when strict (:class:`ClipReader` with ``strict=True``:
+    a read error, an incomplete packet, a packet the decoder rejects, no frames) is a VideoError:
+    copying its packets would launder it into a valid, shorter clip.
     """
     source = VideoSource.of(src)
     dst = Path(dst)
+    with ClipReader(source, strict=True):
+        pass  # opening indexes the frames; strict refuses a damaged source
 
     def remux(tmp: Path) -> None:
         with source.open() as inp:

@@ -59,7 +59,6 @@ from builders.video.index import (
     plan_segments,
     uniform_indices,
 )
-from builders.video.remux import remove_audio
 from builders.video.source import (
     SourceLike,
     VideoError,
@@ -75,7 +74,6 @@ __all__ = [
     "VideoError",
     "frames_to_data_urls",
     "output_size",
-    "remove_audio",
     "sample_frames",
 ]
 

@@ -20,7 +20,7 @@ from bqa.records import BoLDAnnotation
 from bqa.vocabulary import GroupMapping
 from bqa.workfolder import clip_relpath
 from builders.runs.steps import REJECTED, StepRecords
-from builders.video.sampler import remove_audio
+from builders.video.remux import remove_audio
 from builders.video.source import VideoError
 
 CANDIDATES, CLIPS = "candidates", "clips"

@@ -15,6 +15,7 @@ two builds in one folder. ``<work>/summary.json`` holds the last run's :class:`B
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections import Counter
@@ -23,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bqa.bold import read_bold
+from bqa.bold import ANNOTATIONS_DIR, BOLD_FILES, read_bold
 from bqa.candidates import Candidates
 from bqa.features import SPLITS
 from bqa.records import BoLDAnnotation, BQARecord, Provenance, StepProvenance
+from bqa.sample import sample_root
 from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES, DEFAULT_GROUP_MAPPING, DIFFICULTIES, GroupMapping
 from bqa.workfolder import ReleaseMeta, make_record, meta_path, read_release, write_release
 from builders.files.jsonio import write_json_atomic
@@ -37,7 +39,9 @@ from builders.pipelines.bqa.step2_questions import run_questions
 from builders.pipelines.bqa.step3_filter import run_filter
 from builders.pipelines.bqa.step4_difficulty import STEP4_UNPARSED, run_difficulty
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE
+from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
+from builders.runs.unfinished import Unfinished
 from builders.video.frame_spec import FrameSpec
 
 log = logging.getLogger(__name__)
@@ -66,6 +70,7 @@ class BuildOptions:
     batch_size: int = DEFAULT_BATCH_SIZE
     reject_llm_failures: bool = False
     source_note: str = "BoLD"  # the release's "source", shown in the card
+    accept_changed_source: bool = False  # resume although the BoLD CSVs changed (records made stay)
 
     def __post_init__(self) -> None:
         if self.limit is not None and self.limit < 1:
@@ -85,6 +90,24 @@ class BuildOptions:
                 },
             }
         )
+
+
+SAMPLE_REASON = "built from the bundled synthetic BoLD-format sample (bqa/sample), not from BoLD"
+CHANGED_SOURCE_HINT = (
+    "the BoLD annotation files changed since this folder was built (edited scores or added rows leave "
+    "stale records here): start over in a new work folder (pass --llm-cache with this folder's cache so "
+    "the unchanged rows' replies are reused), or pass --accept-changed-source to resume over them anyway"
+)
+
+
+def source_fingerprint(bold_root: str | Path) -> dict[str, str]:
+    """sha256 of each BoLD annotation file, so a rerun over edited CSVs is noticed, not ignored."""
+    folder = Path(bold_root) / ANNOTATIONS_DIR
+    return {
+        name: hashlib.sha256((folder / name).read_bytes()).hexdigest()
+        for name in BOLD_FILES.values()
+        if (folder / name).is_file()
+    }
 
 
 def _plain(value: Any) -> Any:
@@ -119,14 +142,24 @@ class BuildSummary:
     splits: dict[str, dict[str, int]] | None  # per split: rows, films, Easy, Hard (None: no release yet)
     tokens: tuple[int, int]  # recorded prompt/completion tokens of every reply the finished steps use
     run: UsageSummary | None  # this run's LLM activity (None: no LLM step ran)
+    not_run: tuple[str, ...] = ()  # steps asked for but not reached (a step before them left items pending)
 
     @property
     def failed(self) -> dict[str, dict[str, str]]:
         return {name: s.failed for name, s in self.steps.items() if s.failed}
 
     @property
+    def unfinished(self) -> Unfinished:
+        return Unfinished(self.failed, self.not_run)
+
+    @property
+    def empty_release(self) -> bool:
+        """A release was written and has no rows: every item was rejected on the way."""
+        return self.splits is not None and not sum(d["rows"] for d in self.splits.values())
+
+    @property
     def ok(self) -> bool:
-        return not self.failed
+        return not self.unfinished and not self.empty_release
 
     def to_json(self) -> dict[str, Any]:
         run = None
@@ -142,6 +175,8 @@ class BuildSummary:
             "splits": self.splits,
             "tokens": {"prompt": self.tokens[0], "completion": self.tokens[1]},
             "this_run": run,
+            "unfinished": self.unfinished.to_json(),
+            "empty_release": self.empty_release,
         }
 
     def format(self) -> str:
@@ -171,12 +206,16 @@ class BuildSummary:
                 f"  this run: {r.items} LLM requests, {r.cache_hits} cache hits, {r.api_calls} API calls "
                 f"({r.reasks} re-asks), {r.failures} failures, tokens in {r.prompt_tokens:,} / out {r.completion_tokens:,}"
             )
-        for name, failed in self.failed.items():
-            first = next(iter(failed.items()))
+        lines += self.unfinished.lines(alternative="or pass --reject-llm-failures to reject them")
+        if self.empty_release:
+            rejected = "; ".join(
+                f"{name}: " + ", ".join(f"{r} {n}" for r, n in sorted(s.rejected.items()))
+                for name, s in self.steps.items()
+                if s.rejected
+            )
             lines.append(
-                f"  step {name} did not finish: {len(failed)} LLM call(s) failed (e.g. {first[0]}: {first[1][:160]}); "
-                "rerun the same command to retry them (replies that succeeded are cached), "
-                "or pass --reject-llm-failures to reject them"
+                f"EMPTY RELEASE: every one of the {self.rows} BoLD rows was rejected ({rejected or 'no reasons recorded'}); "
+                f"see {self.work_dir / 'steps'}/*.rejects.jsonl"
             )
         return "\n".join(lines)
 
@@ -240,6 +279,7 @@ def _normalise_steps(steps: Iterable[str]) -> list[str]:
     return [s for s in STEPS if s in wanted]
 
 
+@locks_work_folder
 def build(
     work_dir: str | Path,
     options: BuildOptions,
@@ -264,7 +304,13 @@ def build(
     source = read_bold(options.bold_root, codes=options.demographic_codes, skip_missing=options.skip_missing)
     work_dir.mkdir(parents=True, exist_ok=True)
     llm = client.settings.cache_identity() if needs_llm else None
-    bind_work_folder(work_dir, {"data": options.identity(), "llm": llm}, CONFIG_FILE)
+    bind_work_folder(
+        work_dir,
+        {"data": options.identity(), "llm": llm, "inputs": source_fingerprint(options.bold_root)},
+        CONFIG_FILE,
+        accept=("inputs",) if options.accept_changed_source else (),
+        hints={"inputs": CHANGED_SOURCE_HINT},
+    )
     rows = source.annotations[: options.limit] if options.limit else source.annotations
     by_id = {a.id: a for a in rows}
     before = client.usage.snapshot() if client is not None else None
@@ -290,8 +336,9 @@ def build(
             _write_split(work_dir, options, by_id)
         if failures.get(step):
             break
+    not_run = tuple(todo[todo.index(step) + 1 :]) if failures.get(step) else ()
     run = client.usage.since(before) if client is not None and needs_llm else None
-    summary = summarize(work_dir, len(rows), [str(m) for m in source.missing], failures, run)
+    summary = summarize(work_dir, len(rows), [str(m) for m in source.missing], failures, run, not_run)
     write_json_atomic(work_dir / SUMMARY_FILE, summary.to_json())
     return summary
 
@@ -306,7 +353,16 @@ def _write_split(work_dir: Path, options: BuildOptions, rows: Mapping[str, BoLDA
         seed=options.seed,
         source=options.source_note,
         split_rule=SPLIT_RULE,
-        extra={"frames": options.frames.to_json(), "limit": options.limit, "llm": config.get("llm")},
+        extra={
+            "frames": options.frames.to_json(),
+            "limit": options.limit,
+            "llm": config.get("llm"),
+            **(
+                {"sample": SAMPLE_REASON}
+                if Path(options.bold_root).resolve() == sample_root().resolve()
+                else {}
+            ),
+        },
     )
     write_release(work_dir, splits, meta)
     empty = [s for s in SPLITS if not splits[s]]
@@ -324,6 +380,7 @@ def summarize(
     missing: list[str],
     failures: Mapping[str, Mapping[str, str]] | None = None,
     run: UsageSummary | None = None,
+    not_run: tuple[str, ...] = (),
 ) -> BuildSummary:
     """The state of a work folder's steps and release (plus this run's failures and usage)."""
     steps: dict[str, StepSummary] = {}
@@ -332,8 +389,8 @@ def summarize(
     for name in RECORD_STEPS:
         records = StepRecords(work_dir, name)
         counts = records.counts()
-        if not counts and not records.complete:
-            continue
+        if not counts and not records.complete and not (failures or {}).get(name):
+            continue  # not started (a step whose every call failed is listed: its items are pending)
         rejected = {k.split(": ", 1)[1]: v for k, v in counts.items() if k != "kept"}
         steps[name] = StepSummary(
             counts.get("kept", 0), rejected, records.complete, dict((failures or {}).get(name, {}))
@@ -358,4 +415,6 @@ def summarize(
             }
             for name, records in release.splits.items()
         }
-    return BuildSummary(Path(work_dir), rows, missing, steps, difficulty, splits, (tokens[0], tokens[1]), run)
+    return BuildSummary(
+        Path(work_dir), rows, missing, steps, difficulty, splits, (tokens[0], tokens[1]), run, not_run
+    )

@@ -47,8 +47,11 @@ from builders.pipelines.marinelife.caption_engine import (
 )
 from builders.pipelines.marinelife.outcomes import Failure, total_cost
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE
+from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
+from builders.runs.unfinished import Unfinished
 from marinelife16k.annotations import read_annotations
+from marinelife16k.sample import SAMPLE_REASON, sample_video_root
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, QUESTION_TYPES
 from marinelife16k.workfolder import read_release, write_release
 
@@ -133,6 +136,7 @@ def _rounded(usage: Mapping[str, Any]) -> dict[str, Any]:
     return {name: round(value, 3) for name, value in usage.items()}
 
 
+@locks_work_folder
 def build(
     work_dir: str | os.PathLike[str],
     client: LLMClient,
@@ -159,7 +163,7 @@ def build(
         raise ValueError(f"{attributes}: no videos")
     wanted = {"config": config.outputs(), "model": client.settings.model, "videos_sha256": _digest(rows),
               "prompts": prompt_versions()}  # fmt: skip
-    bind_work_folder(work, wanted, CONFIG_FILE)
+    bind_work_folder(work, wanted, CONFIG_FILE, llm_part="model")
     before = client.usage.snapshot()
     common = {"batch_size": config.batch_size, "reject_failures": config.reject_failures}
 
@@ -192,7 +196,14 @@ def _release(
     qa = {r["id"]: r for r in StepRecords(work, qa_generation.STEP).kept()}
     videos = [row for row in captioned if row["id"] in qa]
     if not videos:
-        raise RuntimeError(f"no video made it through the pipeline; see the rejects in {work / 'steps'}")
+        rejected = Counter(
+            f"{name}: {r.get('_reason', '?')}" for name in STEPS for r in StepRecords(work, name).rejects()
+        )
+        counts = ", ".join(f"{k} {n}" for k, n in sorted(rejected.items())) or "no reasons recorded"
+        raise RuntimeError(
+            f"no video made it through the pipeline: every one of the {len(captioned)} captioned videos was "
+            f"rejected ({counts}); see the rejects in {work / 'steps'}"
+        )
     return write_release(
         work,
         videos,
@@ -200,11 +211,13 @@ def _release(
         seed=config.seed,
         sizes=config.split_sizes,
         video_root=video_root,
-        provenance=_provenance(work, client, config, note),
+        provenance=_provenance(work, client, config, note, video_root),
     )
 
 
-def _provenance(work: Path, client: LLMClient, config: PipelineConfig, note: str | None) -> dict[str, Any]:
+def _provenance(
+    work: Path, client: LLMClient, config: PipelineConfig, note: str | None, video_root: Path
+) -> dict[str, Any]:
     models = sorted(
         {
             c["llm"][stage]["model"]
@@ -222,6 +235,8 @@ def _provenance(work: Path, client: LLMClient, config: PipelineConfig, note: str
         **config.outputs(),
         "distractors": "LLM-written (three per multiple-choice question); all else computed from the attributes",
         **({"note": note} if note else {}),
+        # the bundled sample's videos: the release says so on its card, and push refuses it by default
+        **({"sample": SAMPLE_REASON} if video_root == sample_video_root().resolve() else {}),
     }
 
 
@@ -320,13 +335,20 @@ def format_summary(summary: Mapping[str, Any]) -> str:
             f"{run.get('api_calls', 0)} API calls ({run.get('reasks', 0)} re-asks), {run.get('failures', 0)} failures, "
             f"tokens in {run.get('prompt_tokens', 0):,} / out {run.get('completion_tokens', 0):,}"
         )
-    for failure in summary["failures"][:10]:
-        lines.append(f"FAILED {failure['id']} at {failure['step']}: {failure['error'][:300]}")
-    if len(summary["failures"]) > 10:
-        lines.append(f"... and {len(summary['failures']) - 10} more failures (see summary.json)")
+    lines += unfinished(summary).lines(alternative="or add --reject-failures to drop them")
     if summary["release"]:
         lines.append(f"release: {summary['release']['path']} {summary['release']['splits']}")
     return "\n".join(lines)
+
+
+def unfinished(summary: Mapping[str, Any]) -> Unfinished:
+    """The failed videos of a summary, by step, and the steps a failure kept from running."""
+    failed: dict[str, dict[str, str]] = {}
+    for failure in summary["failures"]:
+        failed.setdefault(failure["step"], {})[failure["id"]] = failure["error"]
+    first = min((STEPS.index(step) for step in failed if step in STEPS), default=len(STEPS))
+    later = [*STEPS[first + 1 :], "release"] if failed else []
+    return Unfinished(failed, [step for step in later if step not in failed])
 
 
 # -- recorded runs ---------------------------------------------------------------------------
