@@ -60,7 +60,7 @@ def main() -> None:
     floor = wall_time([sys.executable, "-c", "pass"], args.repeats)
     print(f"floor (python -c pass): {floor * 1000:.0f} ms, best of {args.repeats}")
     print(f"{'command':<34} {'ms':>6} {'x floor':>8}  heavy imports")
-    for command in [[], *([name] for name in command_names())]:
+    for command in [[], *([name.replace("_", "-")] for name in command_names())]:  # module -> command
         argv = [*command, "--help"]
         seconds = wall_time([sys.executable, "-m", "builders.cli", *argv], args.repeats)
         heavy = ", ".join(heavy_imports(argv)) or "-"
