@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from builders.hub.benchmark import Benchmark, Task
 
-_COMMON = {"config": "default", "split": "test", "metric": "accuracy", "scale": (0.0, 1.0), "higher_is_better": True}
+_COMMON = {
+    "config": "default",
+    "split": "test",
+    "metric": "accuracy",
+    "scale": (0.0, 1.0),
+    "higher_is_better": True,
+}
 
 
 def _task(task_id: str, name: str, key: str, n: str, what: str) -> Task:

@@ -59,9 +59,10 @@ def _judged(task_id: str, name: str, what: str, value: tuple[str, ...], n: tuple
 def _caption(criterion: str, camera: str | None) -> Task:
     where = ("by_camera", camera) if camera else ()
     label = f" ({camera} camera)" if camera else ""
+    short = f" ({camera})" if camera else ""
     return _judged(
         f"caption_{criterion.lower()}" + (f"_{camera}" if camera else ""),
-        f"Caption {criterion}{label}",
+        f"Caption {criterion}{short}",
         f"Video captioning{label} judged on {criterion} ({_CRITERION_NAMES[criterion]}; 5 = a perfect match).",
         ("judge", "caption", *where, "criteria", criterion),
         ("judge", "caption", *where, "n"),

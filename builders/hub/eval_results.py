@@ -184,10 +184,20 @@ def entries_from_metrics(
             continue
         low, high = task.scale
         if not low <= value <= high:
-            raise ValueError(f"{where}: {model!r} {'.'.join(task.value)} = {value} is outside {task.scale_text}")
-        pairs = {**provenance, **_judge_provenance(task, entry), "metric": f"{task.metric} ({task.scale_text})"}
+            raise ValueError(
+                f"{where}: {model!r} {'.'.join(task.value)} = {value} is outside {task.scale_text}"
+            )
+        pairs = {
+            **provenance,
+            **_judge_provenance(task, entry),
+            "metric": f"{task.metric} ({task.scale_text})",
+        }
         interval = lookup(entry, task.interval) if task.interval else None
-        if isinstance(interval, (list, tuple)) and len(interval) == 2 and all(_number(x) is not None for x in interval):
+        if (
+            isinstance(interval, (list, tuple))
+            and len(interval) == 2
+            and all(_number(x) is not None for x in interval)
+        ):
             pairs["ci95"] = _text([float(x) for x in interval])
             if metrics.get("interval"):
                 pairs["interval"] = _text(metrics["interval"])

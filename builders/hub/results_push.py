@@ -38,7 +38,8 @@ class ResultsPushPlan:
         lines.append(f"one commit onto {target}: {self.commit_message!r}")
         lines += [f"  add {f.path_in_repo} ({f.size} B)" for f in self.files]
         lines += [
-            f"  {e.dataset_id} {e.task_id} = {e.value}" + (f" (revision {e.dataset_revision[:12]})" if e.dataset_revision else "")
+            f"  {e.dataset_id} {e.task_id} = {e.value}"
+            + (f" (revision {e.dataset_revision[:12]})" if e.dataset_revision else "")
             for _, e in self.entries
         ]
         return "\n".join(lines)
@@ -55,7 +56,9 @@ class ResultsPushResult:
     def describe(self) -> str:
         lines = [f"commit {self.commit_oid}: {self.commit_url}"]
         if self.pr_url:
-            lines.append(f"pull request: {self.pr_url} (revision {self.pr_revision}); the scores show as community results while it is open")
+            lines.append(
+                f"pull request: {self.pr_url} (revision {self.pr_revision}); the scores show as community results while it is open"
+            )
         return "\n".join(lines)
 
 
@@ -98,7 +101,9 @@ def push_results(plan: ResultsPushPlan, *, token: str | None = None) -> ResultsP
         raise PushError("no Hugging Face token: set HF_TOKEN or run `hf auth login` (nothing was pushed)")
     api = HfApi(endpoint=plan.endpoint, token=token)
     _call(lambda: api.repo_info(plan.repo_id, repo_type=MODEL), plan, token)  # type: ignore[arg-type]
-    operations = [CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=str(f.local)) for f in plan.files]
+    operations = [
+        CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=str(f.local)) for f in plan.files
+    ]
     info: Any = _call(
         lambda: api.create_commit(
             plan.repo_id,
