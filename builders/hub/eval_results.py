@@ -54,6 +54,11 @@ _PROVENANCE_KEYS = {
     "parser": "parser",
     "group_mapping": "mapping",
     "model_reported": "model_reported",
+    # a nested ``dataset`` mapping: {"repo": ..., "revision": ...}
+    "dataset.repo": "dataset",
+    "dataset.repo_id": "dataset",
+    "dataset.revision": "revision",
+    "dataset.commit": "revision",
 }
 _SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
 
