@@ -28,7 +28,7 @@ EVALUATION_FRAMEWORK = "vqabench"
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 REQUIRED = ("name", "description", "evaluation_framework", "tasks")
 
-Path_ = tuple[str, ...]  # keys into one model's entry of metrics.json["models"]
+KeyPath = tuple[str, ...]  # keys into one model's entry of metrics.json["models"]
 
 
 @dataclass(frozen=True)
@@ -43,9 +43,9 @@ class Task:
     scale: tuple[float, float]  # the range of the value, as the paper reports it
     higher_is_better: bool
     description: str
-    value: Path_  # where the value is in one model's metrics.json entry
-    interval: Path_ | None = None  # its 95% interval [low, high], if the report has one
-    n: Path_ | None = None  # the number of items behind it
+    value: KeyPath  # where the value is in one model's metrics.json entry
+    interval: KeyPath | None = None  # its 95% interval [low, high], if the report has one
+    n: KeyPath | None = None  # the number of items behind it
 
     @property
     def scale_text(self) -> str:
