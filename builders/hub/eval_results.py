@@ -192,9 +192,11 @@ def entries_from_metrics(
             raise ValueError(
                 f"{where}: {model!r} {'.'.join(task.value)} = {value} is outside {task.scale_text}"
             )
+        judged = _judge_provenance(task, entry)
         pairs = {
-            **provenance,
-            **_judge_provenance(task, entry),
+            # a judge score does not depend on the answer parser: name the rubric instead
+            **{k: v for k, v in provenance.items() if not (judged and k == "parser")},
+            **judged,
             "metric": f"{task.metric} ({task.scale_text})",
         }
         interval = lookup(entry, task.interval) if task.interval else None
