@@ -136,6 +136,8 @@ def _write(args: argparse.Namespace) -> int:
 
     if (args.create_pr or args.dry_run or args.message) and not args.push:
         raise ValueError("--create-pr, --dry-run and --message apply with --push MODEL_REPO")
+    if args.source_name and not args.source_url:
+        raise ValueError("--source-name needs --source-url (the format requires a url with a source)")
     metrics = read_json_object(args.metrics)
     known = by_name(metrics.get("benchmark"), str(args.metrics))
     scores = entries_from_metrics(
@@ -149,8 +151,6 @@ def _write(args: argparse.Namespace) -> int:
         source_name=args.source_name,
         where=str(args.metrics),
     )
-    if args.source_name and not args.source_url:
-        raise ValueError("--source-name needs --source-url (the format requires a url with a source)")
     path = write_entries(args.out, known.file_stem, scores.entries)
     print(f"wrote {len(scores.entries)} result(s) for {scores.model!r} to {path}")
     print(_describe(read_entries(path)))
