@@ -185,10 +185,15 @@ def feature_problems(info: Mapping[str, Any], where: str) -> list[str]:
         return []
     if not isinstance(items, list):
         return [f"{where}: dataset_info features must be a list, got {type(items).__name__}"]
+
+    def read(item: Any) -> datasets.Features | None:  # how datasets reads one feature of a card
+        infos = DatasetInfosDict.from_dataset_card_data({"dataset_info": [{"features": [item]}]})
+        return infos["default"].features
+
     for i, item in enumerate(items):
         name = item.get("name", f"#{i}") if isinstance(item, Mapping) else f"#{i}"
         try:
-            as_written = datasets.Features._from_yaml_list([dict(item)])
+            as_written = read(dict(item))
         except Exception as err:  # noqa: BLE001 - any failure means the Hub cannot read it either
             problems.append(
                 f"{where}: feature {name!r} cannot be read by datasets ({type(err).__name__}: {err}); "
@@ -196,7 +201,7 @@ def feature_problems(info: Mapping[str, Any], where: str) -> list[str]:
             )
             continue
         try:
-            resorted = datasets.Features._from_yaml_list([_sorted_keys(item)])
+            resorted = read(_sorted_keys(item))
         except Exception:  # noqa: BLE001
             resorted = None
         if resorted != as_written:
