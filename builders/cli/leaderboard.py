@@ -13,7 +13,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "leaderboard",
         help="rank models per task of a benchmark from .eval_results files or the Hub's leaderboard API",
         description=(
-            "Write OUT/report.md (one ranking per task of the benchmark's eval.yaml, with the 95%% interval "
+            "Write OUT/report.md (one ranking per task of the benchmark's eval.yaml, with the 95% interval "
             "and n where a result's notes carry them, and whether it is on the model repo's main or still "
             "in a pull request), OUT/metrics.json and PNG bar charts. Results come from a folder of model "
             "folders (--from ROOT: ROOT/<namespace>/<name>/.eval_results/*.yaml) or from the Hub "

@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "them from a report's metrics.json (vqabench report), one entry per task of the benchmark's "
             "eval.yaml that the report scored; the notes record how the run was made (tool version, dataset "
             "and revision, frame spec, prompt, answer parser, judge rubric, as far as the report recorded "
-            "them) and the 95%% interval and n. 'show' prints entries; 'push' publishes them."
+            "them) and the 95% interval and n. 'show' prints entries; 'push' publishes them."
         ),
     )
     actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
