@@ -2,8 +2,9 @@
 
 ``export_release(work, out)`` = read and check the release -> build the DatasetDict
 (:func:`bqa.builder.build_dataset`) -> statistics (:mod:`bqa.stats`) -> card (:mod:`bqa.card`)
--> ``builders.hub.layout.write_hub_folder`` (Parquet shards with the clips embedded + README.md, written
-atomically) -> ``builders.hub.layout.check_hub_folder`` (``load_dataset`` on the folder, split sizes).
+-> ``builders.hub.layout.write_hub_folder`` (Parquet shards with the clips embedded, README.md, the
+``eval.yaml`` that registers the benchmark's tasks (:mod:`bqa.benchmark`) and the LICENSE.md the card
+links, written atomically) -> ``builders.hub.layout.check_hub_folder`` (``load_dataset`` on the folder, split sizes).
 The statistics are also written as ``<work>/release/stats.json`` for the maintainer.
 """
 
@@ -16,11 +17,13 @@ from pathlib import Path
 
 import datasets
 
+from bqa.benchmark import BENCHMARK
 from bqa.builder import build_dataset
-from bqa.card import DEFAULT_REPO_ID, card_body, card_data
+from bqa.card import DEFAULT_REPO_ID, LICENSE_FILE, card_body, card_data, license_text
 from bqa.stats import ReleaseStats, release_stats
 from bqa.workfolder import RELEASE_DIR, read_release
 from builders.files.jsonio import write_json_atomic
+from builders.hub.benchmark import EVAL_FILE, render_eval_yaml
 from builders.hub.layout import (
     DEFAULT_MAX_SHARD_BYTES,
     SAMPLE_KEY,
@@ -83,6 +86,7 @@ def export_release(
         card_data={**card_data(stats), **_sample_flag(release.meta.extra.get("sample"))},
         max_shard_bytes=max_shard_bytes,
         protect=[work_dir],
+        extra_files={EVAL_FILE: render_eval_yaml(BENCHMARK), LICENSE_FILE: license_text()},
     )
     log.info("wrote %s", folder)
     if check:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datasets
 
-from bqa.records import NUM_CHOICES
 from bqa.vocabulary import EMOTIONS
 
 #: Split names of a release (the paper's "valid" is ``validation``, the datasets convention).
@@ -28,10 +27,11 @@ FEATURES = datasets.Features(
         "id": _string,
         "video": datasets.Video(),
         "question": _string,
-        "choices": datasets.List(_string, length=NUM_CHOICES),
+        "choices": datasets.List(_string),  # always 4 (bqa.records checks it); no fixed length:
+        # a fixed-length list cannot be written in card YAML that survives a key-sorting YAML tool
         "answer": _string,
         "answer_group": _string,
-        "choice_groups": datasets.List(_string, length=NUM_CHOICES),
+        "choice_groups": datasets.List(_string),
         "difficulty": _string,
         "gender": _string,
         "age": _string,

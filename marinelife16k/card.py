@@ -29,6 +29,36 @@ DEFAULT_REPO_ID = "<namespace>/MarineLife-16K"
 CITATION = """@misc{marinelife16k,
   title = {MarineLife-16K: An Attribute-Rich Video-Text Dataset for Motion-Aware Marine Video Understanding}
 }"""
+#: The two collections the videos come from (the paper's [22] and [23]).
+SOURCE_CITATIONS = """@inproceedings{truong2023mvk,
+  title     = {Marine Video Kit: A New Marine Video Dataset for Content-Based Analysis and Retrieval},
+  author    = {Truong, Quang-Trung and Vu, Tuan-Anh and Ha, Tan-Sang and Loko{\\v{c}}, Jakub and
+               Wong, Yue-Him and Joneja, Ajay and Yeung, Sai-Kit},
+  booktitle = {MultiMedia Modeling (MMM)},
+  year      = {2023},
+  doi       = {10.1007/978-3-031-27077-2_42}
+}
+
+@inproceedings{truong2025msc,
+  title     = {{MSC}: A Marine Wildlife Video Dataset with Grounded Segmentation and Clip-Level Captioning},
+  author    = {Truong, Quang-Trung and Wong, Yuk-Kwan and Dang, Vo Hoang Kim Tuyen and Gotama, Rinaldi and
+               Nguyen, Duc Thanh and Yeung, Sai-Kit},
+  booktitle = {ACM International Conference on Multimedia (ACM MM)},
+  year      = {2025}
+}"""
+LICENSE_FILE = "LICENSE.md"
+GATED_PROMPT = (
+    "MarineLife-16K is for research only: its videos come from MVK and MSC, used with their owners' "
+    "permission for research. By requesting access you agree to use it for research only and to ask the "
+    "MVK and MSC data owners before any other use."
+)
+GATED_FIELDS: dict[str, Any] = {
+    "Name": "text",
+    "Affiliation": "text",
+    "Country": "country",
+    "I will use this dataset for research only": "checkbox",
+    "I will ask the MVK and MSC data owners before any other use": "checkbox",
+}
 
 TERMS = (
     "This dataset is released for **research purposes only**. It uses or is derived from data licensed "
@@ -91,10 +121,24 @@ def card_data(release: Release) -> dict[str, Any]:
         "language": ["en"],
         "license": "other",
         "license_name": "marinelife16k-research-only",
+        "license_link": LICENSE_FILE,
+        # Attributes by domain experts; captions from the caption engine (LLM + expert review);
+        # questions from rules over the attributes, distractors written by an LLM.
+        "annotations_creators": ["expert-generated", "machine-generated"],
+        "language_creators": ["expert-generated", "machine-generated"],
+        "multilinguality": ["monolingual"],
+        "source_datasets": ["extended|MVK", "extended|MSC"],
         "task_categories": ["video-text-to-text", "visual-question-answering"],
         "size_categories": [_size_category(len(release.records))],
         "tags": ["marine", "underwater", "video-question-answering", "video-captioning", "camera-motion"],
+        "extra_gated_prompt": GATED_PROMPT,
+        "extra_gated_fields": dict(GATED_FIELDS),
     }
+
+
+def license_text() -> str:
+    """The ``LICENSE.md`` that ``license_link`` points at."""
+    return f"# MarineLife-16K: terms of use\n\n{TERMS}\n"
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
@@ -166,7 +210,7 @@ collections (1,300 / 200 / 500 for train / validation / test, split by video) an
 
 ## Terms of use
 
-{TERMS}
+{TERMS} Access is gated: the Hub asks for these terms to be accepted (see `{LICENSE_FILE}`).
 
 ## Configs
 
@@ -238,7 +282,11 @@ Build metadata:
 
 ## Citation
 
+The MarineLife-16K paper, and the two collections its videos come from (MVK, MSC):
+
 ```bibtex
 {CITATION}
+
+{SOURCE_CITATIONS}
 ```
 """

@@ -2,7 +2,8 @@
 
 ``export_release(work, out)`` = read and validate the release (:mod:`marinelife16k.workfolder`) ->
 build both configs (:func:`marinelife16k.builder.build_configs`) -> card (:mod:`marinelife16k.card`)
--> ``builders.hub.layout.write_hub_folder`` (Parquet with the videos embedded + README.md, atomic) ->
+-> ``builders.hub.layout.write_hub_folder`` (Parquet with the videos embedded, README.md, the ``eval.yaml``
+of the benchmark's tasks (:mod:`marinelife16k.benchmark`) and the LICENSE.md the card links; atomic) ->
 ``builders.hub.layout.check_hub_folder`` (``load_dataset`` of every config, split sizes).
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import datasets
 
+from builders.hub.benchmark import EVAL_FILE, render_eval_yaml
 from builders.hub.layout import (
     DEFAULT_MAX_SHARD_BYTES,
     SAMPLE_KEY,
@@ -23,8 +25,9 @@ from builders.hub.layout import (
     check_hub_folder,
     write_hub_folder,
 )
+from marinelife16k.benchmark import BENCHMARK
 from marinelife16k.builder import build_configs
-from marinelife16k.card import DEFAULT_REPO_ID, card_body, card_data
+from marinelife16k.card import DEFAULT_REPO_ID, LICENSE_FILE, card_body, card_data, license_text
 from marinelife16k.features import DEFAULT_CONFIG
 from marinelife16k.workfolder import Release, read_release
 
@@ -68,6 +71,7 @@ def export_release(
         card_data={**card_data(release), **_sample_flag(release)},
         max_shard_bytes=max_shard_bytes,
         protect=[work_dir],
+        extra_files={EVAL_FILE: render_eval_yaml(BENCHMARK), LICENSE_FILE: license_text()},
     )
     log.info("wrote %s", folder)
     if check:

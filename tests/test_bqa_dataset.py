@@ -121,7 +121,7 @@ def test_builder_cache_is_keyed_to_the_release(work, tmp_path):
 
 def test_hub_folder_layout_and_card(exported):
     out, _, splits = exported
-    assert sorted(p.name for p in out.iterdir()) == ["README.md", "data"]
+    assert sorted(p.name for p in out.iterdir()) == ["LICENSE.md", "README.md", "data", "eval.yaml"]
     assert sorted(p.name for p in (out / "data" / "default").iterdir()) == [
         f"{s}-00000-of-00001.parquet" for s in ("test", "train", "validation")
     ]

@@ -409,6 +409,12 @@ def test_settings_from_env_and_key_hygiene(monkeypatch):
     assert s.extra_body == {"reasoning_effort": "low"}
     with pytest.raises(ValueError, match="no model configured"):
         LLMSettings.from_env(environ={})
+    # Worded for whoever called: a flag on the command line, an argument in Python.
+    with pytest.raises(ValueError, match="pass --llm-model MODEL or set VQABENCH_LLM_MODEL"):
+        LLMSettings.from_env(environ={})
+    with pytest.raises(ValueError, match=r"pass model=\.\.\. or set VQABENCH_JUDGE_MODEL") as err:
+        LLMSettings.from_env(prefix="VQABENCH_JUDGE_", environ={}, caller="python")
+    assert "--llm" not in str(err.value)
     with pytest.raises(ValueError) as err:
         LLMSettings(model="m", api_key_env="sk-live-abcdef123")  # a key pasted where its NAME belongs
     assert "sk-live-abcdef123" not in str(err.value) and "NAME" in str(err.value)

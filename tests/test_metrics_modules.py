@@ -103,3 +103,62 @@ def test_evaluate_load_in_a_fresh_offline_process(tmp_path, name, inputs, direct
     # evaluate copied the module into the temporary cache, not into the user's.
     assert Path(out["module_file"]).resolve().is_relative_to((tmp_path / "hf").resolve())
     assert out["result"] == json.loads(json.dumps(direct(inputs)))
+
+
+ERRORS_CHILD = r"""
+import json, os
+import evaluate
+out = {}
+def error(call):
+    try:
+        call()
+    except Exception as err:  # the type and the words are what is checked
+        return [type(err).__name__, str(err)]
+    return None
+bqa = evaluate.load("./metrics/bqa_accuracy")
+out["bqa add_batch"] = error(lambda: bqa.add_batch(predictions=["Anger"], references=["Anger"]))
+out["bqa add"] = error(lambda: bqa.add(prediction="Anger", reference="Anger", difficulty="Easy"))
+marine = evaluate.load("./metrics/marinelife_qa")
+out["marine add_batch"] = error(lambda: marine.add_batch(predictions=["A"], references=["A"]))
+agreement = evaluate.load("./metrics/judge_agreement")
+out["agreement add_batch"] = error(lambda: agreement.add_batch(predictions=[1.0]))
+bqa.add_batch(predictions=["Anger"], references=["Anger"], choices=[["Anger", "Peace", "Fear", "Pain"]],
+              difficulty=["Easy"])
+out["bqa after a full batch"] = bqa.compute()["accuracy"]
+judge = evaluate.load("./metrics/judge")
+out["judge without a model"] = error(lambda: judge.compute(predictions=["a"], references=["b"]))
+print(json.dumps(out))
+"""
+
+
+def test_missing_inputs_and_settings_are_named_for_a_python_caller(tmp_path):
+    env = {
+        **os.environ,
+        "HF_HOME": str(tmp_path / "hf"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_EVALUATE_OFFLINE": "1",
+        "HF_UPDATE_DOWNLOAD_COUNTS": "0",
+    }
+    env = {k: v for k, v in env.items() if not k.startswith("VQABENCH_")}
+    proc = subprocess.run(
+        [sys.executable, "-c", ERRORS_CHILD], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    kind, message = out["bqa add_batch"]
+    assert (
+        kind == "ValueError" and "bqa_accuracy.add_batch(): missing input(s) choices, difficulty" in message
+    )
+    assert "needs predictions, references, choices, difficulty" in message
+    assert out["bqa add"] == [
+        "ValueError",
+        "bqa_accuracy.add(): missing input(s) choices; this metric needs predictions, references, choices, "
+        "difficulty, each given as a keyword argument",
+    ]
+    assert "marinelife_qa.add_batch(): missing input(s) question_types" in out["marine add_batch"][1]
+    assert "judge_agreement.add_batch(): missing input(s) references" in out["agreement add_batch"][1]
+    assert out["bqa after a full batch"] == 1.0  # a complete batch still scores
+    kind, message = out["judge without a model"]
+    assert kind == "ValueError" and "pass model=..." in message and "VQABENCH_JUDGE_MODEL" in message
+    assert "--llm-model" not in message  # a Python caller has no flags

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import datasets
 import pytest
-from test_push_hub import SECRET, _local_files, _use_endpoint, outside_attempts  # noqa: F401 - a fixture
+from hub_helpers import use_endpoint
+from test_push_hub import SECRET, _local_files
 
 from builders.cli import main as cli_main
 from builders.hub.layout import check_hub_folder
@@ -39,7 +40,7 @@ def exports(tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture
 def hub(monkeypatch, tmp_path, outside_attempts):  # noqa: F811 - the imported fixture
     with HubServer(tokens={SECRET: "write"}, repos=[REPO, *EXTRA_REPOS]) as server:
-        _use_endpoint(monkeypatch, server.url, tmp_path / "hf-home")
+        use_endpoint(monkeypatch, server.url, tmp_path / "hf-home")
         monkeypatch.setenv("HF_TOKEN", SECRET)
         yield server
     assert outside_attempts == []

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 
-from test_push_hub import outside_attempts  # noqa: F401 - a fixture the hub fixture uses
 from test_push_safety import hub  # noqa: F401 - the fixture
 from test_unfinished_runs import llm, vqabench
 

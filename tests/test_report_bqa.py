@@ -297,6 +297,8 @@ def test_missing_predictions_are_an_error_unless_allowed(bqa_data, tmp_path):
         (['{"id": "ID0", "raw_output": "A"}', "{not json"], r"line 2: not valid JSON"),
         (['{"id": "ID0", "answer": "A"}'], r"line 1 \(id ID0\): no model reply; expected a 'raw_output'"),
         (['{"id": "ID0", "raw_output": 3}'], r"'raw_output' must be text or null"),
+        (['{"id": "ID0", "raw_output": "Anger", "prediction": "Fear"}'], r"line 1 \(id ID0\): both 'raw_output' and 'prediction' are given and they differ"),
+        (['{"id": "ID0", "raw_output": null, "prediction": "Fear"}'], r"both 'raw_output' and 'prediction' are given and they differ"),
         (['{"id": "somewhere-else", "raw_output": "A"}'], r"1 prediction\(s\) for items that are not in the test split: \[somewhere-else\]"),
     ],
 )  # fmt: skip
@@ -320,3 +322,14 @@ def test_cli_report_side_by_side(report, bqa_data, tmp_path, capsys):
     assert (out / "report.md").is_file() and len(list(out.glob("*.png"))) == 5
     assert cli_main([*argv[:-4], "--split", "validation", "--predictions", str(predictions["alpha"])]) == 2
     assert "not in the validation split" in capsys.readouterr().err
+
+
+def test_a_line_with_the_same_reply_in_both_fields_is_read(bqa_data, tmp_path):
+    row = bqa_data["rows"][0]
+    path = tmp_path / "both.jsonl"
+    path.write_text(
+        json.dumps({"id": row["id"], "raw_output": row["answer"], "prediction": row["answer"]}) + "\n"
+    )
+    report = write_bqa_report(bqa_data["hub"], "test", {"both": path}, tmp_path / "out", allow_missing=True)
+    assert report.metrics["models"]["both"]["metrics"]["n"] == len(bqa_data["rows"])
+    assert report.metrics["models"]["both"]["missing_ids"] == [r["id"] for r in bqa_data["rows"][1:]]

@@ -276,3 +276,29 @@ def test_judge_results_without_camera_kinds(marine, tmp_path):
     assert rows["all: n judged"] == ["3"] and rows["all: failed judge calls"] == ["2"]
     assert rows["all: activity"] == ["2.00"] and rows["static: n judged"] == rows["moving: score"] == ["–"]
     assert report.metrics["figures"] == ["judge_oemu_by_camera.png"]
+
+
+def test_one_model_under_two_names_is_warned_about_naming_both(marine, tmp_path, caplog):
+    judge = tmp_path / "judge.json"
+    judge.write_text(json.dumps({"steady-v2": JUDGE["steady"]}))
+    with caplog.at_level("WARNING"):
+        report = write_marinelife_report(
+            marine["hub"], "test", {"steady": marine["steady"]}, tmp_path / "out", judge_results=[judge]
+        )
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1
+    assert "predictions named ['steady'] have no judge results" in warnings[0]
+    assert "judge results named ['steady-v2'] have no predictions" in warnings[0]
+    assert "--predictions steady-v2=FILE" in warnings[0]
+    assert "**Warning:** predictions named ['steady']" in report.markdown.read_text(encoding="utf-8")
+    assert list(report.metrics["models"]) == ["steady", "steady-v2"]  # still two rows, now explained
+    caplog.clear()
+    with caplog.at_level("WARNING"):  # judge-only models next to matched ones are not a split
+        write_marinelife_report(
+            marine["hub"],
+            "test",
+            {"steady": marine["steady"]},
+            tmp_path / "ok",
+            judge_results=[marine["judge"]],
+        )
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]

@@ -29,6 +29,7 @@ from datasets.info import DatasetInfosDict
 from huggingface_hub import DatasetCardData
 
 from builders.files.jsonio import atomic_directory, check_replaceable
+from builders.hub.benchmark import check_eval_yaml, read_eval_yaml
 
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
 CARD_FILE = "README.md"
@@ -159,11 +160,66 @@ def _write_split(dataset: datasets.Dataset, data_dir: Path, split: str, max_shar
 
 
 def _info_yaml(name: str, info: datasets.DatasetInfo) -> dict[str, Any]:
-    """One ``dataset_info`` entry as the Hub reads it, always a mapping that starts with its config name."""
+    """One ``dataset_info`` entry as the Hub reads it, always a mapping that starts with its config name.
+
+    Refuses features whose YAML means something else once a YAML tool sorts its keys (see
+    :func:`feature_problems`): a card must survive any editor, not only this writer.
+    """
     card = DatasetCardData()
     DatasetInfosDict({name: info}).to_dataset_card_data(card)
     entry = card.to_dict()["dataset_info"]
-    return {"config_name": name, **{k: v for k, v in entry.items() if k != "config_name"}}
+    entry = {"config_name": name, **{k: v for k, v in entry.items() if k != "config_name"}}
+    problems = feature_problems(entry, f"config {name!r}")
+    if problems:
+        raise ValueError("the card cannot describe these features safely:\n  - " + "\n  - ".join(problems))
+    return entry
+
+
+def _sorted_keys(value: Any) -> Any:
+    """``value`` as a YAML tool that sorts mapping keys (``yaml.safe_dump``'s default) writes it."""
+    if isinstance(value, Mapping):
+        return {k: _sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(v) for v in value]
+    return value
+
+
+def feature_problems(info: Mapping[str, Any], where: str) -> list[str]:
+    """Features of one ``dataset_info`` entry that ``datasets`` cannot read, or reads differently once
+    the keys are sorted. ``datasets`` takes a feature's *first* key as its type, so a fixed-length
+    list (``list``, then ``length``) becomes a ``length`` feature after sorting and fails with
+    ``TypeError: 'int' object is not a mapping``."""
+    problems = []
+    items = info.get("features")
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        return [f"{where}: dataset_info features must be a list, got {type(items).__name__}"]
+
+    def read(item: Any) -> datasets.Features | None:  # how datasets reads one feature of a card
+        infos = DatasetInfosDict.from_dataset_card_data({"dataset_info": [{"features": [item]}]})
+        return infos["default"].features
+
+    for i, item in enumerate(items):
+        name = item.get("name", f"#{i}") if isinstance(item, Mapping) else f"#{i}"
+        try:
+            as_written = read(dict(item))
+        except Exception as err:  # noqa: BLE001 - any failure means the Hub cannot read it either
+            problems.append(
+                f"{where}: feature {name!r} cannot be read by datasets ({type(err).__name__}: {err}); "
+                "datasets takes a feature's first key as its type: was the card rewritten with sorted keys?"
+            )
+            continue
+        try:
+            resorted = read(_sorted_keys(item))
+        except Exception:  # noqa: BLE001
+            resorted = None
+        if resorted != as_written:
+            problems.append(
+                f"{where}: feature {name!r} changes meaning when a YAML tool sorts its keys "
+                f"({sorted(item)}); declare it without an order-dependent key such as 'length'"
+            )
+    return problems
 
 
 def _card_yaml(
@@ -232,8 +288,11 @@ def write_hub_folder(
     card_data: Mapping[str, Any] | None = None,
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
     protect: Iterable[str | Path] = (),
+    extra_files: Mapping[str, str] | None = None,
 ) -> Path:
     """Write ``configs`` (name -> DatasetDict) and a card to ``out_dir``, replacing it atomically.
+
+    ``extra_files`` (root file name -> text), such as ``eval.yaml``, are written into the same folder.
 
     The folder is assembled beside ``out_dir`` and renamed into place, so a crash never leaves a
     half-written release where a finished one is expected. Only a folder this function wrote before
@@ -260,6 +319,10 @@ def write_hub_folder(
             sizes[name] = {s: _write_split(dd[s], data_dir, s, max_shard_bytes) for s in _ordered_splits(dd)}
         meta = _card_yaml(configs, default_config, sizes, card_data or {})
         (tmp / CARD_FILE).write_text(render_card(meta, card_body), encoding="utf-8")
+        for name, text in (extra_files or {}).items():
+            if "/" in name or name in (CARD_FILE, "data"):
+                raise ValueError(f"extra file {name!r}: expected a file name at the folder's root")
+            (tmp / name).write_text(text, encoding="utf-8")
     return Path(out_dir).resolve()
 
 
@@ -299,7 +362,9 @@ def check_hub_folder(
     """Validate a folder the way the Hub will read it; return each config loaded with `load_dataset`.
 
     Checks: a card whose YAML declares configs with exactly one default, no ``*.py`` at the root
-    (datasets 5 refuses loading scripts), every config loads, each split's Parquet files are one
+    (datasets 5 refuses loading scripts), ``dataset_info`` features that datasets reads the same
+    whatever a YAML tool did to their key order, an ``eval.yaml`` (if there is one) that declares
+    tasks on the card's configs and splits, every config loads, each split's Parquet files are one
     whole set of shards and hold (by their own metadata) the rows loaded, and split sizes match
     ``dataset_info`` where the card has it. Raises ValueError listing every problem found.
     """
@@ -320,6 +385,19 @@ def check_hub_folder(
         problems.append(f"card YAML must mark exactly one default config, found {defaults or 'none'}")
     infos = meta.get("dataset_info") or []
     infos = [infos] if isinstance(infos, dict) else infos
+    for info in infos:
+        if isinstance(info, Mapping):
+            problems += feature_problems(info, f"card YAML, config {info.get('config_name', 'default')!r}")
+    link = meta.get("license_link")
+    if isinstance(link, str) and "://" not in link and not (folder / link).is_file():
+        problems.append(f"card YAML: license_link {link!r} names no file in the folder")
+    try:
+        benchmark = read_eval_yaml(folder)
+    except ValueError as err:
+        problems.append(str(err))
+    else:
+        if benchmark is not None:
+            problems += check_eval_yaml(benchmark, meta)
     expected = {
         i.get("config_name", "default"): {s["name"]: s["num_examples"] for s in i.get("splits", [])}
         for i in infos

@@ -349,10 +349,12 @@ def _call(
         if repo_missing_ok:
             raise
         status = getattr(err.response, "status_code", None)
+        repo_type = getattr(plan, "repo_type", REPO_TYPE)  # a results push targets a model repo
         raise PushError(
-            f"{prefix}dataset repo {plan.repo_id} does not exist"
+            f"{prefix}{repo_type} repo {plan.repo_id} does not exist"
             + (" or this token cannot see it" if status == 401 else "")
-            + f" (create it with --create-repo or on the Hub){unchanged}"
+            + (" (create it with --create-repo or on the Hub)" if repo_type == REPO_TYPE else "")
+            + unchanged
         ) from None
     except HfHubHTTPError as err:
         status = getattr(err.response, "status_code", None)

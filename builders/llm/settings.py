@@ -110,13 +110,19 @@ class LLMSettings(BaseModel):
             raise RuntimeError(
                 f"environment variable {self.api_key_env} (named by api_key_env) is not set or empty; "
                 f"export the API key for {self.base_url} there, or, for a keyless local server like "
-                f"vLLM or Ollama, set api_key_env to none (--llm-api-key-env none)"
+                f"vLLM or Ollama, set api_key_env to none (--llm-api-key-env none on the command line, "
+                f'api_key_env="none" in Python)'
             )
         return key
 
     @classmethod
     def from_env(
-        cls, prefix: str = LLM_ENV_PREFIX, environ: Mapping[str, str] | None = None, **overrides: Any
+        cls,
+        prefix: str = LLM_ENV_PREFIX,
+        environ: Mapping[str, str] | None = None,
+        *,
+        caller: str = "cli",
+        **overrides: Any,
     ) -> LLMSettings:
         """Settings from explicit values, with ``<prefix><FIELD>`` environment variables as defaults.
 
@@ -128,7 +134,8 @@ class LLMSettings(BaseModel):
         ``VQABENCH_JUDGE_``), then to the field's default. ``none`` (or empty), as a variable or an
         override, switches an optional setting off: no key (``api_key_env``, for keyless local
         servers like vLLM or Ollama), the server's default ``temperature`` or ``max_tokens``, no
-        ``seed``, no ``extra_body``. ``environ`` (default ``os.environ``) is only read.
+        ``seed``, no ``extra_body``. ``environ`` (default ``os.environ``) is only read. ``caller``
+        (``"cli"`` or ``"python"``) words the errors for whoever gave the overrides: a flag or an argument.
         """
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
@@ -148,7 +155,8 @@ class LLMSettings(BaseModel):
             if _is_none(values.get(name)):
                 values[name] = None
         if not values.get("model"):
-            raise ValueError(f"no model configured: set {prefix}MODEL or pass --llm-model (model=...)")
+            how = "pass model=... " if caller == "python" else "pass --llm-model MODEL "
+            raise ValueError(f"no model configured: {how}or set {prefix}MODEL")
         return cls(**values)
 
 

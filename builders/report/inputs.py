@@ -2,7 +2,7 @@
 
 Prediction files are JSONL, one reply per line: the item's id under ``id_field`` (``id`` for BQA,
 ``question_id`` for MarineLife-16K) and the model's raw text under ``raw_output`` (or
-``prediction``), optionally a ``rationale``. Other keys (a ``parsed_answer`` written by an
+``prediction``; a line with both must give the same text in each), optionally a ``rationale``. Other keys (a ``parsed_answer`` written by an
 evaluation runner, token counts...) are ignored: the report parses every raw reply again with the
 shared parser, so every number comes from one piece of code.
 
@@ -68,6 +68,12 @@ def read_predictions(path: str | os.PathLike[str], id_field: str) -> dict[str, P
         if field is None:
             raise ValueError(
                 f"{where} ({id_field} {item}): no model reply; expected a {TEXT_FIELDS[0]!r} field"
+            )
+        given = [f for f in TEXT_FIELDS if f in data]
+        if len(given) > 1 and data[given[0]] != data[given[1]]:
+            raise ValueError(
+                f"{where} ({id_field} {item}): both {given[0]!r} and {given[1]!r} are given and they differ; "
+                "keep only the model's raw reply (raw_output)"
             )
         text, rationale = data[field], data.get(RATIONALE_FIELD)
         for key, value in ((field, text), (RATIONALE_FIELD, rationale)):

@@ -16,6 +16,7 @@ be left out. A judge result is the judge metric's output: ``score``, ``criteria`
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,8 @@ from marinelife16k.accuracy import ACCURACY_DIMENSIONS, MARINELIFE_PARSER, OVERA
 from marinelife16k.data import open_split
 from marinelife16k.predictions import accuracy_inputs, item_fields
 from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA, DIMENSION_OF_TYPE, MULTIPLE_CHOICE
+
+log = logging.getLogger(__name__)
 
 OEMU, CAPTION = "oemu", "caption"
 JUDGE_TASKS: dict[str, str] = {
@@ -282,6 +285,21 @@ def _judge_section(judge: Mapping[str, dict], out_dir: Path) -> Section | None:
     return Section("Judge scores by camera (0-5)", body, figures)
 
 
+def split_model_warning(prediction_names: Iterable[str], judge_names: Iterable[str]) -> str | None:
+    """A warning naming both sides when some predictions and some judge results match no name of the
+    other: probably one model under two names, which the report would show as two rows."""
+    predictions, judged = list(prediction_names), list(judge_names)
+    only_predictions = [n for n in predictions if n not in judged]
+    only_judged = [n for n in judged if n not in predictions]
+    if not only_predictions or not only_judged:
+        return None
+    return (
+        f"predictions named {only_predictions} have no judge results and judge results named {only_judged} "
+        "have no predictions: if they are the same model it shows as two rows; give the predictions the "
+        f"judge results' name (--predictions {only_judged[0]}=FILE)"
+    )
+
+
 def write_marinelife_report(
     data: str | os.PathLike[str],
     split: str,
@@ -304,6 +322,9 @@ def write_marinelife_report(
     accuracy = score_marinelife(reference, predictions, allow_missing=allow_missing)
     out = Path(out_dir)
     names = list(dict.fromkeys([*accuracy, *judge]))
+    split_warning = split_model_warning(accuracy, judge)
+    if split_warning:
+        log.warning(split_warning)
     metrics = {
         "benchmark": "MarineLife-16K",
         "data": reference.source,
@@ -332,6 +353,8 @@ def write_marinelife_report(
         "Intervals are 95% Wilson score intervals.",
         markdown_table(["Model", "Predictions", "Missing", "Unparsed", "Judge results"], rows, "llrrl"),
     ]
+    if split_warning:
+        intro.append(f"**Warning:** {split_warning}.")
     sections = []
     if accuracy:
         sections.append(_accuracy_section(accuracy, out))

@@ -61,6 +61,7 @@ def judge_client(
     max_tokens: int | str | None = None,
     extra_body: Mapping[str, Any] | str | None = None,
     progress: bool | None = None,
+    caller: str = "cli",
 ) -> LLMClient:
     """An :class:`LLMClient` for judging, every :class:`LLMSettings` field an argument.
 
@@ -70,12 +71,14 @@ def judge_client(
     servers like vLLM or Ollama; ``temperature``/``max_tokens``: the server's default; ``seed``,
     ``extra_body``: not sent). ``replies_path`` (or ``VQABENCH_JUDGE_REPLIES``) replays recorded
     replies instead of using a cache; ``cache_path`` defaults to :func:`default_cache_path`, ``mode``
-    to ``VQABENCH_JUDGE_MODE``, then ``normal``.
+    to ``VQABENCH_JUDGE_MODE``, then ``normal``. ``caller`` (``"cli"``, ``"python"``) words a missing
+    setting's error for flags or for arguments.
     """
     environ = os.environ if environ is None else environ
     config = LLMSettings.from_env(
         prefix=ENV_PREFIX,
         environ=environ,
+        caller=caller,
         model=model,
         base_url=base_url,
         api_key_env=api_key_env,

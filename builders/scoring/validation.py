@@ -24,3 +24,32 @@ def check_reply(index: int, reply: object) -> str | None:
             f"predictions[{index}]: expected the model's raw text reply, got {type(reply).__name__}"
         )
     return reply
+
+
+class NamedInputs:
+    """Mixin for an ``evaluate.Metric``: a missing input is a ValueError that names it and lists what
+    the metric needs (``evaluate`` itself fails with a bare ``KeyError: 'choices'``).
+
+    Put it first among the bases (``class BqaAccuracy(NamedInputs, evaluate.Metric)``). ``compute()``
+    with inputs already names missing ones itself.
+    """
+
+    def _check_inputs(self, given: dict, call: str) -> None:
+        needed = list(self._feature_names())  # type: ignore[attr-defined]
+        missing = [name for name in needed if given.get(name) is None]
+        if missing:
+            raise ValueError(
+                f"{self.name}.{call}: missing input(s) {', '.join(missing)}; this metric needs "  # type: ignore[attr-defined]
+                f"{', '.join(needed)}, each given as a keyword argument"
+            )
+
+    # evaluate appends the metric's inputs description to these docstrings: they must have one.
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch of inputs (every input the metric needs, as keyword arguments)."""
+        self._check_inputs({"predictions": predictions, "references": references, **kwargs}, "add_batch()")
+        return super().add_batch(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one item's inputs (every input the metric needs, as keyword arguments)."""
+        self._check_inputs({"predictions": prediction, "references": reference, **kwargs}, "add()")
+        return super().add(prediction=prediction, reference=reference, **kwargs)  # type: ignore[misc]

@@ -15,6 +15,12 @@ dataset, with the Hub's status codes and error headers, so the library's own err
 * ``GET  /api/datasets/{repo}/tree/{rev}`` - the files at a revision (one page, recursive)
 * ``GET|HEAD /datasets/{repo}/resolve/{rev}/{path}`` - a file's bytes, with the ``X-Repo-Commit`` and
   ``ETag`` headers ``hf_hub_download`` reads (so ``snapshot_download`` fetches a revision)
+* the same repo-info, refs, preupload and commit endpoints under ``/api/models/{repo}`` for model
+  repos (``model_repos=``), where a results push opens its pull request
+* ``GET  /api/datasets/{repo}/leaderboard`` - the benchmark's leaderboard, computed the way the Hub
+  documents it: every model repo's ``.eval_results/*.yaml`` entries naming this dataset, at ``main``
+  and in open pull requests (``pullRequest`` set), ranked by value per task. 404 if the dataset has
+  no ``eval.yaml`` (no leaderboard). Each row also carries ``taskId`` (the Hub's own reply may not).
 
 Auth: ``Authorization: Bearer <token>``. ``tokens`` maps each valid token to ``"write"`` or
 ``"read"``; an unknown token gets 401 "Invalid credentials in Authorization header" on every call;
@@ -30,6 +36,7 @@ the token is not kept.
         ...
         hub.files("org/data")            # {path: bytes} at main
         hub.files("org/data", "v1.1")    # at a tag, a PR ref or a commit oid
+        hub.files("org/model", "refs/pr/1", repo_type="model")
 """
 
 from __future__ import annotations
@@ -61,6 +68,7 @@ class Commit:
 class Repo:
     repo_id: str
     private: bool = False
+    repo_type: str = "dataset"
     commits: dict[str, Commit] = field(default_factory=dict)
     branches: dict[str, str] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
@@ -128,10 +136,12 @@ class HubServer:
         tokens: dict[str, str] | None = None,
         repos: list[str] | tuple[str, ...] = (),
         private_repos: list[str] | tuple[str, ...] = (),
+        model_repos: list[str] | tuple[str, ...] = (),
     ):
         self.tokens = dict(tokens or {})
         self.repos: dict[str, Repo] = {r: Repo(r) for r in repos}
         self.repos.update({r: Repo(r, private=True) for r in private_repos})
+        self.model_repos: dict[str, Repo] = {r: Repo(r, repo_type="model") for r in model_repos}
         self.fail: dict[str, int] = {}
         self.lose_reply: set[str] = set()
         self.requests: list[RecordedRequest] = []
@@ -176,9 +186,9 @@ class HubServer:
         return f"http://{host}:{port}"
 
     # --- inspection ----------------------------------------------------------------------------------
-    def files(self, repo_id: str, revision: str = MAIN) -> dict[str, bytes]:
+    def files(self, repo_id: str, revision: str = MAIN, repo_type: str = "dataset") -> dict[str, bytes]:
         with self._lock:
-            repo = self.repos[repo_id]
+            repo = (self.model_repos if repo_type == "model" else self.repos)[repo_id]
             oid = repo.resolve(revision)
             if oid is None:
                 raise KeyError(f"{repo_id}: no revision {revision!r}")
@@ -235,18 +245,18 @@ class HubServer:
             raise _HubError(401, INVALID_CREDENTIALS)
         return self.tokens[token]
 
-    def _repo(self, repo_id: str, role: str | None) -> Repo:
-        repo = self.repos.get(repo_id)
+    def _repo(self, repo_id: str, role: str | None, kind: str = "datasets") -> Repo:
+        repo = (self.model_repos if kind == "models" else self.repos).get(repo_id)
         if repo is None or (repo.private and role is None):
             raise _HubError(404, "Repository not found", "RepoNotFound")
         return repo
 
-    def _writable(self, repo_id: str, role: str | None, action: str) -> Repo:
+    def _writable(self, repo_id: str, role: str | None, action: str, kind: str = "datasets") -> Repo:
         if role is None:
             raise _HubError(401, "You must be authenticated to do this")
-        repo = self._repo(repo_id, role)
+        repo = self._repo(repo_id, role, kind)
         if role != "write":
-            raise _HubError(403, f"You don't have the rights to {action} in dataset {repo_id}")
+            raise _HubError(403, f"You don't have the rights to {action} in {kind[:-1]} {repo_id}")
         return repo
 
     def _check_fail(self, kind: str) -> None:
@@ -259,22 +269,25 @@ class HubServer:
             return self._validate_yaml(body)
         if method == "POST" and path == "/api/repos/create":
             return self._create_repo(json.loads(body or b"{}"), role)
-        if not path.startswith("/api/datasets/"):
+        kind = next((k for k in ("datasets", "models") if path.startswith(f"/api/{k}/")), None)
+        if kind is None:
             raise _HubError(404, f"no such endpoint: {method} {path}")
-        rest = path[len("/api/datasets/") :].split("/")
+        rest = path[len(f"/api/{kind}/") :].split("/")
         if len(rest) < 2:
             raise _HubError(404, "Repository not found", "RepoNotFound")
         repo_id, tail = "/".join(rest[:2]), rest[2:]
         with self._lock:
             if method in ("GET", "HEAD") and (not tail or tail[0] == "revision"):
-                return self._repo_info(repo_id, role, "/".join(tail[1:]) or MAIN)
+                return self._repo_info(repo_id, role, "/".join(tail[1:]) or MAIN, kind)
             if method == "GET" and len(tail) >= 2 and tail[0] == "tree":
-                return self._tree(self._repo(repo_id, role), "/".join(tail[1:]))
+                return self._tree(self._repo(repo_id, role, kind), "/".join(tail[1:]))
             if method == "GET" and tail == ["refs"]:
-                return self._refs(self._repo(repo_id, role), bool(query.get("include_prs")))
+                return self._refs(self._repo(repo_id, role, kind), bool(query.get("include_prs")))
+            if method == "GET" and kind == "datasets" and tail == ["leaderboard"]:
+                return self._leaderboard(self._repo(repo_id, role), role)
             if method == "POST" and len(tail) >= 2 and tail[0] == "preupload":
                 self._check_fail("preupload")
-                self._writable(repo_id, role, "upload files")
+                self._writable(repo_id, role, "upload files", kind)
                 files = json.loads(body)["files"]
                 return {
                     "files": [
@@ -283,12 +296,12 @@ class HubServer:
                 }
             if method == "POST" and len(tail) >= 2 and tail[0] == "commit":
                 self._check_fail("commit")
-                repo = self._writable(repo_id, role, "create a commit")
+                repo = self._writable(repo_id, role, "create a commit", kind)
                 reply = self._commit(repo, "/".join(tail[1:]), body, bool(query.get("create_pr")))
                 if "commit" in self.lose_reply:
                     raise _LoseReply
                 return reply
-            if method == "POST" and len(tail) >= 2 and tail[0] == "tag":
+            if method == "POST" and len(tail) >= 2 and tail[0] == "tag" and kind == "datasets":
                 self._check_fail("tag")
                 repo = self._writable(repo_id, role, "create a tag")
                 return self._tag(repo, "/".join(tail[1:]), json.loads(body))
@@ -351,8 +364,8 @@ class HubServer:
             self.repos[repo_id] = Repo(repo_id, private=data.get("visibility", "public") != "public")
         return {"url": f"{self.url}/datasets/{repo_id}", "name": repo_id}
 
-    def _repo_info(self, repo_id: str, role: str | None, revision: str) -> dict:
-        repo = self._repo(repo_id, role)
+    def _repo_info(self, repo_id: str, role: str | None, revision: str, kind: str = "datasets") -> dict:
+        repo = self._repo(repo_id, role, kind)
         oid = repo.resolve(revision)
         if oid is None:
             raise _HubError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
@@ -398,7 +411,7 @@ class HubServer:
         parent = repo.commits[repo.branches[revision]]
         commit = _make_commit(parent, message, changes)
         repo.commits[commit.oid] = commit
-        url = f"{self.url}/datasets/{repo.repo_id}"
+        url = f"{self.url}/{'' if repo.repo_type == 'model' else 'datasets/'}{repo.repo_id}"
         if create_pr:
             number = max(repo.pull_requests, default=0) + 1
             repo.pull_requests[number] = commit.oid
@@ -421,3 +434,45 @@ class HubServer:
             raise _HubError(409, f"Tag {tag} already exists")
         repo.tags[tag] = oid
         return {}
+
+    def _leaderboard(self, dataset: Repo, role: str | None) -> list[dict]:
+        """Rows for every model's entries on ``dataset``: at main, else in its newest pull request."""
+        if "eval.yaml" not in dataset.commits[dataset.branches[MAIN]].files:
+            raise _HubError(404, f"{dataset.repo_id} has no leaderboard (no eval.yaml)")
+        best: dict[tuple[str, str], dict] = {}  # (task, model) -> row
+        for model in self.model_repos.values():
+            if model.private and role is None:
+                continue
+            heads = [(None, model.branches[MAIN])] + sorted(model.pull_requests.items(), reverse=True)
+            for pr, oid in heads:
+                for path, content in sorted(model.commits[oid].files.items()):
+                    if not (path.startswith(".eval_results/") and path.endswith((".yaml", ".yml"))):
+                        continue
+                    try:
+                        items = yaml.safe_load(content)
+                    except yaml.YAMLError:
+                        continue  # the Hub skips a file it cannot parse
+                    for item in items if isinstance(items, list) else []:
+                        data = item.get("dataset") if isinstance(item, dict) else None
+                        if not isinstance(data, dict) or data.get("id") != dataset.repo_id:
+                            continue
+                        key = (str(data.get("task_id")), model.repo_id)
+                        if key in best:
+                            continue  # main first, then the newest pull request
+                        namespace = model.repo_id.split("/")[0]
+                        best[key] = {
+                            "modelId": model.repo_id,
+                            "taskId": key[0],
+                            "value": item.get("value"),
+                            "filename": path.rsplit("/", 1)[-1],
+                            "verified": False,
+                            "source": item.get("source"),
+                            "author": {"name": namespace, "type": "user"},
+                            "pullRequest": pr,
+                            "notes": item.get("notes"),
+                        }
+        rows: list[dict] = []
+        for task in sorted({t for t, _ in best}):
+            ranked = sorted((r for (t, _), r in best.items() if t == task), key=lambda r: -float(r["value"]))
+            rows += [{"rank": i + 1, **r} for i, r in enumerate(ranked)]
+        return rows

@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from bqa.accuracy import bqa_accuracy
+from builders.scoring.validation import NamedInputs
 
 _CITATION = """\
 @misc{ozaki-bqa,
@@ -62,7 +63,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class BqaAccuracy(evaluate.Metric):
+class BqaAccuracy(NamedInputs, evaluate.Metric):  # NamedInputs: a missing input is named
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

@@ -6,6 +6,7 @@ import evaluate
 import builders.scoring.rubric_files  # noqa: F401 - registers the "custom" rubric
 from builders.scoring.judge import judge_client, judge_predictions
 from builders.scoring.rubrics import get_rubric
+from builders.scoring.validation import NamedInputs
 from marinelife16k.rubrics import DEFAULT_RUBRIC, MarineLifeCaptionReview, camera_groups
 from marinelife16k.vocabulary import ATTRIBUTES
 
@@ -65,7 +66,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Judge(evaluate.Metric):
+class Judge(NamedInputs, evaluate.Metric):  # NamedInputs: a missing input is named
     def __init__(self, config_name=None, rubric_path=None, **kwargs):
         # The rubric must exist before evaluate's __init__ calls _info().
         name = DEFAULT_RUBRIC if config_name in (None, "default") else config_name
@@ -134,6 +135,7 @@ class Judge(evaluate.Metric):
             max_tokens=max_tokens,
             extra_body=extra_body,
             progress=progress,
+            caller="python",  # errors say model=..., not --llm-model: this is called from Python
         )
         with client:
             return judge_predictions(

@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from builders.scoring.agreement import agreement, agreement_stats
+from builders.scoring.validation import NamedInputs
 
 _CITATION = """\
 @misc{marinelife16k,
@@ -38,7 +39,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class JudgeAgreement(evaluate.Metric):
+class JudgeAgreement(NamedInputs, evaluate.Metric):  # NamedInputs: a missing input is named
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

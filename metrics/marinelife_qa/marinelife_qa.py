@@ -3,6 +3,7 @@
 import datasets
 import evaluate
 
+from builders.scoring.validation import NamedInputs
 from marinelife16k.accuracy import marinelife_accuracy
 
 _CITATION = """\
@@ -50,7 +51,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class MarinelifeQa(evaluate.Metric):
+class MarinelifeQa(NamedInputs, evaluate.Metric):  # NamedInputs: a missing input is named
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from builders.scoring.self_bleu import self_bleu
+from builders.scoring.validation import NamedInputs
 
 _CITATION = """\
 @inproceedings{zhu2018texygen,
@@ -45,7 +46,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class SelfBleu(evaluate.Metric):
+class SelfBleu(NamedInputs, evaluate.Metric):  # NamedInputs: a missing input is named
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

@@ -1,0 +1,55 @@
+"""The two benchmarks by command-line name, for ``vqabench results`` and ``vqabench leaderboard``.
+
+Argparse-level only: the benchmark modules are imported when a handler asks for one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+#: command-line name -> (benchmark module, card module)
+MODULES = {
+    "bqa": ("bqa.benchmark", "bqa.card"),
+    "marinelife": ("marinelife16k.benchmark", "marinelife16k.card"),
+}
+
+
+@dataclass(frozen=True)
+class Known:
+    key: str
+    benchmark: Any  # builders.hub.benchmark.Benchmark
+    file_stem: str
+    default_repo_id: str
+
+
+def _load(key: str) -> Known:
+    module, card = (importlib.import_module(m) for m in MODULES[key])  # lazy for start-up speed
+    return Known(key, module.BENCHMARK, module.RESULTS_FILE_STEM, card.DEFAULT_REPO_ID)
+
+
+def by_key(key: str) -> Known:
+    if key not in MODULES:
+        raise ValueError(f"unknown benchmark {key!r}; expected one of {sorted(MODULES)}")
+    return _load(key)
+
+
+def by_name(name: object, where: str) -> Known:
+    """The benchmark a report names in its ``benchmark`` field ("BQA", "MarineLife-16K")."""
+    for key in MODULES:
+        known = _load(key)
+        if known.benchmark.name == name:
+            return known
+    names = [_load(k).benchmark.name for k in MODULES]
+    raise ValueError(f"{where}: 'benchmark' is {name!r}, expected one of {names}")
+
+
+def dataset_id(known: Known, given: str | None) -> str:
+    """``given``, else the card's repo id; a placeholder id (``<namespace>/...``) must be replaced."""
+    repo = given or known.default_repo_id
+    if "<" in repo or repo.count("/") != 1:
+        raise ValueError(
+            f"{known.benchmark.name} has no fixed Hub repo id ({repo!r}): pass --dataset-id <namespace>/<name>"
+        )
+    return repo

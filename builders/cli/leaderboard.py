@@ -1,0 +1,62 @@
+"""``vqabench leaderboard``: a benchmark's leaderboard (Markdown + PNG) from eval results or the Hub."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+# The modules doing the work load inside the handlers: lazy for start-up speed.
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "leaderboard",
+        help="rank models per task of a benchmark from .eval_results files or the Hub's leaderboard API",
+        description=(
+            "Write OUT/report.md (one ranking per task of the benchmark's eval.yaml, with the 95% interval "
+            "and n where a result's notes carry them, and whether it is on the model repo's main or still "
+            "in a pull request), OUT/metrics.json and PNG bar charts. Results come from a folder of model "
+            "folders (--from ROOT: ROOT/<namespace>/<name>/.eval_results/*.yaml) or from the Hub "
+            "(--hub: HfApi.get_dataset_leaderboard, every submitted result; HF_ENDPOINT selects another Hub)."
+        ),
+        epilog="Example: vqabench leaderboard bqa --from results/ --out leaderboard/bqa",
+    )
+    parser.add_argument("benchmark", choices=["bqa", "marinelife"], help="which benchmark")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--from", dest="root", type=Path, help="folder of model folders with .eval_results/")
+    source.add_argument("--hub", action="store_true", help="read the Hub's leaderboard for the dataset")
+    parser.add_argument(
+        "--dataset-id", help="benchmark dataset repo (default: the card's, naist-nlp/BQA for BQA)"
+    )
+    parser.add_argument("--out", type=Path, required=True, help="folder for report.md, metrics.json, PNGs")
+    parser.set_defaults(func=_leaderboard)
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    import logging
+
+    from builders.cli._benchmarks import by_key, dataset_id
+    from builders.report.leaderboard import rows_from_folder, rows_from_hub, write_leaderboard
+
+    if not args.verbose:
+        for name in ("httpx2", "httpx"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+    known = by_key(args.benchmark)
+    repo = dataset_id(known, args.dataset_id)
+    if args.hub:
+        from builders.hub.publish import resolve_endpoint
+
+        endpoint = resolve_endpoint()
+        rows = rows_from_hub(repo, endpoint=endpoint, default_task=known.benchmark.tasks[0].id)
+        source = f"the Hub's leaderboard at {endpoint}"
+    else:
+        rows = rows_from_folder(args.root, repo)
+        source = f"the eval results under {args.root}"
+    report = write_leaderboard(known.benchmark, repo, rows, args.out, source=source)
+    for task in known.benchmark.tasks:
+        ranked = report.metrics["tasks"][task.id]
+        if ranked:
+            best = ranked[0]
+            print(f"{task.id}: {len(ranked)} model(s); first {best['model_id']} {best['value']:g}")
+    print(f"wrote {report.markdown} and {len(report.figures)} figure(s)")
+    return 0

@@ -1,0 +1,245 @@
+"""A benchmark's leaderboard as Markdown + PNG, from ``.eval_results`` entries or the Hub's leaderboard API.
+
+Rows come either from model folders holding ``.eval_results/*.yaml`` (a folder of them, one per model:
+``<root>/<namespace>/<name>/.eval_results/*.yaml``, the layout of downloaded model repos) or from
+``HfApi.get_dataset_leaderboard``. Each task of the benchmark's ``eval.yaml`` gets its own ranking,
+with the 95% interval and item count where an entry's notes carry them (``vqabench results`` writes
+them there). Figures group the tasks that share a metric and scale (BQA: one; MarineLife-16K:
+accuracy 0-100 and judge scores 0-5).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from builders.hub.benchmark import Benchmark, Task
+from builders.hub.eval_results import RESULTS_DIR, notes_interval, parse_notes, read_entries
+from builders.report.document import Report, Section, write_report
+from builders.report.plots import Bar, grouped_bars
+from builders.report.tables import fmt_number, markdown_table
+
+
+@dataclass(frozen=True)
+class Row:
+    task_id: str
+    model_id: str
+    value: float
+    interval: tuple[float, float] | None = None
+    n: int | None = None
+    pull_request: int | None = None  # a result proposed in an open PR ("community" on the Hub)
+    filename: str | None = None
+    notes: str | None = None
+    rank: int | None = None
+
+
+def _n(notes: str | None) -> int | None:
+    text = parse_notes(notes).get("n", "")
+    return int(text) if text.isdigit() else None
+
+
+def rows_from_folder(root: str | os.PathLike[str], dataset_id: str) -> list[Row]:
+    """Rows for every ``<model id>/.eval_results/*.yaml`` under ``root`` that name ``dataset_id``."""
+    root = Path(root)
+    folders = sorted({p.parent.parent for p in root.rglob(f"{RESULTS_DIR}/*.y*ml")})
+    if not folders:
+        raise ValueError(
+            f"{root}: no model folders with {RESULTS_DIR}/*.yaml (expected <namespace>/<name>/{RESULTS_DIR}/)"
+        )
+    rows = []
+    for folder in folders:
+        model_id = folder.relative_to(root).as_posix() if folder != root else folder.name
+        for filename, entry in read_entries(folder):
+            if entry.dataset_id != dataset_id:
+                continue
+            rows.append(
+                Row(
+                    entry.task_id,
+                    model_id,
+                    float(entry.value),
+                    notes_interval(entry.notes),
+                    _n(entry.notes),
+                    filename=filename,
+                    notes=entry.notes,
+                )
+            )
+    return rows
+
+
+def rows_from_hub(
+    dataset_id: str, *, endpoint: str | None = None, token: str | bool | None = None, default_task: str
+) -> list[Row]:
+    """Rows from ``HfApi.get_dataset_leaderboard`` (every submitted result, fine-tunes included).
+
+    The reply's rows name their task as ``taskId`` where the Hub gives one; rows without it are
+    counted for ``default_task`` (the benchmark's first, headline task).
+    """
+    from huggingface_hub import HfApi  # lazy: network client, only for --hub
+    from huggingface_hub.errors import HfHubHTTPError
+
+    try:
+        entries = HfApi(endpoint=endpoint, token=token).get_dataset_leaderboard(
+            dataset_id, base_model_only=False
+        )
+    except HfHubHTTPError as err:
+        status = getattr(err.response, "status_code", None)
+        reason = getattr(err, "server_message", None) or str(err).splitlines()[0]
+        raise RuntimeError(
+            f"no leaderboard for {dataset_id} at {endpoint or 'the Hub'} (HTTP {status}: {reason}); a dataset "
+            "has one once it is a registered benchmark (an eval.yaml at its root) with results submitted"
+        ) from None
+    rows = []
+    for e in entries:
+        task = getattr(e, "taskId", None) or getattr(e, "task_id", None) or default_task
+        rows.append(
+            Row(
+                str(task),
+                e.model_id,
+                float(e.value),
+                notes_interval(e.notes),
+                _n(e.notes),
+                pull_request=e.pull_request,
+                filename=e.filename,
+                notes=e.notes,
+                rank=e.rank,
+            )
+        )
+    return rows
+
+
+def rank(rows: Iterable[Row], task: Task) -> list[Row]:
+    """``rows`` of one task, best first; equal values share a rank."""
+    ordered = sorted(
+        (r for r in rows if r.task_id == task.id),
+        key=lambda r: (-r.value if task.higher_is_better else r.value, r.model_id),
+    )
+    out, previous, current = [], None, 0
+    for i, row in enumerate(ordered):
+        if row.value != previous:
+            current, previous = i + 1, row.value
+        out.append(Row(**{**row.__dict__, "rank": current}))
+    return out
+
+
+def _interval(row: Row, digits: int) -> str:
+    return f"[{row.interval[0]:.{digits}f}, {row.interval[1]:.{digits}f}]" if row.interval else "-"
+
+
+def _digits(task: Task) -> int:
+    return 3 if task.scale[1] <= 1 else 2 if task.scale[1] <= 10 else 1
+
+
+def _status(row: Row) -> str:
+    return f"community (PR #{row.pull_request})" if row.pull_request else "main"
+
+
+def _task_table(task: Task, rows: Sequence[Row]) -> str:
+    digits = _digits(task)
+    body = [
+        [
+            r.rank,
+            f"`{r.model_id}`",
+            fmt_number(r.value, digits),
+            _interval(r, digits),
+            r.n if r.n is not None else "-",
+            _status(r),
+        ]
+        for r in rows
+    ]
+    return markdown_table(["rank", "model", task.metric, "95% interval", "n", "result"], body)
+
+
+def _figures(benchmark: Benchmark, ranked: Mapping[str, list[Row]], out_dir: Path) -> list[tuple[Path, str]]:
+    groups: dict[tuple[str, tuple[float, float]], list[Task]] = {}
+    for task in benchmark.tasks:
+        if ranked.get(task.id):
+            groups.setdefault((task.metric, task.scale), []).append(task)
+    figures = []
+    for k, ((metric, scale), tasks) in enumerate(groups.items()):
+        models = sorted({r.model_id for t in tasks for r in ranked[t.id]})
+        by = {(r.task_id, r.model_id): r for t in tasks for r in ranked[t.id]}
+        series = {
+            m: [
+                Bar(by[(t.id, m)].value, by[(t.id, m)].interval, by[(t.id, m)].n)
+                if (t.id, m) in by
+                else Bar(None)
+                for t in tasks
+            ]
+            for m in models
+        }
+        path = out_dir / f"leaderboard_{k + 1}.png"
+        grouped_bars(
+            path,
+            title=f"{benchmark.name} leaderboard: {metric} ({tasks[0].split} split; bars: 95% interval where given)",
+            categories=[t.name for t in tasks],
+            series=series,
+            xlabel="task",
+            ylabel=f"{metric} ({scale[0]:g}-{scale[1]:g})",
+            ylim=scale,
+        )
+        figures.append((path, f"{benchmark.name} {metric} by task and model"))
+    return figures
+
+
+def write_leaderboard(
+    benchmark: Benchmark,
+    dataset_id: str,
+    rows: Sequence[Row],
+    out_dir: str | os.PathLike[str],
+    *,
+    source: str,
+) -> Report:
+    """Write ``report.md`` (one ranking per task), ``metrics.json`` and the PNGs to ``out_dir``."""
+    known = {t.id for t in benchmark.tasks}
+    unknown = sorted({r.task_id for r in rows if r.task_id not in known})
+    order = _keep_rank if rows and all(r.rank is not None for r in rows) else rank  # the Hub ranks its own
+    ranked = {t.id: order(rows, t) for t in benchmark.tasks}
+    if not any(ranked.values()):
+        raise ValueError(f"no results for any task of {benchmark.name} ({dataset_id}) in {source}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    sections = [
+        Section(
+            f"{t.name} (`{t.id}`)",
+            [f"{t.description} Scale {t.scale_text}.", _task_table(t, ranked[t.id])],
+        )
+        for t in benchmark.tasks
+        if ranked[t.id]
+    ]
+    empty = [t.id for t in benchmark.tasks if not ranked[t.id]]
+    intro = [
+        f"Benchmark `{dataset_id}`, from {source}. One ranking per task of its `eval.yaml`; the interval and n "
+        "are those the result's notes record (none where a result gives none). A result still in an open "
+        "pull request on its model repo is marked community.",
+    ]
+    if empty:
+        intro.append(f"No results yet for: {', '.join(f'`{t}`' for t in empty)}.")
+    if unknown:
+        intro.append(
+            f"Ignored results for tasks the benchmark does not declare: {', '.join(f'`{t}`' for t in unknown)}."
+        )
+    figures = _figures(benchmark, ranked, out)
+    if figures:
+        sections.append(Section("Figures", [], figures))
+    metrics: dict[str, Any] = {
+        "benchmark": benchmark.name,
+        "dataset_id": dataset_id,
+        "source": source,
+        "tasks": {
+            t.id: [
+                {k: v for k, v in r.__dict__.items() if k != "task_id"}
+                | {"interval": list(r.interval) if r.interval else None}
+                for r in ranked[t.id]
+            ]
+            for t in benchmark.tasks
+        },
+    }
+    return write_report(out, f"{benchmark.name} leaderboard", intro, sections, metrics)
+
+
+def _keep_rank(rows: Sequence[Row], task: Task) -> list[Row]:
+    """The Hub's own ranking, where it gave one."""
+    return sorted((r for r in rows if r.task_id == task.id), key=lambda r: (r.rank or 0, r.model_id))

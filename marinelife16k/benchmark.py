@@ -1,0 +1,94 @@
+"""MarineLife-16K as a Hub benchmark: the tasks its ``eval.yaml`` declares, as the paper reports them.
+
+Table 3: accuracy per multiple-choice dimension on a 0-100 scale (MBC-so, MBC-mo, PMT, PDO, OBK,
+SM-e, SM-l) and the OEMU judge score (0-5). Table 4: caption scores BEH, AH, ECF (0-5), for static and
+moving cameras; each is a task here, and so is each criterion over all test captions.
+"""
+
+from __future__ import annotations
+
+from builders.hub.benchmark import Benchmark, Task
+from marinelife16k.card import DIMENSION_DESCRIPTIONS
+from marinelife16k.features import DEFAULT_CONFIG
+from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA, DIMENSIONS, MCQ_DIMENSIONS
+
+_CRITERION_NAMES = {
+    "BEH": "Biological Entity Hallucination: do the objects named match the reference",
+    "AH": "Action Hallucination: are object motion and camera pose consistent with the video",
+    "ECF": "Environmental Context Fabrication: is the described environment in the video",
+}
+
+
+def _slug(name: str) -> str:
+    return name.lower().replace("-", "_")
+
+
+def _accuracy(dimension: str) -> Task:
+    return Task(
+        id=_slug(dimension),
+        name=f"{dimension} accuracy",
+        config=DEFAULT_CONFIG,
+        split="test",
+        metric="accuracy",
+        scale=(0.0, 100.0),
+        higher_is_better=True,
+        description=f"{DIMENSION_DESCRIPTIONS[dimension]}. Accuracy (percent of questions answered with "
+        "the right option letter) on the test split's multiple-choice questions of this dimension.",
+        value=("accuracy", dimension),
+        interval=("accuracy", "ci95", dimension),
+        n=("accuracy", "n", dimension),
+    )
+
+
+def _judged(task_id: str, name: str, what: str, value: tuple[str, ...], n: tuple[str, ...]) -> Task:
+    return Task(
+        id=task_id,
+        name=name,
+        config=DEFAULT_CONFIG,
+        split="test",
+        metric="LLM-judge score",
+        scale=(0.0, 5.0),
+        higher_is_better=True,
+        description=f"{what} Mean LLM-judge score over the test split (the judge model and rubric are "
+        "named in each result's notes).",
+        value=value,
+        n=n,
+    )
+
+
+def _caption(criterion: str, camera: str | None) -> Task:
+    where = ("by_camera", camera) if camera else ()
+    label = f" ({camera} camera)" if camera else ""
+    short = f" ({camera})" if camera else ""
+    return _judged(
+        f"caption_{criterion.lower()}" + (f"_{camera}" if camera else ""),
+        f"Caption {criterion}{short}",
+        f"Video captioning{label} judged on {criterion} ({_CRITERION_NAMES[criterion]}; 5 = a perfect match).",
+        ("judge", "caption", *where, "criteria", criterion),
+        ("judge", "caption", *where, "n"),
+    )
+
+
+BENCHMARK = Benchmark(
+    name="MarineLife-16K",
+    description=(
+        "MarineLife-16K: motion-aware question answering and captioning over 2,000 marine videos (MVK and "
+        "MSC). Multiple-choice dimensions are scored by accuracy, 0-100; open-ended answers (OEMU) and "
+        "captions (BEH, AH, ECF, for static and moving cameras) by an LLM judge, 0-5; all on the test split, "
+        "as in Tables 3 and 4 of the MarineLife-16K paper."
+    ),
+    tasks=(
+        *(_accuracy(d) for d in DIMENSIONS if d in MCQ_DIMENSIONS),  # the paper's order
+        _judged(
+            "oemu",
+            "OEMU judge score",
+            f"{DIMENSION_DESCRIPTIONS['OEMU']}.",
+            ("judge", "oemu", "score"),
+            ("judge", "oemu", "n"),
+        ),
+        *(_caption(c, None) for c in CAPTION_CRITERIA),
+        *(_caption(c, camera) for camera in CAMERA_KINDS for c in CAPTION_CRITERIA),
+    ),
+)
+#: The name of the ``.eval_results/<stem>.yaml`` file a model repo gets for this benchmark.
+RESULTS_FILE_STEM = "marinelife16k"
