@@ -8,7 +8,9 @@ interval and every demographic breakdown a chi-square test, so small groups are 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from numbers import Integral
 from pathlib import Path
 
 from bqa.vocabulary import (
@@ -66,16 +68,30 @@ def _check_item(i: int, reference: object, choices: object, difficulty: object) 
         raise ValueError(f"difficulty[{i}]: {difficulty!r} is not one of {list(DIFFICULTIES)}")
 
 
+def is_missing(value: object) -> bool:
+    """None, "", a float NaN, or pandas' NA/NaT: what a DataFrame column holds for a missing value."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    if isinstance(value, str):
+        return value == ""
+    return isinstance(value, float) and math.isnan(value)
+
+
 def _demographic_labels(field: str, values: Sequence[object], codes: Mapping[int, str]) -> list[str | None]:
-    """Labels per item: label strings kept, BoLD integer codes decoded, None/empty = missing."""
+    """Labels per item: label strings kept, BoLD integer codes decoded (numpy integers and whole
+    floats too, as a pandas column gives them), None/empty/NaN = missing."""
     allowed = set(codes.values())
     labels: list[str | None] = []
     for i, value in enumerate(values):
-        if value is None or value == "":
+        if is_missing(value):
             labels.append(None)
-        elif isinstance(value, bool):
+            continue
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # a pandas code column with a missing value is float
+        if isinstance(value, bool):
             raise ValueError(f"{field}[{i}]: expected a label or a BoLD code, got {value!r}")
-        elif isinstance(value, int):
+        elif isinstance(value, Integral):
+            value = int(value)
             if value not in codes:
                 raise ValueError(f"{field}[{i}]: unknown BoLD {field} code {value} (known: {sorted(codes)})")
             labels.append(codes[value])
@@ -197,6 +213,7 @@ def bqa_accuracy(
     result["unparsed_indices"] = unparsed
     result["parse_reasons"] = reason_counts(parses)
     result["answer_parser"] = BQA_PARSER.signature
+    result["correct"] = correct
 
     for field, values in zip(DEMOGRAPHIC_FIELDS, (gender, age, ethnicity), strict=True):
         if values is None:

@@ -24,3 +24,20 @@ def check_reply(index: int, reply: object) -> str | None:
             f"predictions[{index}]: expected the model's raw text reply, got {type(reply).__name__}"
         )
     return reply
+
+
+def text_column(name: str, values: object, *, none_as: str | None = None) -> list[str]:
+    """A metric module's text input checked before ``evaluate`` sees it (whose own check reads only
+    the first item and then reports a generic "inputs don't match"): a list of text, each error
+    naming ``name[i]``; ``none_as`` (when given) stands in for None items (e.g. "" for no reply)."""
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise ValueError(f"{name}: expected a list of text, got {type(values).__name__}")
+    out = []
+    for i, value in enumerate(values):
+        if value is None and none_as is not None:
+            value = none_as
+        if not isinstance(value, str):
+            allowed = "text or None" if none_as is not None else "text"
+            raise ValueError(f"{name}[{i}]: expected {allowed}, got {value!r}")
+        out.append(value)
+    return out

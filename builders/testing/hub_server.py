@@ -12,6 +12,9 @@ dataset, with the Hub's status codes and error headers, so the library's own err
 * ``POST /api/datasets/{repo}/commit/{rev}`` - an NDJSON commit onto a branch, or a new pull
   request (``?create_pr=1``, ref ``refs/pr/N``); files are stored by content
 * ``POST /api/datasets/{repo}/tag/{rev}`` - a tag at a branch, PR ref or commit (409 if it exists)
+* ``GET  /api/datasets/{repo}/tree/{rev}`` - the files at a revision (``list_repo_tree``)
+* ``HEAD|GET /datasets/{repo}/resolve/{rev}/{path}`` - a file's metadata (commit, etag, size) and
+  bytes, what ``hf_hub_download`` / ``snapshot_download`` read
 
 Auth: ``Authorization: Bearer <token>``. ``tokens`` maps each valid token to ``"write"`` or
 ``"read"``; an unknown token gets 401 "Invalid credentials in Authorization header" on every call;
@@ -104,6 +107,14 @@ class RecordedRequest:
 
 class _LoseReply(Exception):
     """The request was carried out; close the connection instead of answering."""
+
+
+@dataclass(frozen=True)
+class _File:
+    """A file's bytes to answer with (not JSON), and the commit they come from."""
+
+    content: bytes
+    commit: str
 
 
 class _HubError(Exception):
@@ -203,9 +214,14 @@ class HubServer:
                 headers["X-Error-Code"] = err.code
         with self._lock:
             self.requests.append(RecordedRequest(method, path, query, status))
-        data = json.dumps(payload).encode()
+        if isinstance(payload, _File):
+            data = payload.content
+            headers["X-Repo-Commit"] = payload.commit
+            headers["ETag"] = f'"{hashlib.sha1(data).hexdigest()}"'
+        else:
+            data = json.dumps(payload).encode()
         handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Type", "application/octet-stream" if isinstance(payload, _File) else "application/json")
         handler.send_header("Content-Length", str(len(data)))
         for key, value in headers.items():
             handler.send_header(key, value)
@@ -247,6 +263,8 @@ class HubServer:
             return self._validate_yaml(body)
         if method == "POST" and path == "/api/repos/create":
             return self._create_repo(json.loads(body or b"{}"), role)
+        if method in ("GET", "HEAD") and path.startswith("/datasets/"):
+            return self._resolve_file(path[len("/datasets/") :].split("/"), role)
         if not path.startswith("/api/datasets/"):
             raise _HubError(404, f"no such endpoint: {method} {path}")
         rest = path[len("/api/datasets/") :].split("/")
@@ -256,6 +274,8 @@ class HubServer:
         with self._lock:
             if method in ("GET", "HEAD") and (not tail or tail[0] == "revision"):
                 return self._repo_info(repo_id, role, "/".join(tail[1:]) or MAIN)
+            if method == "GET" and len(tail) >= 2 and tail[0] == "tree":
+                return self._tree(self._repo(repo_id, role), tail[1])
             if method == "GET" and tail == ["refs"]:
                 return self._refs(self._repo(repo_id, role), bool(query.get("include_prs")))
             if method == "POST" and len(tail) >= 2 and tail[0] == "preupload":
@@ -316,6 +336,32 @@ class HubServer:
             "private": repo.private,
             "siblings": [{"rfilename": p, "size": len(b)} for p, b in sorted(files.items())],
         }
+
+    def _commit_at(self, repo: Repo, revision: str) -> Commit:
+        oid = repo.resolve(revision)
+        if oid is None:
+            raise _HubError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
+        return repo.commits[oid]
+
+    def _tree(self, repo: Repo, revision: str) -> list[dict]:
+        files = self._commit_at(repo, revision).files
+        folders = sorted({"/".join(p.split("/")[:i]) for p in files for i in range(1, p.count("/") + 1)})
+        return [{"type": "directory", "path": d, "oid": hashlib.sha1(d.encode()).hexdigest()} for d in folders] + [
+            {"type": "file", "path": p, "size": len(b), "oid": hashlib.sha1(b).hexdigest()}
+            for p, b in sorted(files.items())
+        ]
+
+    def _resolve_file(self, parts: list[str], role: str | None) -> _File:
+        """``{owner}/{name}/resolve/{rev}/{path...}``."""
+        if len(parts) < 5 or parts[2] != "resolve":
+            raise _HubError(404, "no such file endpoint")
+        with self._lock:
+            repo = self._repo("/".join(parts[:2]), role)
+            commit = self._commit_at(repo, parts[3])
+        name = "/".join(parts[4:])
+        if name not in commit.files:
+            raise _HubError(404, f"Entry not found: {name}", "EntryNotFound")
+        return _File(commit.files[name], commit.oid)
 
     def _refs(self, repo: Repo, include_prs: bool) -> dict:
         def ref(name: str, full: str, oid: str) -> dict:
