@@ -24,7 +24,7 @@ from builders.testing.chat_server import ChatServer
 MODEL = "some-videollm"
 FIELDS = {"id", "style", "raw_output", "parsed_answer", "parse_reason", "answer_parser", "rationale", "reference",
           "choices", "difficulty", "gender", "age", "ethnicity", "correct", "model", "prompt", "prompt_version",
-          "usage"}  # fmt: skip
+          "usage", "provenance"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +98,10 @@ def test_single_word_on_a_work_folder(data, tmp_path, capsys):
         assert p["answer_parser"] == BQA_PARSER.signature
         assert p["correct"] == (said == r.answer)
         assert (p["model"], p["prompt"]) == (MODEL, "bqa_answer_single_word")
+        run = p["provenance"]  # how the run was made, on every line
+        assert run["tool"].startswith("videoqa-bench-tools ") and run["model_asked"] == MODEL
+        assert run["data"]["folder"] == str((root / "work").resolve()) and run["data"]["fingerprint"]
+        assert (run["split"], run["frames"]["num_frames"], run["frames"]["fps"]) == ("train", 4, None)
     right = sum(p["correct"] for p in predictions)
     assert 0 < right < len(predictions)
     assert f"accuracy {right / len(predictions):.3f}" in capsys.readouterr().out
@@ -128,7 +132,12 @@ def test_rationale_on_the_exported_folder_matches_the_work_folder(data, tmp_path
         return sorted(json.dumps(b, sort_keys=True) for b in bodies)  # arrival order varies
 
     assert canonical(runs["hub"][1]) == canonical(runs["work"][1])
-    assert runs["hub"][0] == runs["work"][0]
+    # Identical predictions; only the recorded data source differs (each names its own folder).
+    def without_source(lines):
+        return [{**p, "provenance": {k: v for k, v in p["provenance"].items() if k != "data"}} for p in lines]
+
+    assert without_source(runs["hub"][0]) == without_source(runs["work"][0])
+    assert runs["hub"][0][0]["provenance"]["data"]["folder"] == str((root / "hub").resolve())
 
 
 def test_failed_rows_are_retried_on_rerun_and_nothing_else(data, tmp_path, capsys):

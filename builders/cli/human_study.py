@@ -72,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="score the raters' exported answer files and write a Markdown + PNG report",
         description=(
             "Read every rater's answers file (one per rater, all items answered) and write OUT/report.md, "
-            "OUT/metrics.json and PNGs. BQA: human accuracy Easy/Hard/Total (95%% Wilson intervals), "
+            "OUT/metrics.json and PNGs. BQA: human accuracy Easy/Hard/Total (95% Wilson intervals), "
             "majority-vote accuracy, Fleiss' kappa and Krippendorff's alpha (nominal), per-rater accuracy, "
             "and any --predictions scored on the same items beside the Human row. MarineLife-16K: mean "
             "expert score per item and criterion, Krippendorff's alpha (interval), and with --judge-results "

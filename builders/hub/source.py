@@ -114,7 +114,8 @@ def resolve_data(data: str | os.PathLike[str], revision: str | None = None) -> D
     """``data`` as a local folder or a Hub dataset repo id (``owner/name[@revision]``).
 
     An existing folder wins over a repo id of the same spelling; ``revision`` with a folder is an
-    error (a folder has no revisions).
+    error (a folder has no revisions). Anything else is taken for a folder, which the dataset's
+    opener then reports missing.
     """
     text = os.fspath(data)
     path = Path(text).expanduser()
@@ -128,9 +129,9 @@ def resolve_data(data: str | os.PathLike[str], revision: str | None = None) -> D
         if inline and revision and inline != revision:
             raise DataSourceError(f"--data {text} names revision {inline!r} but --revision says {revision!r}")
         return _download(match["repo"], revision or inline)
-    raise DataSourceError(
-        f"--data {text}: no such folder, and not a Hub dataset repo id (owner/name, optionally @revision)"
-    )
+    if revision:
+        raise DataSourceError(f"--data {text}: no such folder, and not a Hub dataset repo id (owner/name)")
+    return DataSource(path)  # not there: the dataset's opener says what it expected to find
 
 
 def add_data_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str, *, required: bool = True) -> None:

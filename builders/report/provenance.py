@@ -15,7 +15,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from builders import tool_version
 from builders.files.jsonio import iter_jsonl
+from builders.hub.source import DataSource, resolve_data
+from builders.report.tables import markdown_table
 
 #: What must agree between runs laid side by side (a difference changes what the numbers mean).
 COMPARED: tuple[str, ...] = ("frames", "prompt", "answer_parser")
@@ -81,18 +84,29 @@ def show(value: Any) -> str:
     return _show(value)
 
 
+def _key(field: str, value: Any) -> Any:
+    """What must be equal between runs: the whole frame spec; for a prompt or a parser, the version
+    of each name (``name@version``): two prompts (the BQA styles) are a deliberate comparison, two
+    versions of one prompt are not."""
+    if field == "frames" or not isinstance(value, str) or "@" not in value:
+        return None
+    return value.split("@", 1)[0]
+
+
 def mixed_settings(runs: Mapping[str, Mapping[str, Any]], *, allow_mixed: bool) -> list[str]:
     """The :data:`COMPARED` fields on which ``runs`` (model -> :func:`run_provenance`) differ, as
-    lines naming each model's value. ValueError listing them unless ``allow_mixed``. Values a file
-    does not record are not compared (they are shown as "not recorded")."""
+    lines naming each model's value: another frame spec, or another version of the same prompt or
+    parser. ValueError listing them unless ``allow_mixed``. Values a file does not record are not
+    compared (they are shown as "not recorded")."""
     differences = []
     for field in COMPARED:
         recorded = {name: run.get(field) for name, run in runs.items() if run.get(field) is not None}
-        distinct = []
+        versions: dict[Any, list[Any]] = {}
         for value in recorded.values():
-            if value not in distinct:
-                distinct.append(value)
-        if len(distinct) > 1 or any(isinstance(v, list) for v in distinct):
+            same = versions.setdefault(_key(field, value), [])
+            if value not in same:
+                same.append(value)
+        if any(len(v) > 1 for v in versions.values()) or any(isinstance(v, list) for v in recorded.values()):
             differences.append(f"{field}: " + "; ".join(f"{n} {show(v)}" for n, v in recorded.items()))
     if differences and not allow_mixed:
         raise ValueError(
@@ -101,3 +115,47 @@ def mixed_settings(runs: Mapping[str, Mapping[str, Any]], *, allow_mixed: bool) 
             + f"; report them separately, or pass {MIXED_FLAG} to lay them side by side marked as mixed"
         )
     return differences
+
+
+def as_source(data: str | os.PathLike[str] | DataSource) -> DataSource:
+    """A report's ``data``: a resolved :class:`DataSource` as is, a folder or repo id resolved."""
+    return data if isinstance(data, DataSource) else resolve_data(data)
+
+
+def report_provenance(source: DataSource, split: str, answer_parser: str | None) -> dict[str, Any]:
+    """The ``provenance`` block of a report's metrics.json: how the report itself was made."""
+    return {
+        "tool": tool_version(),
+        "dataset": source.provenance(),
+        "split": split,
+        "answer_parser": answer_parser,
+    }
+
+
+def runs_section_body(runs: Mapping[str, Mapping[str, Any]], mixed: list[str], extra: Mapping[str, Mapping[str, str]] | None = None) -> list[str]:
+    """Markdown: one row per model with how its run was made, and the mixed-settings warning.
+    ``extra``: more columns per model (e.g. the judge's rubric signature)."""
+    extra = extra or {}
+    columns = list(dict.fromkeys(c for cells in extra.values() for c in cells))
+    labels = {
+        "model_asked": "Model asked",
+        "model_reported": "Model reported",
+        "frames": "Frames",
+        "prompt": "Prompt",
+        "answer_parser": "Parser (run)",
+        "tool": "Tool",
+        "data": "Data (run)",
+        "split": "Split (run)",
+    }
+    rows = [
+        [name, *(show(run.get(f)) for f in FIELDS), *(extra.get(name, {}).get(c) for c in columns)]
+        for name, run in runs.items()
+    ]
+    body = [markdown_table(["Model", *(labels[f] for f in FIELDS), *columns], rows, "l" * (1 + len(FIELDS) + len(columns)))]
+    if mixed:
+        body.insert(
+            0,
+            "**Mixed settings (" + MIXED_FLAG + "):** these runs were not made the same way, so their "
+            "numbers are not strictly comparable: " + "; ".join(mixed) + ".",
+        )
+    return body

@@ -159,3 +159,15 @@ def sign_test(a_scores: Sequence[float], b_scores: Sequence[float]) -> dict:
         "mean_difference": sum(x - y for x, y in zip(a_scores, b_scores, strict=True)) / n if n else None,
         "p_value": float(stats.binomtest(a_higher, untied, 0.5).pvalue) if untied else 1.0,
     }
+
+
+def mean_interval(values: Sequence[float], confidence: float = 0.95) -> list[float] | None:
+    """Student-t interval for the mean of ``values`` (e.g. judge scores):
+    ``mean +- t_{n-1} * sd / sqrt(n)`` (``scipy.stats.t``); None with fewer than 2 values."""
+    n = len(values)
+    if n < 2:
+        return None
+    mean = math.fsum(values) / n
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    return [mean - half, mean + half]
