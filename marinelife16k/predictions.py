@@ -34,6 +34,21 @@ def item_fields(record: Mapping[str, Any], video: Mapping[str, Any]) -> dict[str
     }
 
 
+def joined_lines(
+    records: Sequence[Mapping[str, Any]],
+    videos: Mapping[str, Mapping[str, Any]],
+    replies: Mapping[str, str | None],
+) -> list[dict[str, Any]]:
+    """Predictions lines for the ``records`` (QA records, in split order) that have a reply in
+    ``replies`` (question id -> raw reply): the item's fields from the dataset joined to the reply,
+    so a file holding only ``question_id`` and ``raw_output`` scores and judges like a runner's."""
+    return [
+        {**item_fields(r, videos[r["id"]]), "raw_output": replies[r["question_id"]]}
+        for r in records
+        if r["question_id"] in replies
+    ]
+
+
 def accuracy_inputs(lines: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
     """The keyword inputs of ``marinelife_accuracy`` (and ``metrics/marinelife_qa``) from the
     multiple-choice lines among ``lines`` (open-ended ones are the judge's)."""

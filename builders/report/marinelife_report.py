@@ -23,7 +23,7 @@ from numbers import Real
 from pathlib import Path
 from typing import Any
 
-from builders.files.jsonio import read_json_object
+from builders.files.jsonio import read_json_object, read_jsonl
 from builders.hub.source import DataSource
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, read_predictions
@@ -34,7 +34,7 @@ from builders.report.plots import Bar, grouped_bars
 from builders.report.tables import fmt_number, fmt_rate, markdown_table, parse_reasons_table
 from marinelife16k.accuracy import ACCURACY_DIMENSIONS, MARINELIFE_PARSER, OVERALL, marinelife_accuracy
 from marinelife16k.data import open_split
-from marinelife16k.predictions import accuracy_inputs, item_fields
+from marinelife16k.predictions import accuracy_inputs, item_fields, joined_lines
 from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA, DIMENSION_OF_TYPE, MULTIPLE_CHOICE
 
 OEMU, CAPTION = "oemu", "caption"
@@ -67,6 +67,46 @@ def load_marinelife_split(data: str | os.PathLike[str] | DataSource, split: str)
     if not rows:
         raise ValueError(f"{opened.source}: the {split} split has no questions")
     return MarineLifeSplit(opened.source, split, mcq, open_ids, source)
+
+
+#: What a predictions line needs for the judge without --data (what 'marinelife evaluate' writes).
+JUDGE_LINE_FIELDS: tuple[str, ...] = ("question_id", "type", "raw_output", "reference", "question", "camera_kind")
+
+
+def judgeable_rows(
+    path: str | os.PathLike[str], data: DataSource | None, split: str, *, allow_missing: bool = False
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The predictions lines ``vqabench marinelife judge`` judges, and the open-ended question ids
+    left without an answer.
+
+    Without ``data`` the file must be an evaluation runner's (each line carries its question,
+    reference and camera kind). With ``data`` any predictions file (``question_id`` and the raw
+    reply) is joined to the split's open-ended questions; a reply for a question outside the split
+    is an error, and so is an open-ended question without one unless ``allow_missing``.
+    """
+    if data is None:
+        rows = read_jsonl(path)
+        for number, row in enumerate(rows, 1):
+            absent = [k for k in JUDGE_LINE_FIELDS if not isinstance(row, dict) or k not in row]
+            if absent:
+                raise ValueError(
+                    f"{path}, line {number}: no {', '.join(absent)}: not a 'marinelife evaluate' output; pass "
+                    "--data FOLDER_OR_REPO (and --split) to join each answer to the dataset's question"
+                )
+        return rows, []
+    opened = open_split(data.folder, split, check_videos=False)
+    open_ids = [r["question_id"] for r in opened.rows if r["question_format"] != MULTIPLE_CHOICE]
+    aligned = align(
+        read_predictions(path, "question_id"),
+        open_ids,
+        source=str(path),
+        split=split,
+        allow_missing=allow_missing,
+        ignored_ids=[r["question_id"] for r in opened.rows if r["question_format"] == MULTIPLE_CHOICE],
+    )
+    missing = set(aligned.missing)
+    replies = {i: t for i, t in zip(open_ids, aligned.texts, strict=True) if i not in missing}
+    return joined_lines(opened.rows, opened.videos, replies), aligned.missing
 
 
 def score_marinelife(
