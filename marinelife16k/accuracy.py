@@ -118,7 +118,9 @@ def marinelife_accuracy(
     result["ci95"] = intervals
     if videos is not None:
         clustered = {key: cluster_interval(ys, gs, confidence) for key, (ys, gs) in outcomes.items()}
-        result["ci95_cluster"] = {k: None if c is None else [100.0 * x for x in c] for k, c in clustered.items()}
+        result["ci95_cluster"] = {
+            k: None if c is None else [100.0 * x for x in c] for k, c in clustered.items()
+        }
     result["n"] = {key: t[0] for key, t in totals.items()}
     result["n_unparsed"] = {key: t[2] for key, t in totals.items()}
     result["n_open_ended_skipped"] = correct.count(None)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from builders.testing.chat_server import ChatServer
@@ -27,3 +29,30 @@ def built_samples(tmp_path_factory):
         "bqa": rebuild_bqa(root / "bqa-work", root / "bqa-hub", root / "bqa-cache"),
         "marinelife16k": rebuild_marinelife(root / "ml-work", root / "ml-hub", root / "ml-cache"),
     }
+
+
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+@pytest.fixture
+def outside_attempts(monkeypatch) -> list:
+    """Refuse (and record) every connection or lookup that is not to the loopback (tests of the
+    local Hub server: nothing may reach the real one)."""
+    attempts: list = []
+    connect, getaddrinfo = socket.socket.connect, socket.getaddrinfo
+
+    def guarded_connect(self, address):
+        if isinstance(address, tuple) and address[0] not in LOOPBACK:
+            attempts.append(address)
+            raise OSError(f"test guard: no network ({address})")
+        return connect(self, address)
+
+    def guarded_getaddrinfo(host, *args, **kwargs):
+        if host not in LOOPBACK and host is not None:
+            attempts.append(host)
+            raise socket.gaierror(f"test guard: no name lookups ({host})")
+        return getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
+    return attempts

@@ -132,6 +132,7 @@ def test_rationale_on_the_exported_folder_matches_the_work_folder(data, tmp_path
         return sorted(json.dumps(b, sort_keys=True) for b in bodies)  # arrival order varies
 
     assert canonical(runs["hub"][1]) == canonical(runs["work"][1])
+
     # Identical predictions; only the recorded data source differs (each names its own folder).
     def without_source(lines):
         return [{**p, "provenance": {k: v for k, v in p["provenance"].items() if k != "data"}} for p in lines]

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hub_helpers import use_hub_endpoint
 
 from builders.cli import main as cli_main
 from builders.hub.layout import check_hub_folder
@@ -28,7 +29,6 @@ REPO = "org/bench"
 SECRET = "hf_SECRETwrite0123456789abcdef"
 READ_ONLY = "hf_SECRETread0123456789abcdef"
 WRONG = "hf_SECRETwrong0123456789abcdef"
-LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
 
 @pytest.fixture(scope="module")
@@ -44,47 +44,9 @@ def _local_files(folder: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def outside_attempts(monkeypatch) -> list:
-    """Refuse (and record) every connection or lookup that is not to the loopback."""
-    attempts: list = []
-    connect, getaddrinfo = socket.socket.connect, socket.getaddrinfo
-
-    def guarded_connect(self, address):
-        if isinstance(address, tuple) and address[0] not in LOOPBACK:
-            attempts.append(address)
-            raise OSError(f"test guard: no network ({address})")
-        return connect(self, address)
-
-    def guarded_getaddrinfo(host, *args, **kwargs):
-        if host not in LOOPBACK and host is not None:
-            attempts.append(host)
-            raise socket.gaierror(f"test guard: no name lookups ({host})")
-        return getaddrinfo(host, *args, **kwargs)
-
-    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
-    monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
-    return attempts
-
-
-def _use_endpoint(monkeypatch, url: str, home: Path) -> None:
-    """Point huggingface_hub at ``url`` (env for this process's reads, constants for its import-time
-    copies) and keep its token file and caches in ``home``."""
-    from huggingface_hub import constants
-
-    monkeypatch.setenv("HF_ENDPOINT", url)
-    monkeypatch.setattr(constants, "ENDPOINT", url)
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(home / "token"))
-    monkeypatch.setattr(constants, "HF_STORED_TOKENS_PATH", str(home / "stored_tokens"))
-    monkeypatch.setattr(constants, "AGENT_HARNESSES_PATH", str(home / "agent_harnesses.json"), raising=False)
-    monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
-    monkeypatch.delenv("HF_OIDC_RESOURCE", raising=False)
-
-
-@pytest.fixture
 def hub(monkeypatch, tmp_path, outside_attempts):
     with HubServer(tokens={SECRET: "write", READ_ONLY: "read"}, repos=[REPO]) as server:
-        _use_endpoint(monkeypatch, server.url, tmp_path / "hf-home")
+        use_hub_endpoint(monkeypatch, server.url, tmp_path / "hf-home")
         monkeypatch.setenv("HF_TOKEN", SECRET)
         yield server
     assert outside_attempts == []
@@ -195,7 +157,7 @@ def test_unreachable_hub_is_a_clear_error(monkeypatch, tmp_path, folder, capsys,
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
-    _use_endpoint(monkeypatch, url, tmp_path / "hf-home")
+    use_hub_endpoint(monkeypatch, url, tmp_path / "hf-home")
     monkeypatch.setenv("HF_TOKEN", SECRET)
     code, out = _push(capsys, caplog, str(folder), REPO, "--tag", "v1.1")
     assert code == 2

@@ -16,7 +16,6 @@ import pkgutil
 import sys
 
 
-
 def command_names() -> list[str]:
     """The commands, one per module of this package (sorted; helper modules ``_*`` skipped)."""
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))

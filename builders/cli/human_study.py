@@ -86,7 +86,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument(
         "--out", type=Path, required=True, help="report folder (report.md, metrics.json, *.png)"
     )
-    add_data_arguments(score, "BQA: the dataset (default: the folder the study was drawn from)", required=False)
+    add_data_arguments(
+        score, "BQA: the dataset (default: the folder the study was drawn from)", required=False
+    )
     score.add_argument(
         "--predictions",
         action="append",

@@ -124,7 +124,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "35%) and the captions (BEH, AH, ECF) of a predictions file, split by static/moving camera, through the "
         "cached LLM client, and write the judge results JSON that 'vqabench report marinelife --judge-results' "
         "reads (with how they were made: tool version, dataset revision, rubric signature). The file is either "
-        "an 'evaluate' output, or any predictions file ({\"question_id\", \"raw_output\"} per line, the README's "
+        'an \'evaluate\' output, or any predictions file ({"question_id", "raw_output"} per line, the README\'s '
         "predictions format) with --data to join each answer to its question, reference and camera kind. Unset "
         "--llm-* options fall back to VQABENCH_JUDGE_* variables, as for 'vqabench judge'. Exit status 1 when "
         "some judgements failed (listed; a rerun asks for them alone).",
@@ -136,8 +136,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         help="predictions JSONL: written by 'marinelife evaluate', or question_id + raw_output lines with --data",
     )
-    add_data_arguments(j, "the dataset to join the answers to (needed unless the file is an 'evaluate' output)", required=False)
-    j.add_argument("--split", default="test", help="with --data: the split the answers are for (default test)")
+    add_data_arguments(
+        j,
+        "the dataset to join the answers to (needed unless the file is an 'evaluate' output)",
+        required=False,
+    )
+    j.add_argument(
+        "--split", default="test", help="with --data: the split the answers are for (default test)"
+    )
     j.add_argument(
         "--allow-missing",
         action="store_true",
@@ -292,7 +298,9 @@ def _judge(args: argparse.Namespace) -> int:
     source = data_from_args(args)
     rows, missing = judgeable_rows(args.predictions, source, args.split, allow_missing=args.allow_missing)
     if missing:
-        print(f"{len(missing)} open-ended question(s) without an answer, not judged: {', '.join(missing[:10])}")
+        print(
+            f"{len(missing)} open-ended question(s) without an answer, not judged: {', '.join(missing[:10])}"
+        )
     with judge_client_from_args(args) as client:
         results = judge(rows, client, return_items=args.items)
     if not results:

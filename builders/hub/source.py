@@ -84,7 +84,9 @@ def _download(repo_id: str, revision: str | None) -> DataSource:
     )
 
     where = f"{repo_id}@{revision or 'main'}"
-    local = "or give a local folder (`hf download REPO --repo-type dataset --local-dir DIR`, or one you exported)"
+    local = (
+        "or give a local folder (`hf download REPO --repo-type dataset --local-dir DIR`, or one you exported)"
+    )
     try:
         path = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision))
     except RevisionNotFoundError:
@@ -134,7 +136,9 @@ def resolve_data(data: str | os.PathLike[str], revision: str | None = None) -> D
     return DataSource(path)  # not there: the dataset's opener says what it expected to find
 
 
-def add_data_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str, *, required: bool = True) -> None:
+def add_data_arguments(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str, *, required: bool = True
+) -> None:
     """``--data FOLDER_OR_REPO --revision REV`` (what :func:`resolve_data` reads)."""
     parser.add_argument(
         "--data",

@@ -19,14 +19,26 @@ from typing import Any
 from bqa.accuracy import BQA_PARSER, DEMOGRAPHIC_FIELDS, bqa_accuracy, resolve_group_mapping
 from bqa.data import open_split
 from bqa.predictions import accuracy_inputs, item_fields
-from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES, DEFAULT_GROUP_MAPPING, DIFFICULTIES, OTHERS, GroupMapping
+from bqa.vocabulary import (
+    DEFAULT_DEMOGRAPHIC_CODES,
+    DEFAULT_GROUP_MAPPING,
+    DIFFICULTIES,
+    OTHERS,
+    GroupMapping,
+)
 from builders.hub.source import DataSource
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, preview, read_predictions
 from builders.report.paired import accuracy_pairs, paired_section
-from builders.report.provenance import as_source, mixed_settings, report_provenance, run_provenance, runs_section_body
 from builders.report.paper_tables import confusion_table
 from builders.report.plots import Bar, grouped_bars, heatmaps
+from builders.report.provenance import (
+    as_source,
+    mixed_settings,
+    report_provenance,
+    run_provenance,
+    runs_section_body,
+)
 from builders.report.tables import fmt_number, fmt_p_value, fmt_rate, markdown_table, parse_reasons_table
 
 COLUMNS: tuple[str, ...] = (
@@ -142,7 +154,9 @@ def score_bqa(
         "group_mapping": split.group_mapping.name,
         "answer_parser": BQA_PARSER.signature,
         "interval": "95% Wilson score interval",
-        "provenance": None if source is None else report_provenance(source, split.split, BQA_PARSER.signature),
+        "provenance": None
+        if source is None
+        else report_provenance(source, split.split, BQA_PARSER.signature),
         "mixed": mixed,
         "paired": accuracy_pairs(correct),
         "models": models,
@@ -239,7 +253,9 @@ def _demographic_section(
     return Section(title, body, [(figure, title)])
 
 
-def _confusion_section(models: Mapping[str, dict], mapping: GroupMapping, out_dir: Path, split: str) -> Section:
+def _confusion_section(
+    models: Mapping[str, dict], mapping: GroupMapping, out_dir: Path, split: str
+) -> Section:
     true_groups = list(mapping.group_names)
     answered = [*true_groups, OTHERS]
     body = [
@@ -332,7 +348,10 @@ def write_bqa_report(
     ]
     codes = {**DEFAULT_DEMOGRAPHIC_CODES, **(reference.demographic_codes or {})}
     sections = [
-        Section("How each run was made", runs_section_body({n: m["provenance"] for n, m in models.items()}, metrics["mixed"])),
+        Section(
+            "How each run was made",
+            runs_section_body({n: m["provenance"] for n, m in models.items()}, metrics["mixed"]),
+        ),
         _difficulty_section(models, out, split),
         *(_demographic_section(f, models, out, split, list(codes[f].values())) for f in DEMOGRAPHIC_FIELDS),
         _confusion_section(models, reference.group_mapping, out, split),

@@ -28,9 +28,15 @@ from builders.hub.source import DataSource
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, read_predictions
 from builders.report.paired import accuracy_pairs, paired_section, score_pairs
-from builders.report.provenance import as_source, mixed_settings, report_provenance, run_provenance, runs_section_body
 from builders.report.paper_tables import camera_scores, table3, table4
 from builders.report.plots import Bar, grouped_bars
+from builders.report.provenance import (
+    as_source,
+    mixed_settings,
+    report_provenance,
+    run_provenance,
+    runs_section_body,
+)
 from builders.report.tables import fmt_number, fmt_rate, markdown_table, parse_reasons_table
 from marinelife16k.accuracy import ACCURACY_DIMENSIONS, MARINELIFE_PARSER, OVERALL, marinelife_accuracy
 from marinelife16k.data import open_split
@@ -70,7 +76,14 @@ def load_marinelife_split(data: str | os.PathLike[str] | DataSource, split: str)
 
 
 #: What a predictions line needs for the judge without --data (what 'marinelife evaluate' writes).
-JUDGE_LINE_FIELDS: tuple[str, ...] = ("question_id", "type", "raw_output", "reference", "question", "camera_kind")
+JUDGE_LINE_FIELDS: tuple[str, ...] = (
+    "question_id",
+    "type",
+    "raw_output",
+    "reference",
+    "question",
+    "camera_kind",
+)
 
 
 def judgeable_rows(
@@ -205,7 +218,14 @@ def _clustered(result: Mapping[str, Any], key: str) -> str:
 def _accuracy_section(models: Mapping[str, dict], out_dir: Path, split: str) -> Section:
     first = next(iter(models.values()))["accuracy"]
     keys = [*ACCURACY_DIMENSIONS, OVERALL]
-    rows = [[k, first["n"][k], *(fmt_rate(m["accuracy"][k], m["accuracy"]["ci95"][k], 1) for m in models.values())] for k in keys]
+    rows = [
+        [
+            k,
+            first["n"][k],
+            *(fmt_rate(m["accuracy"][k], m["accuracy"]["ci95"][k], 1) for m in models.values()),
+        ]
+        for k in keys
+    ]
     clustered = [[k, first["n"][k], *(_clustered(m["accuracy"], k) for m in models.values())] for k in keys]
     unparsed = [
         [
@@ -308,7 +328,11 @@ def _judge_section(judge: Mapping[str, dict], out_dir: Path, split: str) -> Sect
         cameras = (None, *CAMERA_KINDS)
         series = {
             name: [
-                Bar(camera_scores(r, k).get("score"), camera_scores(r, k).get("score_ci95"), camera_scores(r, k).get("n"))
+                Bar(
+                    camera_scores(r, k).get("score"),
+                    camera_scores(r, k).get("score_ci95"),
+                    camera_scores(r, k).get("n"),
+                )
                 for k in cameras
             ]
             for name, r in oemu.items()
@@ -381,7 +405,11 @@ def write_marinelife_report(
     names = list(dict.fromkeys([*accuracy, *judge]))
     judged_items = {
         task: {
-            name: {i["question_id"]: i["score"] for i in tasks[task].get("items", []) if "score" in i and "question_id" in i}
+            name: {
+                i["question_id"]: i["score"]
+                for i in tasks[task].get("items", [])
+                if "score" in i and "question_id" in i
+            }
             for name, tasks in judge.items()
             if task in tasks
         }
@@ -389,7 +417,10 @@ def write_marinelife_report(
     }
     paired = {
         "accuracy": accuracy_pairs(correct),
-        **{task: score_pairs({n: s for n, s in by_model.items() if s}) for task, by_model in judged_items.items()},
+        **{
+            task: score_pairs({n: s for n, s in by_model.items() if s})
+            for task, by_model in judged_items.items()
+        },
     }
     metrics = {
         "benchmark": "MarineLife-16K",
@@ -423,7 +454,11 @@ def write_marinelife_report(
         markdown_table(["Model", "Predictions", "Missing", "Unparsed", "Judge results"], rows, "llrrl"),
     ]
     rubrics = {
-        name: {f"Judge ({task})": (result.get("judge") or {}).get("signature") for task, result in tasks.items() if task in JUDGE_TASKS}
+        name: {
+            f"Judge ({task})": (result.get("judge") or {}).get("signature")
+            for task, result in tasks.items()
+            if task in JUDGE_TASKS
+        }
         for name, tasks in judge.items()
     }
     runs = {name: accuracy.get(name, {}).get("provenance", {}) for name in names}

@@ -22,7 +22,9 @@ def accuracy_pairs(correct: Mapping[str, Sequence[bool | None]]) -> list[dict[st
     item order; None = not scored, left out of that pair)."""
     out = []
     for a, b in combinations(correct, 2):
-        both = [(x, y) for x, y in zip(correct[a], correct[b], strict=True) if x is not None and y is not None]
+        both = [
+            (x, y) for x, y in zip(correct[a], correct[b], strict=True) if x is not None and y is not None
+        ]
         test = mcnemar_exact([x for x, _ in both], [y for _, y in both])
         out.append({"a": a, "b": b, **test})
     return out
@@ -50,7 +52,15 @@ def paired_section(
     body = []
     if accuracy:
         rows = [
-            [f"{p['a']} vs {p['b']}", p["n"], p["both"], p["a_only"], p["b_only"], p["neither"], fmt_p_value(p["p_value"])]
+            [
+                f"{p['a']} vs {p['b']}",
+                p["n"],
+                p["both"],
+                p["a_only"],
+                p["b_only"],
+                p["neither"],
+                fmt_p_value(p["p_value"]),
+            ]
             for p in accuracy
         ]
         body += [
@@ -67,6 +77,8 @@ def paired_section(
         ]  # fmt: skip
         body += [
             f"Judge scores ({task}), item by item on the items both have judged: two-sided sign test (ties dropped).",
-            markdown_table(["A vs B", "items", "A higher", "B higher", "ties", "mean A - B", "p-value"], rows),
+            markdown_table(
+                ["A vs B", "items", "A higher", "B higher", "ties", "mean A - B", "p-value"], rows
+            ),
         ]
     return Section("Paired comparisons between models", body)

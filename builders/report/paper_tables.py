@@ -97,7 +97,11 @@ def camera_scores(result: Mapping[str, Any], camera: str | None) -> dict[str, An
             "n": result.get("n"),
         }
     cell = (result.get("by_camera") or {}).get(camera)
-    return {**cell, "criteria": cell.get("criteria") or {}, "criteria_ci95": cell.get("criteria_ci95") or {}} if cell else {}
+    return (
+        {**cell, "criteria": cell.get("criteria") or {}, "criteria_ci95": cell.get("criteria_ci95") or {}}
+        if cell
+        else {}
+    )
 
 
 def table3(

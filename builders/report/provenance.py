@@ -23,7 +23,16 @@ from builders.report.tables import markdown_table
 #: What must agree between runs laid side by side (a difference changes what the numbers mean).
 COMPARED: tuple[str, ...] = ("frames", "prompt", "answer_parser")
 #: Everything recorded per run, in the order the report shows it.
-FIELDS: tuple[str, ...] = ("model_asked", "model_reported", "frames", "prompt", "answer_parser", "tool", "data", "split")
+FIELDS: tuple[str, ...] = (
+    "model_asked",
+    "model_reported",
+    "frames",
+    "prompt",
+    "answer_parser",
+    "tool",
+    "data",
+    "split",
+)
 MIXED_FLAG = "--allow-mixed"
 
 
@@ -132,7 +141,11 @@ def report_provenance(source: DataSource, split: str, answer_parser: str | None)
     }
 
 
-def runs_section_body(runs: Mapping[str, Mapping[str, Any]], mixed: list[str], extra: Mapping[str, Mapping[str, str]] | None = None) -> list[str]:
+def runs_section_body(
+    runs: Mapping[str, Mapping[str, Any]],
+    mixed: list[str],
+    extra: Mapping[str, Mapping[str, str]] | None = None,
+) -> list[str]:
     """Markdown: one row per model with how its run was made, and the mixed-settings warning.
     ``extra``: more columns per model (e.g. the judge's rubric signature)."""
     extra = extra or {}
@@ -151,7 +164,11 @@ def runs_section_body(runs: Mapping[str, Mapping[str, Any]], mixed: list[str], e
         [name, *(show(run.get(f)) for f in FIELDS), *(extra.get(name, {}).get(c) for c in columns)]
         for name, run in runs.items()
     ]
-    body = [markdown_table(["Model", *(labels[f] for f in FIELDS), *columns], rows, "l" * (1 + len(FIELDS) + len(columns)))]
+    body = [
+        markdown_table(
+            ["Model", *(labels[f] for f in FIELDS), *columns], rows, "l" * (1 + len(FIELDS) + len(columns))
+        )
+    ]
     if mixed:
         body.insert(
             0,

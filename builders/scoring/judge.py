@@ -190,7 +190,9 @@ def _means(rubric: Rubric, scored: list[dict[str, Any]]) -> dict[str, Any]:
         "criteria": {
             c: math.fsum(s["criteria"][c] for s in scored) / len(scored) for c in rubric.criterion_names
         },
-        "criteria_ci95": {c: mean_interval([s["criteria"][c] for s in scored]) for c in rubric.criterion_names},
+        "criteria_ci95": {
+            c: mean_interval([s["criteria"][c] for s in scored]) for c in rubric.criterion_names
+        },
         "n": len(scored),
     }
 

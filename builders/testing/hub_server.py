@@ -221,7 +221,9 @@ class HubServer:
         else:
             data = json.dumps(payload).encode()
         handler.send_response(status)
-        handler.send_header("Content-Type", "application/octet-stream" if isinstance(payload, _File) else "application/json")
+        handler.send_header(
+            "Content-Type", "application/octet-stream" if isinstance(payload, _File) else "application/json"
+        )
         handler.send_header("Content-Length", str(len(data)))
         for key, value in headers.items():
             handler.send_header(key, value)
@@ -346,7 +348,9 @@ class HubServer:
     def _tree(self, repo: Repo, revision: str) -> list[dict]:
         files = self._commit_at(repo, revision).files
         folders = sorted({"/".join(p.split("/")[:i]) for p in files for i in range(1, p.count("/") + 1)})
-        return [{"type": "directory", "path": d, "oid": hashlib.sha1(d.encode()).hexdigest()} for d in folders] + [
+        return [
+            {"type": "directory", "path": d, "oid": hashlib.sha1(d.encode()).hexdigest()} for d in folders
+        ] + [
             {"type": "file", "path": p, "size": len(b), "oid": hashlib.sha1(b).hexdigest()}
             for p, b in sorted(files.items())
         ]

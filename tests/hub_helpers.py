@@ -1,0 +1,24 @@
+"""Point huggingface_hub at the local Hub server (builders.testing.hub_server) for one test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def use_hub_endpoint(monkeypatch, url: str, home: Path) -> None:
+    """Point huggingface_hub at ``url`` (env for this process's reads, constants for its import-time
+    copies) and keep its token file and download cache in ``home``."""
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_ENDPOINT", url)
+    monkeypatch.setattr(constants, "ENDPOINT", url)
+    monkeypatch.setattr(
+        constants, "HUGGINGFACE_CO_URL_TEMPLATE", url + "/{repo_id}/resolve/{revision}/{filename}"
+    )
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(home / "token"))
+    monkeypatch.setattr(constants, "HF_STORED_TOKENS_PATH", str(home / "stored_tokens"))
+    monkeypatch.setattr(constants, "AGENT_HARNESSES_PATH", str(home / "agent_harnesses.json"), raising=False)
+    monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
+    monkeypatch.delenv("HF_OIDC_RESOURCE", raising=False)
