@@ -8,7 +8,6 @@ interval and every demographic breakdown a chi-square test, so small groups are 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from numbers import Integral
 from pathlib import Path
@@ -27,7 +26,7 @@ from bqa.vocabulary import (
 )
 from builders.scoring.answer_parsing import Aliases, get_parser, reason_counts
 from builders.scoring.stats import MIN_EXPECTED_COUNT, chi_square_independence, proportion
-from builders.scoring.validation import check_reply, check_same_length
+from builders.scoring.validation import check_reply, check_same_length, is_missing
 
 N_CHOICES = 4
 #: How BQA replies are read: the shared parser with the vocabulary's label aliases ("Confusion").
@@ -68,22 +67,13 @@ def _check_item(i: int, reference: object, choices: object, difficulty: object) 
         raise ValueError(f"difficulty[{i}]: {difficulty!r} is not one of {list(DIFFICULTIES)}")
 
 
-def is_missing(value: object) -> bool:
-    """None, "", a float NaN, or pandas' NA/NaT: what a DataFrame column holds for a missing value."""
-    if value is None or type(value).__name__ in ("NAType", "NaTType"):
-        return True
-    if isinstance(value, str):
-        return value == ""
-    return isinstance(value, float) and math.isnan(value)
-
-
 def _demographic_labels(field: str, values: Sequence[object], codes: Mapping[int, str]) -> list[str | None]:
     """Labels per item: label strings kept, BoLD integer codes decoded (numpy integers and whole
     floats too, as a pandas column gives them), None/empty/NaN = missing."""
     allowed = set(codes.values())
     labels: list[str | None] = []
     for i, value in enumerate(values):
-        if is_missing(value):
+        if is_missing(value) or value == "":
             labels.append(None)
             continue
         if isinstance(value, float) and value.is_integer():
