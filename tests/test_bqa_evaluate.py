@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+import jsonschema
 import pytest
 
 from bqa.accuracy import BQA_PARSER
@@ -16,12 +17,14 @@ from bqa.data import open_split
 from bqa.workfolder import read_release
 from builders.cli import main as cli_main
 from builders.files.jsonio import read_jsonl
+from builders.report import PREDICTIONS_SCHEMA
 from builders.testing.bqa_responder import BQAResponder
 from builders.testing.chat_faults import Fault
 from builders.testing.chat_requests import image_count
 from builders.testing.chat_server import ChatServer
 
 MODEL = "some-videollm"
+SCHEMA = json.loads(PREDICTIONS_SCHEMA.read_text(encoding="utf-8"))
 FIELDS = {"id", "style", "raw_output", "parsed_answer", "parse_reason", "answer_parser", "rationale", "reference",
           "choices", "difficulty", "gender", "age", "ethnicity", "correct", "model", "prompt", "prompt_version",
           "usage", "provenance"}  # fmt: skip
@@ -98,6 +101,7 @@ def test_single_word_on_a_work_folder(data, tmp_path, capsys):
         assert p["answer_parser"] == BQA_PARSER.signature
         assert p["correct"] == (said == r.answer)
         assert (p["model"], p["prompt"]) == (MODEL, "bqa_answer_single_word")
+        jsonschema.validate(p, SCHEMA)  # the documented predictions format
         run = p["provenance"]  # how the run was made, on every line
         assert run["tool"].startswith("videoqa-bench-tools ") and run["model_asked"] == MODEL
         assert run["data"]["folder"] == str((root / "work").resolve()) and run["data"]["fingerprint"]
