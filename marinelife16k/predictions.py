@@ -3,7 +3,8 @@ inputs from such lines.
 
 The evaluation runner writes one line per question (``builders.evaluation.marinelife``); the report
 joins any predictions file (``question_id``, ``raw_output``) to the split's records into the same
-lines; the demo reads the runner's files. All three score through :func:`accuracy_inputs`, so every
+lines (and :func:`joined_lines` joins any file to the split for ``marinelife judge --data``); the
+demo reads the runner's files. All three score through :func:`accuracy_inputs`, so every
 multiple-choice number comes from one mapping of lines to
 :func:`marinelife16k.accuracy.marinelife_accuracy`'s inputs.
 """
