@@ -183,6 +183,7 @@ def test_cluster_interval_matches_statsmodels_clustered_ols():
 def test_cluster_interval_needs_two_clusters():
     assert cluster_interval([True, False], ["v", "v"]) is None
     assert cluster_interval([], []) is None
+    assert cluster_interval([False] * 4, ["a", "a", "b", "b"]) is None  # zero variance: no 0-width claim
     with pytest.raises(ValueError, match="3 outcomes but 2 cluster ids"):
         cluster_interval([True, True, False], ["a", "b"])
 

@@ -254,7 +254,8 @@ def _accuracy_section(models: Mapping[str, dict], out_dir: Path, split: str) -> 
         f"Question types: {legend}. A dimension without questions in this split shows –. Intervals: 95% Wilson.",
         "The same accuracies with 95% cluster-robust intervals clustered by video: the split asks several "
         "questions of each video and a model's answers on one video go together, so these do not assume "
-        "independent questions (trust them where they are wider; none with fewer than 2 videos).",
+        "independent questions (trust them where they are wider; none with fewer than 2 videos or at 0 or "
+        "100%; with few videos they are themselves approximate).",
         markdown_table(["Dimension (clustered by video)", "n", *models], clustered),
     ]
     return Section("Multiple-choice accuracy by dimension (0-100)", body, [(figure, "Accuracy by dimension")])

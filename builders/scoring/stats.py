@@ -92,7 +92,9 @@ def cluster_interval(
     The variance is that of an intercept-only regression with standard errors clustered by
     ``clusters`` and the usual small-sample factor G/(G-1) (what ``statsmodels`` OLS with
     ``cov_type="cluster"`` gives): ``G/(G-1) * sum_g (sum_{i in g} (y_i - p))^2 / n^2``. Clipped to
-    [0, 1]. None when there are no items or fewer than 2 clusters (no between-cluster variance).
+    [0, 1]. None when there are no items, fewer than 2 clusters, or every item is right (or every
+    one wrong): the sandwich variance is then 0 and a zero-width interval would claim certainty the
+    Wilson interval rightly does not. With few clusters (tens) it is itself only approximate.
     """
     if len(successes) != len(clusters):
         raise ValueError(f"{len(successes)} outcomes but {len(clusters)} cluster ids")
@@ -102,6 +104,8 @@ def cluster_interval(
     if n == 0:
         return None
     p = sum(bool(y) for y in successes) / n
+    if p in (0.0, 1.0):
+        return None
     residuals: dict[Hashable, float] = {}
     for y, g in zip(successes, clusters, strict=True):
         residuals[g] = residuals.get(g, 0.0) + (float(bool(y)) - p)
