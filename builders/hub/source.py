@@ -98,8 +98,8 @@ def _download(repo_id: str, revision: str | None) -> DataSource:
         ) from None
     except RepositoryNotFoundError:
         raise DataSourceError(
-            f"--data {where}: no such dataset repo on the Hub, or it is private (log in with HF_TOKEN "
-            f"or `hf auth login`); {local}"
+            f"--data {where}: no local folder {repo_id!r}, and no such dataset repo on the Hub, or it is "
+            f"private (log in with HF_TOKEN or `hf auth login`); {local}"
         ) from None
     except LocalEntryNotFoundError:
         raise DataSourceError(
