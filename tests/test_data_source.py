@@ -159,7 +159,10 @@ def test_offline_mode_reads_the_cache_and_says_what_is_missing(hub, monkeypatch)
 def test_bad_repo_or_revision_is_a_clear_error(hub, tmp_path):
     with pytest.raises(DataSourceError, match="the dataset repo has no revision 'v9'"):
         resolve_data(REPO, "v9")
-    with pytest.raises(DataSourceError, match="org/nothing@main: no local folder 'org/nothing', and no such dataset repo on the Hub"):
+    with pytest.raises(
+        DataSourceError,
+        match="org/nothing@main: no local folder 'org/nothing', and no such dataset repo on the Hub",
+    ):
         resolve_data("org/nothing")
     with pytest.raises(DataSourceError, match="is a local folder; --revision is for Hub repo ids"):
         resolve_data(tmp_path, "v1.1")
