@@ -122,3 +122,40 @@ def test_marinelife_clustered_interval_matches_statsmodels(built_samples, tmp_pa
     low, high = fit.conf_int(alpha=0.05)[0]
     assert accuracy["ci95_cluster"]["overall"] == pytest.approx([100 * max(0.0, low), 100 * min(1.0, high)])
     assert "Dimension (clustered by video)" in report.markdown.read_text()
+
+
+def test_judge_scores_are_compared_item_by_item(built_samples, tmp_path):
+    """Two models' judge results with per-item scores ('marinelife judge --items'): a sign test on
+    the items both have, by hand: A higher on 4, B on 1, 1 tie -> p = 2 * P(X <= 1), X ~ Bin(5, 1/2)."""
+    hub = built_samples["marinelife16k"].hub
+    a_scores, b_scores = [4, 5, 3, 2, 5, 1], [3, 4, 2, 1, 5, 2]
+    ids = [f"q{i}" for i in range(len(a_scores))]
+
+    def result(scores):
+        items = [
+            {"index": i, "question_id": q, "score": s}
+            for i, (q, s) in enumerate(zip(ids, scores, strict=True))
+        ]
+        return {
+            "oemu": {
+                "score": sum(scores) / len(scores),
+                "criteria": {},
+                "n": len(scores),
+                "n_failed": 0,
+                "items": items,
+            }
+        }
+
+    path = tmp_path / "judge.json"
+    path.write_text(json.dumps({"a": result(a_scores), "b": result(b_scores)}))
+    report = write_marinelife_report(hub, "test", {}, tmp_path / "out", judge_results=[path])
+    (pair,) = report.metrics["paired"]["oemu"]
+    assert (pair["a_higher"], pair["b_higher"], pair["ties"]) == (4, 1, 1)
+    assert pair["p_value"] == pytest.approx(2 * (1 + 5) / 32)
+    assert pair["mean_difference"] == pytest.approx(
+        sum(a - b for a, b in zip(a_scores, b_scores, strict=True)) / 6
+    )
+    assert (
+        "Judge scores (open-ended questions on camera and object motion (OEMU))"
+        in report.markdown.read_text()
+    )

@@ -253,7 +253,10 @@ def next_steps(out: Path, metrics: Metrics) -> list[tuple[str, str]]:
             "",
             f"vqabench marinelife evaluate --data {q(str(hub_marine))} --split test --out mine-ml.jsonl {model}",
         ),
-        ("", f"vqabench marinelife judge mine-ml.jsonl --out mine-judge.json {model}"),
+        (
+            "",
+            f"vqabench marinelife judge mine-ml.jsonl --data {q(str(hub_marine))} --out mine-judge.json --items {model}",
+        ),
         ("Compare with the baseline", compare),
         (
             "Score in Python",
