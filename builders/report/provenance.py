@@ -97,9 +97,9 @@ def _key(field: str, value: Any) -> Any:
     """What must be equal between runs: the whole frame spec; for a prompt or a parser, the version
     of each name (``name@version``): two prompts (the BQA styles) are a deliberate comparison, two
     versions of one prompt are not."""
-    if field == "frames" or not isinstance(value, str) or "@" not in value:
+    if field == "frames" or not isinstance(value, str):
         return None
-    return value.split("@", 1)[0]
+    return value.split("@", 1)[0]  # a prompt recorded without a version is its own name
 
 
 def mixed_settings(runs: Mapping[str, Mapping[str, Any]], *, allow_mixed: bool) -> list[str]:
