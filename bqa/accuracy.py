@@ -9,6 +9,7 @@ interval and every demographic breakdown a chi-square test, so small groups are 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from numbers import Integral
 from pathlib import Path
 
 from bqa.vocabulary import (
@@ -25,7 +26,7 @@ from bqa.vocabulary import (
 )
 from builders.scoring.answer_parsing import Aliases, get_parser, reason_counts
 from builders.scoring.stats import MIN_EXPECTED_COUNT, chi_square_independence, proportion
-from builders.scoring.validation import check_reply, check_same_length
+from builders.scoring.validation import check_reply, check_same_length, is_missing
 
 N_CHOICES = 4
 #: How BQA replies are read: the shared parser with the vocabulary's label aliases ("Confusion").
@@ -67,15 +68,20 @@ def _check_item(i: int, reference: object, choices: object, difficulty: object) 
 
 
 def _demographic_labels(field: str, values: Sequence[object], codes: Mapping[int, str]) -> list[str | None]:
-    """Labels per item: label strings kept, BoLD integer codes decoded, None/empty = missing."""
+    """Labels per item: label strings kept, BoLD integer codes decoded (numpy integers and whole
+    floats too, as a pandas column gives them), None/empty/NaN = missing."""
     allowed = set(codes.values())
     labels: list[str | None] = []
     for i, value in enumerate(values):
-        if value is None or value == "":
+        if is_missing(value) or value == "":
             labels.append(None)
-        elif isinstance(value, bool):
+            continue
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # a pandas code column with a missing value is float
+        if isinstance(value, bool):
             raise ValueError(f"{field}[{i}]: expected a label or a BoLD code, got {value!r}")
-        elif isinstance(value, int):
+        elif isinstance(value, Integral):
+            value = int(value)
             if value not in codes:
                 raise ValueError(f"{field}[{i}]: unknown BoLD {field} code {value} (known: {sorted(codes)})")
             labels.append(codes[value])
@@ -197,6 +203,7 @@ def bqa_accuracy(
     result["unparsed_indices"] = unparsed
     result["parse_reasons"] = reason_counts(parses)
     result["answer_parser"] = BQA_PARSER.signature
+    result["correct"] = correct
 
     for field, values in zip(DEMOGRAPHIC_FIELDS, (gender, age, ethnicity), strict=True):
         if values is None:

@@ -218,7 +218,8 @@ def card_body(
         f'ds = load_dataset("{repo_id}")  # DatasetDict: train, validation, test\n'
         'row = ds["test"][0]  # decoding `video` needs torchcodec (and torch)\n```',
         "Without torch, read the video as bytes and sample frames with PyAV "
-        "(`builders.video.sampler` from the project's tooling):",
+        "(`builders.video.sampler` from the project's tooling: `pip install videoqa-bench-tools`, which also "
+        "gives the `vqabench` command and the metrics):",
         "```python\nfrom builders.video.sampler import sample_frames\n\n"
         'test = ds["test"].cast_column("video", Video(decode=False))\n'
         'row = test[0]  # row["video"] == {"path": "<id>.mp4", "bytes": b"..."}\n'

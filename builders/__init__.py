@@ -56,3 +56,18 @@ def metric_path(name: str) -> str:
     if name not in names:
         raise ValueError(f"unknown metric {name!r}; known: {', '.join(names)}")
     return str(metrics_dir() / name)
+
+
+DISTRIBUTION = "videoqa-bench-tools"
+
+
+def tool_version() -> str:
+    """``videoqa-bench-tools <version>``, as every predictions file, metrics JSON and report records it
+    (``unknown`` for a bare checkout that was never installed)."""
+    from importlib.metadata import PackageNotFoundError, version  # lazy: a third of the CLI's start-up
+
+    try:
+        found = version(DISTRIBUTION)
+    except PackageNotFoundError:
+        found = "unknown (not installed)"
+    return f"{DISTRIBUTION} {found}"

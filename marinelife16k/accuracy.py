@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 from builders.scoring.answer_parsing import get_parser, reason_counts
-from builders.scoring.stats import proportion
+from builders.scoring.stats import cluster_interval, proportion
 from builders.scoring.validation import check_reply, check_same_length
 from marinelife16k.vocabulary import (
     DIMENSIONS,
@@ -22,17 +22,25 @@ MARINELIFE_PARSER = get_parser()
 ACCURACY_DIMENSIONS: tuple[str, ...] = tuple(d for d in DIMENSIONS if d in MCQ_DIMENSIONS)
 
 
-def _dimension(i: int, question_type: object) -> str:
+_OPEN_ENDED_DIMENSIONS = frozenset(
+    t.dimension for t in QUESTION_TYPES.values() if t.question_format != MULTIPLE_CHOICE
+)
+
+
+def _dimension(i: int, question_type: object) -> str | None:
+    """The accuracy dimension of a question given by its ``type`` or its ``dimension`` (the
+    dataset's two columns); None for an open-ended one (the judge's, skipped here)."""
+    if question_type in ACCURACY_DIMENSIONS:
+        return str(question_type)
+    if question_type in _OPEN_ENDED_DIMENSIONS:
+        return None
     spec = QUESTION_TYPES.get(question_type) if isinstance(question_type, str) else None
     if spec is None:
         raise ValueError(
-            f"question_types[{i}]: unknown question type {question_type!r} (known: {list(QUESTION_TYPES)})"
+            f"question_types[{i}]: unknown question type or dimension {question_type!r} (types: "
+            f"{list(QUESTION_TYPES)}; dimensions: {list(DIMENSIONS)})"
         )
-    if spec.question_format != MULTIPLE_CHOICE:
-        raise ValueError(
-            f"question_types[{i}]: {question_type!r} is open-ended and has no accuracy; score it with the judge metric"
-        )
-    return spec.dimension
+    return spec.dimension if spec.question_format == MULTIPLE_CHOICE else None
 
 
 def _option_texts(i: int, options: object) -> tuple[str, ...]:
@@ -56,21 +64,34 @@ def marinelife_accuracy(
     references: Sequence[str],
     question_types: Sequence[str],
     options: Sequence[Sequence[str | Mapping[str, str]]] | None = None,
+    videos: Sequence[Hashable] | None = None,
     confidence: float = 0.95,
 ) -> dict:
     """Accuracy (0-100) per multiple-choice dimension and overall, with counts and unparsed replies.
 
     ``predictions`` are raw replies; ``references`` the answer letters A-D; ``question_types`` the
-    dataset's ``type`` field. Without ``options`` only letters are read from the replies; with
-    them (texts in A-D order, or the dataset's ``options`` records) an option's text counts too.
+    dataset's ``type`` or ``dimension`` field. The whole ``qa`` split may be given: open-ended
+    questions (OEMU, captions; the judge's) are skipped and counted in ``n_open_ended_skipped``.
+    Without ``options`` only letters are read from the replies; with them (texts in A-D order, or
+    the dataset's ``options`` records) an option's text counts too. ``videos`` (the dataset's
+    ``id``): adds ``ci95_cluster``, intervals robust to the questions of one video being correlated.
     """
     n = check_same_length(
-        predictions=predictions, references=references, question_types=question_types, options=options
+        predictions=predictions,
+        references=references,
+        question_types=question_types,
+        options=options,
+        videos=videos,
     )
     totals = {d: [0, 0, 0] for d in (*ACCURACY_DIMENSIONS, OVERALL)}  # items, correct, unparsed
     parses = []
+    correct: list[bool | None] = []
+    outcomes: dict[str, tuple[list[bool], list[Hashable]]] = {k: ([], []) for k in totals}
     for i in range(n):
         dimension = _dimension(i, question_types[i])
+        if dimension is None:
+            correct.append(None)
+            continue
         if references[i] not in OPTION_LABELS:
             raise ValueError(
                 f"references[{i}]: {references[i]!r} is not an option letter {list(OPTION_LABELS)}"
@@ -79,10 +100,14 @@ def marinelife_accuracy(
         parses.append(MARINELIFE_PARSER.parse(check_reply(i, predictions[i]), texts, OPTION_LABELS))
         chosen = parses[-1].index
         hit = chosen is not None and OPTION_LABELS[chosen] == references[i]
+        correct.append(hit)
         for key in (dimension, OVERALL):
             totals[key][0] += 1
             totals[key][1] += int(hit)
             totals[key][2] += int(chosen is None)
+            if videos is not None:
+                outcomes[key][0].append(hit)
+                outcomes[key][1].append(videos[i])
 
     result: dict = {}
     intervals: dict = {}
@@ -91,8 +116,15 @@ def marinelife_accuracy(
         result[key] = None if value is None else 100.0 * value
         intervals[key] = None if ci is None else [100.0 * c for c in ci]
     result["ci95"] = intervals
+    if videos is not None:
+        clustered = {key: cluster_interval(ys, gs, confidence) for key, (ys, gs) in outcomes.items()}
+        result["ci95_cluster"] = {
+            k: None if c is None else [100.0 * x for x in c] for k, c in clustered.items()
+        }
     result["n"] = {key: t[0] for key, t in totals.items()}
     result["n_unparsed"] = {key: t[2] for key, t in totals.items()}
+    result["n_open_ended_skipped"] = correct.count(None)
     result["parse_reasons"] = reason_counts(parses)
     result["answer_parser"] = MARINELIFE_PARSER.signature
+    result["correct"] = correct
     return result

@@ -238,9 +238,11 @@ video = videos[row_of[question["id"]]]  # qa.id == videos.id == "{{collection}}-
 print(question["prompt"], question["answer"])
 ```
 
-Frames: the paper feeds 8 uniformly sampled frames. With this project's tools,
+Frames: the paper feeds 8 uniformly sampled frames. With this project's tools (`pip install
+videoqa-bench-tools`, which gives the `builders` package and the `vqabench` command),
 `builders.video.sampler.sample_frames(video["video"], num_frames=8)` decodes them with PyAV from the
-`{{"path", "bytes"}}` value.
+`{{"path", "bytes"}}` value; `evaluate.load(builders.metric_path("marinelife_qa"))` scores
+multiple-choice replies on the whole `qa` split (open-ended rows are skipped and counted).
 
 ## Attributes
 

@@ -3,7 +3,8 @@ inputs from such lines.
 
 The evaluation runner writes one line per question (``builders.evaluation.marinelife``); the report
 joins any predictions file (``question_id``, ``raw_output``) to the split's records into the same
-lines; the demo reads the runner's files. All three score through :func:`accuracy_inputs`, so every
+lines (and :func:`joined_lines` joins any file to the split for ``marinelife judge --data``); the
+demo reads the runner's files. All three score through :func:`accuracy_inputs`, so every
 multiple-choice number comes from one mapping of lines to
 :func:`marinelife16k.accuracy.marinelife_accuracy`'s inputs.
 """
@@ -32,6 +33,21 @@ def item_fields(record: Mapping[str, Any], video: Mapping[str, Any]) -> dict[str
         "reference": record["answer"] if mcq else record["answer_text"],
         "evidence": dict(record["evidence_attributes"]),
     }
+
+
+def joined_lines(
+    records: Sequence[Mapping[str, Any]],
+    videos: Mapping[str, Mapping[str, Any]],
+    replies: Mapping[str, str | None],
+) -> list[dict[str, Any]]:
+    """Predictions lines for the ``records`` (QA records, in split order) that have a reply in
+    ``replies`` (question id -> raw reply): the item's fields from the dataset joined to the reply,
+    so a file holding only ``question_id`` and ``raw_output`` scores and judges like a runner's."""
+    return [
+        {**item_fields(r, videos[r["id"]]), "raw_output": replies[r["question_id"]]}
+        for r in records
+        if r["question_id"] in replies
+    ]
 
 
 def accuracy_inputs(lines: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:

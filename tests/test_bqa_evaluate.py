@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+import jsonschema
 import pytest
 
 from bqa.accuracy import BQA_PARSER
@@ -16,15 +17,17 @@ from bqa.data import open_split
 from bqa.workfolder import read_release
 from builders.cli import main as cli_main
 from builders.files.jsonio import read_jsonl
+from builders.report import PREDICTIONS_SCHEMA
 from builders.testing.bqa_responder import BQAResponder
 from builders.testing.chat_faults import Fault
 from builders.testing.chat_requests import image_count
 from builders.testing.chat_server import ChatServer
 
 MODEL = "some-videollm"
+SCHEMA = json.loads(PREDICTIONS_SCHEMA.read_text(encoding="utf-8"))
 FIELDS = {"id", "style", "raw_output", "parsed_answer", "parse_reason", "answer_parser", "rationale", "reference",
           "choices", "difficulty", "gender", "age", "ethnicity", "correct", "model", "prompt", "prompt_version",
-          "usage"}  # fmt: skip
+          "usage", "provenance"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +101,11 @@ def test_single_word_on_a_work_folder(data, tmp_path, capsys):
         assert p["answer_parser"] == BQA_PARSER.signature
         assert p["correct"] == (said == r.answer)
         assert (p["model"], p["prompt"]) == (MODEL, "bqa_answer_single_word")
+        jsonschema.validate(p, SCHEMA)  # the documented predictions format
+        run = p["provenance"]  # how the run was made, on every line
+        assert run["tool"].startswith("videoqa-bench-tools ") and run["model_asked"] == MODEL
+        assert run["data"]["folder"] == str((root / "work").resolve()) and run["data"]["fingerprint"]
+        assert (run["split"], run["frames"]["num_frames"], run["frames"]["fps"]) == ("train", 4, None)
     right = sum(p["correct"] for p in predictions)
     assert 0 < right < len(predictions)
     assert f"accuracy {right / len(predictions):.3f}" in capsys.readouterr().out
@@ -128,7 +136,13 @@ def test_rationale_on_the_exported_folder_matches_the_work_folder(data, tmp_path
         return sorted(json.dumps(b, sort_keys=True) for b in bodies)  # arrival order varies
 
     assert canonical(runs["hub"][1]) == canonical(runs["work"][1])
-    assert runs["hub"][0] == runs["work"][0]
+
+    # Identical predictions; only the recorded data source differs (each names its own folder).
+    def without_source(lines):
+        return [{**p, "provenance": {k: v for k, v in p["provenance"].items() if k != "data"}} for p in lines]
+
+    assert without_source(runs["hub"][0]) == without_source(runs["work"][0])
+    assert runs["hub"][0][0]["provenance"]["data"]["folder"] == str((root / "hub").resolve())
 
 
 def test_failed_rows_are_retried_on_rerun_and_nothing_else(data, tmp_path, capsys):

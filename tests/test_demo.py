@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import socketserver
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from bqa.accuracy import bqa_accuracy
 from builders.demo import record_bqa_baseline as bqa_recording
 from builders.demo import record_marinelife_baseline as marine_recording
 from builders.demo.recordings import bqa_baseline, marine_baseline, marine_judge
-from builders.demo.run import MARKER, prepare_output, score_everything
+from builders.demo.run import MARKER, next_steps, prepare_output, score_everything
 from builders.demo.samples import BuiltSample
 from builders.demo.scoring import Metrics
 from builders.evaluation.marinelife import JUDGE_TASKS, judge_inputs
@@ -181,8 +182,13 @@ def test_marinelife_numbers_equal_an_independent_recomputation(demo):
                     assert got[key] == expected[key], (scope, task, key)
                 if scope == "test":
                     assert report["judge"][task]["by_camera"] == expected["by_camera"]
-        if scope == "test":
-            assert report["accuracy"] == accuracy
+        if scope == "test":  # the report also clusters the intervals by video; it keeps no per-item list
+            clustered = marinelife_accuracy(
+                [preds[r["question_id"]]["raw_output"] for r in mcq], [r["answer"] for r in mcq],
+                [r["type"] for r in mcq], [r["options"] for r in mcq], videos=[r["id"] for r in mcq],
+            )  # fmt: skip
+            assert clustered.pop("correct") == accuracy["correct"]
+            assert report["accuracy"] == clustered
 
 
 def test_direct_functions_score_like_the_evaluate_modules(demo):
@@ -223,3 +229,13 @@ def test_output_folder_rules(tmp_path):
     (demo_dir / "notes.txt").write_text("keep me")
     assert prepare_output(demo_dir) == demo_dir
     assert not (demo_dir / "reports").exists() and (demo_dir / "notes.txt").read_text() == "keep me"
+
+
+def test_next_steps_paste_into_a_shell_with_spaces_in_the_path(tmp_path):
+    out = tmp_path / "my demo" / "vqabench-demo"
+    commands = dict(next_steps(out, Metrics(marine_judge(), folder=None)))
+    argv = shlex.split(commands["Evaluate your VideoLLM"])
+    assert argv[argv.index("--data") + 1] == str(out / "hub" / "bqa")
+    compare = shlex.split(commands["Compare with the baseline"])
+    assert f"baseline={out / 'predictions' / 'bqa' / 'test.single_word.jsonl'}" in compare
+    assert shlex.split(commands["Read the reports"])[0] == str(out / "reports" / "bqa" / "report.md")

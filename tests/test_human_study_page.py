@@ -108,10 +108,29 @@ def _download(driver, downloads: Path, name: str, keyboard: bool = False) -> dic
     return json.loads(target.read_text(encoding="utf-8"))
 
 
-def _reload_and_step_back(driver, position: int, n: int) -> None:
+def _storage_key(study: Study, rater: str) -> str:
+    """Where a rater's page keeps its progress (the page's own KEY)."""
+    return f"vqabench-human-study:{study.study_id}:{rater}"
+
+
+def _reload_and_step_back(driver, position: int, n: int, storage_key: str) -> None:
     """Reload the page at ``position``: it reopens there with every answer so far, then go back one."""
-    driver.refresh()
-    _wait(driver, lambda d: d.execute_script("return document.body.dataset.ready === 'true'"), "reload")
+    # The page saves on every answer; wait until this page's storage holds the position reached
+    # (a loaded machine may still be handling the last key), then reload into a new document.
+    saved_index = f"return JSON.parse(localStorage.getItem({storage_key!r}) || 'null').index;"
+    _wait(driver, lambda d: d.execute_script(saved_index) == position, f"progress saved at {position}")
+    # Close and reopen: leave the page (its pagehide handler saves too), then load it again.
+    # Chromium 156 sometimes gives a file:// document opened right after another a stale view of
+    # localStorage (seen with a 6-line page too: one load in ~5 reads a missing key, the next load
+    # reads it again), so a reopen that sees no saved progress at all is retried, up to 5 times;
+    # the page must then restore the position and every answer from what it saved.
+    page = driver.current_url
+    for _ in range(5):
+        driver.get("about:blank")
+        driver.get(page)
+        _wait(driver, lambda d: d.execute_script("return document.body.dataset.ready === 'true'"), "reopen")
+        if driver.execute_script(f"return localStorage.getItem({storage_key!r}) !== null;"):
+            break
     assert _text(driver, "position") == f"{position + 1} / {n}"
     assert _text(driver, "answered") == f"{position} of {n} answered"
     _keys(driver, Keys.ARROW_LEFT)
@@ -127,7 +146,9 @@ def _answer_bqa(
     n = len(order)
     for position, item_id in enumerate(order):
         if position == n // 2:  # close and reopen midway: nothing is lost
-            _reload_and_step_back(driver, position, n)  # the previous answer is still chosen
+            _reload_and_step_back(
+                driver, position, n, _storage_key(study, rater)
+            )  # the previous answer is still chosen
             pressed = driver.find_elements(By.CSS_SELECTOR, "#task button[aria-pressed='true']")
             assert [b.get_attribute("data-choice") for b in pressed] == [str(choices[order[position - 1]])]
             _keys(driver, Keys.ARROW_RIGHT)
@@ -188,7 +209,7 @@ def _answer_marine(driver, downloads: Path, folder: Path, rater: str, scores: di
     n = len(order)
     for position, item_id in enumerate(order):
         if position == n // 2:
-            _reload_and_step_back(driver, position, n)
+            _reload_and_step_back(driver, position, n, _storage_key(study, rater))
             pressed = {
                 b.find_element(By.XPATH, "ancestor::fieldset").get_attribute("data-criterion"): int(b.text)
                 for b in driver.find_elements(By.CSS_SELECTOR, "#task button[aria-pressed='true']")

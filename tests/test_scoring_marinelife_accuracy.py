@@ -32,7 +32,11 @@ def wilson100(k, n):
 
 def test_every_key_hand_worked():
     r = marinelife_accuracy(PREDICTIONS, REFERENCES, TYPES)
-    assert list(r) == [*DIMENSIONS, "overall", "ci95", "n", "n_unparsed", "parse_reasons", "answer_parser"]
+    assert list(r) == [
+        *DIMENSIONS, "overall", "ci95", "n", "n_unparsed", "n_open_ended_skipped", "parse_reasons",
+        "answer_parser", "correct",
+    ]  # fmt: skip
+    assert r["correct"] == [True, True, False, False, True, True, False, True, False]
     assert r["answer_parser"] == "vqabench-choice@2|aliases:none"
     assert {k: v for k, v in r["parse_reasons"].items() if v} == {
         "letter": 4,  # A, b, (C), D
@@ -97,9 +101,8 @@ def test_option_texts_are_read_when_options_are_given():
         ({"references": REFERENCES[:-1]}, "differ in length"),
         (
             {"question_types": ["octopus"] + TYPES[1:]},
-            r"question_types\[0\]: unknown question type 'octopus'",
+            r"question_types\[0\]: unknown question type or dimension 'octopus'",
         ),
-        ({"question_types": ["caption"] + TYPES[1:]}, r"question_types\[0\]: 'caption' is open-ended"),
         ({"references": ["E"] + REFERENCES[1:]}, r"references\[0\]: 'E' is not an option letter"),
         ({"options": [["a", "b", "c"]] * 9}, r"options\[0\]: expected 4 options"),
         (

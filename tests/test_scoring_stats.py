@@ -1,14 +1,25 @@
 """Wilson intervals and the chi-square test (scipy.stats underneath) against published values,
-hand-worked examples and closed forms written out here."""
+hand-worked examples and closed forms written out here; the cluster-robust interval and the paired
+tests (exact McNemar, sign test) against hand-worked examples and statsmodels."""
 
 from __future__ import annotations
 
 import math
 import random
 
+import numpy as np
 import pytest
+from scipy import stats
 
-from builders.scoring.stats import chi_square_independence, proportion, wilson_interval
+from builders.scoring.stats import (
+    chi_square_independence,
+    cluster_interval,
+    mcnemar_exact,
+    mean_interval,
+    proportion,
+    sign_test,
+    wilson_interval,
+)
 
 Z95 = 1.959963984540054  # the 97.5% standard normal quantile
 
@@ -138,3 +149,71 @@ def test_chi_square_statistic_and_expected_by_definition():
 def test_chi_square_rejects_degenerate_tables(table, message):
     with pytest.raises(ValueError, match=message):
         chi_square_independence(table)
+
+
+# --- cluster-robust interval, paired tests ----------------------------------------------------------
+def test_cluster_interval_hand_worked():
+    # 6 videos of 2: [1,1] [1,1] [1,0] [0,1] [0,0] [0,0]; p = 6/12; residual sums 1, 1, 0, 0, -1, -1.
+    # var = G/(G-1) * (1 + 1 + 1 + 1) / n^2 = 6/5 * 4/144 = 1/30; half-width = z * sqrt(1/30).
+    right = [1, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0]
+    ci = cluster_interval(right, [v for v in "abcdef" for _ in range(2)])
+    half = Z95 * math.sqrt(1 / 30)
+    assert ci == pytest.approx([0.5 - half, 0.5 + half], abs=1e-12)
+    # The same answers on 12 different videos: var = 12/11 * 12 * 0.25 / 144, narrower.
+    alone = cluster_interval(right, list(range(12)))
+    assert alone == pytest.approx(
+        [0.5 - Z95 * math.sqrt(12 / 11 * 3 / 144), 0.5 + Z95 * math.sqrt(12 / 11 * 3 / 144)]
+    )
+
+
+def test_cluster_interval_matches_statsmodels_clustered_ols():
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(7)
+    videos = np.repeat(np.arange(40), rng.integers(6, 10, size=40))  # 6-9 questions per video
+    skill = rng.normal(0, 1.2, size=40)[videos]  # answers on one video go together
+    right = (rng.normal(size=videos.size) + skill > -0.3).astype(float)
+    fit = sm.OLS(right, np.ones_like(right)).fit(cov_type="cluster", cov_kwds={"groups": videos})
+    low, high = fit.conf_int(alpha=0.05)[0]
+    ci = cluster_interval(right.astype(bool).tolist(), videos.tolist())
+    assert ci == pytest.approx([max(0.0, low), min(1.0, high)], abs=1e-10)
+    wilson = wilson_interval(int(right.sum()), right.size)
+    assert ci[1] - ci[0] > wilson[1] - wilson[0]  # correlated answers: the honest interval is wider
+
+
+def test_cluster_interval_needs_two_clusters():
+    assert cluster_interval([True, False], ["v", "v"]) is None
+    assert cluster_interval([], []) is None
+    assert cluster_interval([False] * 4, ["a", "a", "b", "b"]) is None  # zero variance: no 0-width claim
+    with pytest.raises(ValueError, match="3 outcomes but 2 cluster ids"):
+        cluster_interval([True, True, False], ["a", "b"])
+
+
+def test_mcnemar_exact_hand_worked_and_statsmodels():
+    # only A right on 1 item, only B right on 6: p = 2 * P(X <= 1), X ~ Bin(7, 1/2) = 2 * 8 / 128.
+    a = [True] * 5 + [True] + [False] * 6 + [False] * 3
+    b = [True] * 5 + [False] + [True] * 6 + [False] * 3
+    result = mcnemar_exact(a, b)
+    assert (result["both"], result["a_only"], result["b_only"], result["neither"]) == (5, 1, 6, 3)
+    assert result["p_value"] == pytest.approx(0.125, abs=1e-12)
+    contingency = pytest.importorskip("statsmodels.stats.contingency_tables")
+    table = [[result["both"], result["a_only"]], [result["b_only"], result["neither"]]]
+    assert result["p_value"] == pytest.approx(contingency.mcnemar(table, exact=True).pvalue, abs=1e-12)
+    assert mcnemar_exact([True, False], [True, False])["p_value"] == 1.0  # nothing tells them apart
+
+
+def test_sign_test_hand_worked():
+    # A higher on 5 items, B on 0, one tie: p = 2 * (1/2)^5 = 0.0625.
+    result = sign_test([4, 5, 3, 2, 5, 1], [3, 4, 2, 1, 4, 1])
+    assert (result["a_higher"], result["b_higher"], result["ties"]) == (5, 0, 1)
+    assert result["p_value"] == pytest.approx(0.0625, abs=1e-12)
+    assert result["mean_difference"] == pytest.approx(5 / 6)
+    assert sign_test([1, 2], [1, 2])["p_value"] == 1.0
+    with pytest.raises(ValueError, match="paired scores need the same items: 2 against 1"):
+        sign_test([1, 2], [1])
+
+
+def test_mean_interval_is_students_t():
+    values = [2.0, 3.5, 4.0, 1.5, 5.0]
+    low, high = stats.t.interval(0.95, len(values) - 1, loc=np.mean(values), scale=stats.sem(values))
+    assert mean_interval(values) == pytest.approx([low, high], abs=1e-12)
+    assert mean_interval([3.0]) is None

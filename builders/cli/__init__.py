@@ -15,8 +15,6 @@ import logging
 import pkgutil
 import sys
 
-DISTRIBUTION = "videoqa-bench-tools"
-
 
 def command_names() -> list[str]:
     """The commands, one per module of this package (sorted; helper modules ``_*`` skipped)."""
@@ -31,13 +29,9 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, help="print the package version and exit", **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, *_args) -> None:
-        from importlib.metadata import PackageNotFoundError, version  # lazy for start-up speed
+        from builders import tool_version
 
-        try:
-            found = version(DISTRIBUTION)
-        except PackageNotFoundError:  # a bare checkout on sys.path, never installed
-            found = "unknown (not installed)"
-        print(f"{parser.prog} {found}")
+        print(f"{parser.prog} {tool_version().split(' ', 1)[1]}")
         parser.exit()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-_DATA_HELP = "the split's exported Hub-layout folder (README.md + data/) or the pipeline's work folder"
+from builders.hub.source import add_data_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--raters alice,bob,carol --out studies/bqa-rand100",
     )
     make.add_argument("benchmark", choices=["bqa", "marinelife16k"], help="which benchmark the study is on")
-    make.add_argument("--data", type=Path, required=True, help=_DATA_HELP)
+    add_data_arguments(make, "the dataset to draw from")
     make.add_argument("--split", default="test", help="split to draw from (default: test)")
     make.add_argument("--size", type=int, default=100, help="items to draw (default: 100, the papers' size)")
     make.add_argument(
@@ -72,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="score the raters' exported answer files and write a Markdown + PNG report",
         description=(
             "Read every rater's answers file (one per rater, all items answered) and write OUT/report.md, "
-            "OUT/metrics.json and PNGs. BQA: human accuracy Easy/Hard/Total (95%% Wilson intervals), "
+            "OUT/metrics.json and PNGs. BQA: human accuracy Easy/Hard/Total (95% Wilson intervals), "
             "majority-vote accuracy, Fleiss' kappa and Krippendorff's alpha (nominal), per-rater accuracy, "
             "and any --predictions scored on the same items beside the Human row. MarineLife-16K: mean "
             "expert score per item and criterion, Krippendorff's alpha (interval), and with --judge-results "
@@ -86,8 +86,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument(
         "--out", type=Path, required=True, help="report folder (report.md, metrics.json, *.png)"
     )
-    score.add_argument(
-        "--data", type=Path, help=f"BQA: {_DATA_HELP} (default: where the study was drawn from)"
+    add_data_arguments(
+        score, "BQA: the dataset (default: the folder the study was drawn from)", required=False
     )
     score.add_argument(
         "--predictions",
@@ -106,10 +106,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _make(args: argparse.Namespace) -> int:
+    from builders.hub.source import data_from_args
     from builders.human_study.make import make_study  # lazy: keeps 'vqabench --help' fast
 
     study = make_study(
-        args.benchmark, args.data, args.out, split=args.split, size=args.size, seed=args.seed,
+        args.benchmark, data_from_args(args).folder, args.out, split=args.split, size=args.size, seed=args.seed,
         raters=[r.strip() for r in args.raters.split(",") if r.strip()],
         ratings_per_item=args.ratings_per_item, predictions=args.predictions, model=args.model,
         types=tuple(t.strip() for t in args.types.split(",")) if args.types else None,
@@ -126,11 +127,13 @@ def _make(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from builders.hub.source import data_from_args
     from builders.human_study.run import score_study  # lazy: keeps 'vqabench --help' fast
     from builders.report import named_paths
 
+    source = data_from_args(args)
     report = score_study(
-        args.study, args.answers, args.out, data=args.data,
+        args.study, args.answers, args.out, data=source.folder if source else None,
         predictions=named_paths(args.predictions, "--predictions"), judge_results=args.judge_results,
         judge_model=args.judge_model,
     )  # fmt: skip

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
+from builders.hub.source import add_data_arguments
 from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments, given_llm_options
 from builders.runs.steps import DEFAULT_BATCH_SIZE
 
@@ -120,12 +121,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "judge",
         help="score the open-ended answers of a predictions file with the LLM judge",
         description="Judge the camera_object_open_ended answers (OEMU rubric: camera 35%, activity 30%, relation "
-        "35%) and the captions (BEH, AH, ECF) of an 'evaluate' output, split by static/moving camera, through the "
+        "35%) and the captions (BEH, AH, ECF) of a predictions file, split by static/moving camera, through the "
         "cached LLM client, and write the judge results JSON that 'vqabench report marinelife --judge-results' "
-        "reads. Unset --llm-* options fall back to VQABENCH_JUDGE_* variables, as for 'vqabench judge'. Exit "
-        "status 1 when some judgements failed (listed; a rerun asks for them alone).",
+        "reads (with how they were made: tool version, dataset revision, rubric signature). The file is either "
+        'an \'evaluate\' output, or any predictions file ({"question_id", "raw_output"} per line, the README\'s '
+        "predictions format) with --data to join each answer to its question, reference and camera kind. Unset "
+        "--llm-* options fall back to VQABENCH_JUDGE_* variables, as for 'vqabench judge'. Exit status 1 when "
+        "some judgements failed (listed; a rerun asks for them alone).",
+        epilog="Example: vqabench marinelife judge mine.jsonl --data <namespace>/MarineLife-16K --revision v1.0 "
+        "--out judge.json --llm-model gpt-4o --llm-api-key-env OPENAI_API_KEY",
     )
-    j.add_argument("predictions", type=Path, help="predictions JSONL written by 'marinelife evaluate'")
+    j.add_argument(
+        "predictions",
+        type=Path,
+        help="predictions JSONL: written by 'marinelife evaluate', or question_id + raw_output lines with --data",
+    )
+    add_data_arguments(
+        j,
+        "the dataset to join the answers to (needed unless the file is an 'evaluate' output)",
+        required=False,
+    )
+    j.add_argument(
+        "--split", default="test", help="with --data: the split the answers are for (default test)"
+    )
+    j.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="with --data: judge the open-ended questions that have an answer and list the others, instead of failing",
+    )
     j.add_argument("--out", type=Path, required=True, help="judge results JSON to write")
     j.add_argument("--name", help="the model's name in the results (default: the predictions file's stem)")
     j.add_argument(
@@ -262,19 +285,38 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _judge(args: argparse.Namespace) -> int:
+    from builders import tool_version
     from builders.evaluation.marinelife import judge
-    from builders.files.jsonio import read_jsonl, write_json_atomic
+    from builders.files.jsonio import write_json_atomic
+    from builders.hub.source import data_from_args
+    from builders.report.marinelife_report import judgeable_rows
+    from builders.report.provenance import run_provenance
     from builders.scoring.judge import judge_client_from_args
 
     if not args.predictions.is_file():
         raise FileNotFoundError(f"no predictions file at {args.predictions}")
-    rows = read_jsonl(args.predictions)
+    source = data_from_args(args)
+    rows, missing = judgeable_rows(args.predictions, source, args.split, allow_missing=args.allow_missing)
+    if missing:
+        print(
+            f"{len(missing)} open-ended question(s) without an answer, not judged: {', '.join(missing[:10])}"
+        )
     with judge_client_from_args(args) as client:
         results = judge(rows, client, return_items=args.items)
     if not results:
         raise ValueError(
             f"{args.predictions}: no open-ended (camera_object_open_ended or caption) predictions"
         )
+    run = run_provenance(args.predictions)
+    provenance = {
+        "tool": tool_version(),
+        "predictions": str(args.predictions),
+        "dataset": source.provenance() if source else run.get("data"),
+        "split": args.split if source else run.get("split"),
+        "run": run,
+    }
+    for result in results.values():
+        result["provenance"] = {**provenance, "rubric_signature": result["judge"]["signature"]}
     write_json_atomic(args.out, {args.name or args.predictions.stem: results})
     failed = 0
     for task, result in results.items():

@@ -5,15 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.hub.source import add_data_arguments
+
 _PREDICTIONS_HELP = (
     "a model's predictions, NAME=FILE (JSONL; repeat the option to compare models side by side; a bare "
     "FILE is named after its stem)"
 )
-_DATA_HELP = "an exported Hub-layout folder (README.md + data/) or the pipeline's work folder"
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", type=Path, required=True, help=_DATA_HELP)
+    add_data_arguments(parser, "the dataset the predictions answer (its reference answers are joined by id)")
     parser.add_argument("--split", default="test", help="split to score (default: test)")
     parser.add_argument(
         "--out", type=Path, required=True, help="report folder (report.md, metrics.json, *.png)"
@@ -22,6 +23,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--allow-missing",
         action="store_true",
         help="score items without a prediction as unparsed (wrong) instead of failing; they are listed",
+    )
+    parser.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="lay side by side runs whose recorded frame spec, prompt version or parser version differ "
+        "(marked as mixed in the report) instead of refusing",
     )
 
 
@@ -34,9 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write a Markdown report (tables, PNG plots, metrics.json) over model predictions",
         description=(
             "Score one or more models' predictions on a dataset split with the project's metrics and write "
-            "OUT/report.md with tables (one column per model), PNG plots (grouped bars with 95%% Wilson "
-            "intervals and the n behind each bar, heatmaps) and OUT/metrics.json with every number. Raw "
-            "replies are parsed again with the shared answer parser."
+            "OUT/report.md with tables (one column per model), PNG plots (grouped bars with 95% Wilson "
+            "intervals and the n behind each bar, heatmaps), paired tests between models (exact McNemar; sign "
+            "test on judge scores) and OUT/metrics.json with every number and how each run was made (tool "
+            "version, dataset revision, frames, prompt, parser, model). Raw replies are parsed again with the "
+            "shared answer parser. Predictions: the format of builders/report/predictions.schema.json "
+            "(README, 'Predictions files')."
         ),
     )
     kinds = parser.add_subparsers(title="benchmarks", metavar="BENCHMARK", required=True)
@@ -100,15 +110,17 @@ def _print_done(report) -> None:
 
 
 def _bqa(args: argparse.Namespace) -> int:
+    from builders.hub.source import data_from_args
     from builders.report import named_paths, write_bqa_report
 
     report = write_bqa_report(
-        args.data,
+        data_from_args(args),
         args.split,
         named_paths(args.predictions, "--predictions"),
         args.out,
         allow_missing=args.allow_missing,
         group_mapping=args.group_mapping,
+        allow_mixed=args.allow_mixed,
     )
     for name, m in report.metrics["models"].items():
         r = m["metrics"]
@@ -123,15 +135,17 @@ def _bqa(args: argparse.Namespace) -> int:
 
 
 def _marinelife(args: argparse.Namespace) -> int:
+    from builders.hub.source import data_from_args
     from builders.report import named_paths, write_marinelife_report
 
     report = write_marinelife_report(
-        args.data,
+        data_from_args(args),
         args.split,
         named_paths(args.predictions, "--predictions"),
         args.out,
         judge_results=args.judge_results,
         allow_missing=args.allow_missing,
+        allow_mixed=args.allow_mixed,
     )
     for name, m in report.metrics["models"].items():
         if "accuracy" in m:

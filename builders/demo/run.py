@@ -31,6 +31,7 @@ Output folder layout::
 from __future__ import annotations
 
 import logging
+import shlex
 import shutil
 import sys
 import time
@@ -227,35 +228,46 @@ def all_tables(bqa: Mapping[str, Any], marine: Mapping[str, Any], note: str) -> 
 
 
 def next_steps(out: Path, metrics: Metrics) -> list[tuple[str, str]]:
-    """(what, command) pairs: where to go from the demo."""
+    """(what, command) pairs: where to go from the demo. Paths are shell-quoted (a folder with a
+    space still pastes as one argument)."""
+    q = shlex.quote
     hub_bqa, hub_marine = out / "hub" / "bqa", out / "hub" / "marinelife16k"
     model = "--llm-model MODEL --llm-base-url URL --llm-api-key-env KEY_VARIABLE"
-    metric = f"evaluate.load('{metrics.folder}/bqa_accuracy')" if metrics.folder else "bqa.accuracy"
+    metric = f"evaluate.load({str(metrics.folder / 'bqa_accuracy')!r})" if metrics.folder else "bqa.accuracy"
     baseline = out / "predictions" / "bqa" / "test.single_word.jsonl"
     reports = out / "reports"
     compare = (
-        f"vqabench report bqa --data {hub_bqa} --split test --predictions baseline={baseline} "
+        f"vqabench report bqa --data {q(str(hub_bqa))} --split test --predictions {q(f'baseline={baseline}')} "
         "--predictions mine=mine-bqa.jsonl --out reports/bqa-mine"
     )
     return [
-        ("Read the reports", f"{reports / 'bqa' / 'report.md'}, {reports / 'marinelife16k' / 'report.md'}"),
+        (
+            "Read the reports",
+            f"{q(str(reports / 'bqa' / 'report.md'))} {q(str(reports / 'marinelife16k' / 'report.md'))}",
+        ),
         (
             "Evaluate your VideoLLM",
-            f"vqabench bqa evaluate --data {hub_bqa} --split test --out mine-bqa.jsonl {model}",
+            f"vqabench bqa evaluate --data {q(str(hub_bqa))} --split test --out mine-bqa.jsonl {model}",
         ),
         (
             "",
-            f"vqabench marinelife evaluate --data {hub_marine} --split test --out mine-ml.jsonl {model}",
+            f"vqabench marinelife evaluate --data {q(str(hub_marine))} --split test --out mine-ml.jsonl {model}",
         ),
-        ("", f"vqabench marinelife judge mine-ml.jsonl --out mine-judge.json {model}"),
+        (
+            "",
+            f"vqabench marinelife judge mine-ml.jsonl --data {q(str(hub_marine))} --out mine-judge.json --items {model}",
+        ),
         ("Compare with the baseline", compare),
         (
             "Score in Python",
             f"{metric}.compute(predictions=..., references=..., choices=..., difficulty=...)",
         ),
-        ("Load the data", f"datasets.load_dataset('{hub_bqa}'); datasets.load_dataset('{hub_marine}', 'qa')"),
+        (
+            "Load the data",
+            f"datasets.load_dataset({str(hub_bqa)!r}); datasets.load_dataset({str(hub_marine)!r}, 'qa')",
+        ),
         ("Rebuild from raw data", f"vqabench bqa build --bold-root BOLD_ROOT --work work/bqa {model}"),
-        ("Publish (checks only)", f"vqabench push {hub_bqa} YOU/BQA --dry-run"),
+        ("Publish (checks only)", f"vqabench push {q(str(hub_bqa))} YOU/BQA --dry-run"),
     ]
 
 

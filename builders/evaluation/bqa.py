@@ -9,7 +9,9 @@ answer parser. Output, one JSON object per row in split order::
     {"id", "style", "raw_output", "parsed_answer" (a choice or "unparsed"), "parse_reason" (why, one
      of builders.scoring.answer_parsing.REASONS), "answer_parser" (the parser's signature),
      "rationale" (or null), "reference", "choices", "difficulty", "gender", "age", "ethnicity", "correct",
-     "model" (as reported), "prompt", "prompt_version", "usage": [prompt_tokens, completion_tokens]}
+     "model" (as reported), "prompt", "prompt_version", "usage": [prompt_tokens, completion_tokens],
+     "provenance": {"tool", "data" (folder + fingerprint, or repo_id + revision + commit), "split",
+                    "style", "frames", "limit", "model_asked"}}
 
 so that ``metrics/bqa_accuracy`` can score it from the file alone (``predictions=raw_output``).
 Resumable like the build: records go to ``<eval work>/steps/predictions.*`` as they finish, replies

@@ -14,7 +14,9 @@ the letter; open-ended prompts are the question), in one versioned prompt
      "parse_reason" and "answer_parser" (multiple choice: why, and the parser's signature; else null),
      "reference" (the answer letter, or the reference text of an open-ended question),
      "correct" (multiple choice: bool; open-ended: null), "evidence" (the record's evidence attributes),
-     "model" (as reported), "prompt", "prompt_version", "usage": [prompt_tokens, completion_tokens]}
+     "model" (as reported), "prompt", "prompt_version", "usage": [prompt_tokens, completion_tokens],
+     "provenance": {"tool", "data" (folder + fingerprint, or repo_id + revision + commit), "split",
+                    "frames", "limit", "prompt", "model_asked"}}
 
 so that ``metrics/marinelife_qa`` scores the multiple-choice rows and ``metrics/judge`` the
 open-ended ones (:func:`judge_inputs`) from the file alone, and ``vqabench report marinelife`` reads

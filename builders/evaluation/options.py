@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from builders.hub.source import add_data_arguments, resolve_data
 from builders.llm.cli import add_llm_arguments, client_from_args
 from builders.runs.steps import DEFAULT_BATCH_SIZE, DEFAULT_CACHE
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
@@ -22,9 +23,7 @@ def add_prediction_arguments(
     parser: argparse.ArgumentParser, *, dataset: str, unit: str, frames: str
 ) -> None:
     """``--data --split --out --limit --work --batch-size --reject-llm-failures``, frames and LLM options."""
-    parser.add_argument(
-        "--data", type=Path, required=True, help=f"a {dataset} work folder or an exported Hub-layout folder"
-    )
+    add_data_arguments(parser, f"the {dataset} data")
     parser.add_argument("--split", default="test", help="train, validation or test (default test)")
     parser.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
     parser.add_argument("--limit", type=int, help=f"only the first N {unit} of the split")
@@ -51,13 +50,16 @@ def run_prediction_command(
     default_num_frames: int,
     **options: Any,
 ) -> int:
-    """Open ``--data``, predict into ``--out`` (resumable in ``--work``), print the summary.
+    """Open ``--data`` (a folder or a Hub repo id at ``--revision``), predict into ``--out``
+    (resumable in ``--work``), print the summary. The data's provenance (folder and fingerprint, or
+    repo id, revision and resolved commit) is bound to the work folder and recorded in every line.
 
     Exit status 1 when some LLM calls failed: they stay pending and a rerun asks for them alone.
     """
     work = args.work or args.out.with_suffix(".work")
-    data = open_data(args.data, args.split)
-    identity = {"data": str(args.data.resolve()), "split": args.split}
+    source = resolve_data(args.data, args.revision)
+    data = open_data(source.folder, args.split)
+    identity = {"data": source.provenance(), "split": args.split}
     frames = frame_spec_from_args(args, None, default_num_frames)
     with client_from_args(args, default_cache=work / DEFAULT_CACHE, progress=False) as client:
         summary = evaluate(

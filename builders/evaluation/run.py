@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from builders import tool_version
 from builders.files.jsonio import write_json_atomic, write_jsonl_atomic
 from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
@@ -77,8 +78,10 @@ def run_predictions(
     """Predict every item into ``out`` (written atomically once all have a record); resumable.
 
     ``config`` names what is evaluated (data, split, style, frames...): with the LLM settings it is
-    bound to ``<work>/eval.json``, so one work folder never mixes two evaluations. Returns the run's
-    account and the predictions (empty until complete).
+    bound to ``<work>/eval.json``, so one work folder never mixes two evaluations. Every line of
+    ``out`` carries it as ``provenance`` (with the tool version and the model asked for; each line's
+    ``model`` is the model the server reported). Returns the run's account and the predictions
+    (empty until complete).
     """
     work_dir, out = Path(work_dir), Path(out)
     bind_work_folder(work_dir, {"data": config, "llm": client.settings.cache_identity()}, EVAL_CONFIG_FILE)
@@ -88,10 +91,12 @@ def run_predictions(
         records, items, client, request_of, outcome_of,
         batch_size=batch_size, reject_failures=reject_failures, desc=desc,
     )  # fmt: skip
-    written = None
+    written, lines = None, []
     if not failures:
         records.finish(item["id"] for item in items)
-        write_jsonl_atomic(out, records.kept())
+        provenance = {"tool": tool_version(), **config, "model_asked": client.settings.model}
+        lines = [{**record, "provenance": provenance} for record in records.kept()]
+        write_jsonl_atomic(out, lines)
         written = out
     counts = records.counts()
     run = PredictionRun(
@@ -102,7 +107,7 @@ def run_predictions(
         failed=failures,
         run=client.usage.since(before),
     )
-    return run, records.kept() if records.complete else []
+    return run, lines
 
 
 def save_run_summary(work_dir: str | Path, run: PredictionRun) -> None:

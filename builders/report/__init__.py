@@ -14,6 +14,8 @@ tables, shared with the demo), :mod:`.plots` (PNG), :mod:`.document` (the report
 per benchmark.
 """
 
+from pathlib import Path
+
 from builders.report.bqa_report import load_bqa_split, score_bqa, write_bqa_report
 from builders.report.document import Report
 from builders.report.inputs import named_paths, read_predictions
@@ -24,7 +26,11 @@ from builders.report.marinelife_report import (
     write_marinelife_report,
 )
 
+#: The JSON schema of a predictions line (README, "Predictions files"), shipped in the package.
+PREDICTIONS_SCHEMA = Path(__file__).with_name("predictions.schema.json")
+
 __all__ = [
+    "PREDICTIONS_SCHEMA",
     "Report",
     "load_bqa_split",
     "load_marinelife_split",

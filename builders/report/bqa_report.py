@@ -19,11 +19,26 @@ from typing import Any
 from bqa.accuracy import BQA_PARSER, DEMOGRAPHIC_FIELDS, bqa_accuracy, resolve_group_mapping
 from bqa.data import open_split
 from bqa.predictions import accuracy_inputs, item_fields
-from bqa.vocabulary import DEFAULT_GROUP_MAPPING, DIFFICULTIES, OTHERS, GroupMapping
+from bqa.vocabulary import (
+    DEFAULT_DEMOGRAPHIC_CODES,
+    DEFAULT_GROUP_MAPPING,
+    DIFFICULTIES,
+    OTHERS,
+    GroupMapping,
+)
+from builders.hub.source import DataSource
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, preview, read_predictions
+from builders.report.paired import accuracy_pairs, paired_section
 from builders.report.paper_tables import confusion_table
 from builders.report.plots import Bar, grouped_bars, heatmaps
+from builders.report.provenance import (
+    as_source,
+    mixed_settings,
+    report_provenance,
+    run_provenance,
+    runs_section_body,
+)
 from builders.report.tables import fmt_number, fmt_p_value, fmt_rate, markdown_table, parse_reasons_table
 
 COLUMNS: tuple[str, ...] = (
@@ -47,17 +62,23 @@ class BQASplit:
     rows: list[dict[str, Any]]
     group_mapping: GroupMapping
     demographic_codes: Mapping[str, Mapping[int, str]] | None = None
+    data: DataSource | None = None  # where the split was read from (provenance)
 
 
 def load_bqa_split(
-    data: str | os.PathLike[str], split: str, *, group_mapping: GroupMapping | str | Path | None = None
+    data: str | os.PathLike[str] | DataSource,
+    split: str,
+    *,
+    group_mapping: GroupMapping | str | Path | None = None,
 ) -> BQASplit:
-    """Rows of ``split`` from an exported Hub folder or a BQA work folder (``release/`` inside).
+    """Rows of ``split`` from an exported Hub folder, a BQA work folder (``release/`` inside) or a
+    Hub repo id (:func:`builders.hub.source.resolve_data`).
 
     The group mapping is ``group_mapping``, else the work folder's own, else the default; it must
     agree with the rows' ``answer_group``/``choice_groups``, or the confusion table would be wrong.
     """
-    opened = open_split(data, split, COLUMNS, check_clips=False)
+    source = as_source(data)
+    opened = open_split(source.folder, split, COLUMNS, check_clips=False)
     if group_mapping is not None:
         mapping = resolve_group_mapping(group_mapping)
     else:
@@ -65,7 +86,7 @@ def load_bqa_split(
     if not opened.rows:
         raise ValueError(f"{opened.source}: the {split} split is empty")
     _check_mapping(opened.rows, mapping, opened.source)
-    return BQASplit(opened.source, split, opened.rows, mapping, opened.demographic_codes)
+    return BQASplit(opened.source, split, opened.rows, mapping, opened.demographic_codes, source)
 
 
 def _check_mapping(rows: Sequence[Mapping[str, Any]], mapping: GroupMapping, source: str) -> None:
@@ -82,14 +103,23 @@ def _check_mapping(rows: Sequence[Mapping[str, Any]], mapping: GroupMapping, sou
 
 
 def score_bqa(
-    split: BQASplit, predictions: Mapping[str, str | os.PathLike[str]], *, allow_missing: bool
+    split: BQASplit,
+    predictions: Mapping[str, str | os.PathLike[str]],
+    *,
+    allow_missing: bool,
+    allow_mixed: bool = False,
 ) -> dict:
-    """Per model: the ``bqa_accuracy`` result, plus the ids behind its missing and unparsed counts."""
+    """Per model: the ``bqa_accuracy`` result, plus the ids behind its missing and unparsed counts
+    and how the run was made; between models, exact McNemar tests. Runs made with other frames,
+    prompt or parser versions are refused unless ``allow_mixed`` (then listed under ``mixed``)."""
     if not predictions:
         raise ValueError("no predictions to report on")
+    runs = {name: run_provenance(path) for name, path in predictions.items()}
+    mixed = mixed_settings(runs, allow_mixed=allow_mixed)
     ids = [r["id"] for r in split.rows]
     items = [item_fields(r) for r in split.rows]
     models: dict[str, Any] = {}
+    correct: dict[str, list[bool]] = {}
     for name, path in predictions.items():
         aligned = align(
             read_predictions(path, "id"),
@@ -107,12 +137,15 @@ def score_bqa(
             group_mapping=split.group_mapping,
             demographic_codes=split.demographic_codes,
         )
+        correct[name] = result.pop("correct")
         models[name] = {
             "predictions": str(path),
             "missing_ids": aligned.missing,
             "unparsed_ids": [ids[i] for i in result["unparsed_indices"]],
             "metrics": result,
+            "provenance": runs[name],
         }
+    source = split.data
     return {
         "benchmark": "BQA",
         "data": split.source,
@@ -121,12 +154,17 @@ def score_bqa(
         "group_mapping": split.group_mapping.name,
         "answer_parser": BQA_PARSER.signature,
         "interval": "95% Wilson score interval",
+        "provenance": None
+        if source is None
+        else report_provenance(source, split.split, BQA_PARSER.signature),
+        "mixed": mixed,
+        "paired": accuracy_pairs(correct),
         "models": models,
     }
 
 
 # --- rendering ---------------------------------------------------------------------------------------
-def _difficulty_section(models: Mapping[str, dict], out_dir: Path) -> Section:
+def _difficulty_section(models: Mapping[str, dict], out_dir: Path, split: str) -> Section:
     first = next(iter(models.values()))["metrics"]
     keys = (("Easy", "_easy", "n_easy"), ("Hard", "_hard", "n_hard"), (TOTAL, "", "n"))
     rows = [
@@ -142,7 +180,7 @@ def _difficulty_section(models: Mapping[str, dict], out_dir: Path) -> Section:
     }
     figure = grouped_bars(
         out_dir / "accuracy_by_difficulty.png",
-        title="BQA accuracy by difficulty (95% Wilson intervals)",
+        title=f"BQA accuracy by difficulty, {split} split, n={first['n']} (95% Wilson intervals)",
         categories=[label for label, _, _ in keys],
         series=series,
         xlabel="difficulty (STEP4: Easy = the generating LLM answered right)",
@@ -153,12 +191,17 @@ def _difficulty_section(models: Mapping[str, dict], out_dir: Path) -> Section:
     return Section("Accuracy by difficulty", [table], [(figure, "Accuracy by difficulty")])
 
 
-def _demographic_section(field: str, models: Mapping[str, dict], out_dir: Path) -> Section:
+def _demographic_section(
+    field: str, models: Mapping[str, dict], out_dir: Path, split: str, known: Sequence[str]
+) -> Section:
+    """``known``: every group label of ``field``; one without items is drawn as "no data" and named."""
     title = f"Error rate by {field}"
     breakdowns = {name: m["metrics"][f"by_{field}"] for name, m in models.items()}
     groups: list[str] = []
     for b in breakdowns.values():
         groups += [g for g in b["groups"] if g not in groups]
+    empty = [g for g in known if g not in groups]
+    groups += empty
     first = next(iter(breakdowns.values()))["groups"]
     rows: list[list[object]] = []
     for g in groups:
@@ -184,6 +227,9 @@ def _demographic_section(field: str, models: Mapping[str, dict], out_dir: Path) 
     unlabelled = next(iter(breakdowns.values()))["n_missing"]
     if unlabelled:
         notes.append(f"- {unlabelled} item(s) have no {field} label and are left out of this table.")
+    if empty:
+        notes.append(f"- No item of this split is labelled {', '.join(empty)}: shown as – (no data).")
+    labelled = sum(c["n"] for c in next(iter(breakdowns.values()))["groups"].values())
     series = {
         name: [
             Bar(c["error_rate"], c["error_rate_ci95"], c["n"]) if c else Bar(None)
@@ -193,7 +239,8 @@ def _demographic_section(field: str, models: Mapping[str, dict], out_dir: Path) 
     }
     figure = grouped_bars(
         out_dir / f"error_rate_by_{field}.png",
-        title=f"BQA error rate by {field} (95% Wilson intervals; higher = more mistakes)",
+        title=f"BQA error rate by {field}, {split} split, n={labelled} labelled "
+        "(95% Wilson intervals; higher = more mistakes)",
         categories=groups,
         series=series,
         xlabel=field,
@@ -206,7 +253,9 @@ def _demographic_section(field: str, models: Mapping[str, dict], out_dir: Path) 
     return Section(title, body, [(figure, title)])
 
 
-def _confusion_section(models: Mapping[str, dict], mapping: GroupMapping, out_dir: Path) -> Section:
+def _confusion_section(
+    models: Mapping[str, dict], mapping: GroupMapping, out_dir: Path, split: str
+) -> Section:
     true_groups = list(mapping.group_names)
     answered = [*true_groups, OTHERS]
     body = [
@@ -217,16 +266,16 @@ def _confusion_section(models: Mapping[str, dict], mapping: GroupMapping, out_di
     for name, m in models.items():
         table = m["metrics"]["confusion"]
         body.append(f"**{name}**\n\n" + confusion_table(table))
-        # Paper's Figure 6 orientation: x = correct group, y = what the model answered.
-        panels[name] = [[table[t][a] for t in true_groups] for a in answered]
+        # The Markdown table's orientation: row = correct group, column = what the model answered.
+        panels[name] = [[table[t][a] for a in answered] for t in true_groups]
     figure = heatmaps(
         out_dir / "confusion_emotion_groups.png",
-        title=f"BQA wrong answers by emotion group (mapping {mapping.name})",
+        title=f"BQA wrong answers by emotion group, {split} split (mapping {mapping.name})",
         panels=panels,
-        row_labels=answered,
-        col_labels=true_groups,
-        xlabel="correct answer's group",
-        ylabel="answered group",
+        row_labels=true_groups,
+        col_labels=answered,
+        xlabel="answered group",
+        ylabel="correct answer's group",
         total_label="wrong answers",
     )
     return Section(
@@ -273,19 +322,23 @@ def write_bqa_report(
     *,
     allow_missing: bool = False,
     group_mapping: GroupMapping | str | Path | None = None,
+    allow_mixed: bool = False,
 ) -> Report:
     """Score each model's predictions on ``split`` of ``data`` and write the report to ``out_dir``.
 
+    ``data``: a folder, a Hub repo id or a resolved :class:`~builders.hub.source.DataSource`.
     ``predictions``: model name -> JSONL file (``{"id", "raw_output", "rationale"?}`` per line).
-    Writes ``report.md``, ``metrics.json`` and the PNGs it links.
+    Writes ``report.md``, ``metrics.json`` and the PNGs it links. ``allow_mixed``: lay side by side
+    runs made with other frames, prompt or parser versions (marked), instead of refusing.
     """
     reference = load_bqa_split(data, split, group_mapping=group_mapping)
-    metrics = score_bqa(reference, predictions, allow_missing=allow_missing)
+    metrics = score_bqa(reference, predictions, allow_missing=allow_missing, allow_mixed=allow_mixed)
     out = Path(out_dir)
     models = metrics["models"]
     counts = {d: sum(r["difficulty"] == d for r in reference.rows) for d in DIFFICULTIES}
+    label = reference.data.label if reference.data else reference.source
     intro = [
-        f"Data: {reference.source}, split `{split}`: {len(reference.rows)} items "
+        f"Data: {label} ({reference.source}), split `{split}`: {len(reference.rows)} items "
         f"({', '.join(f'{n} {d}' for d, n in counts.items())}). Emotion groups: mapping "
         f"`{reference.group_mapping.name}`.",
         "Replies are parsed with the shared answer parser (a letter A-D or the emotion's name); a reply "
@@ -293,11 +346,19 @@ def write_bqa_report(
         "are 95% Wilson score intervals.",
         _inputs_table(metrics),
     ]
+    codes = {**DEFAULT_DEMOGRAPHIC_CODES, **(reference.demographic_codes or {})}
     sections = [
-        _difficulty_section(models, out),
-        *(_demographic_section(f, models, out) for f in DEMOGRAPHIC_FIELDS),
-        _confusion_section(models, reference.group_mapping, out),
+        Section(
+            "How each run was made",
+            runs_section_body({n: m["provenance"] for n, m in models.items()}, metrics["mixed"]),
+        ),
+        _difficulty_section(models, out, split),
+        *(_demographic_section(f, models, out, split, list(codes[f].values())) for f in DEMOGRAPHIC_FIELDS),
+        _confusion_section(models, reference.group_mapping, out, split),
     ]
+    paired = paired_section(metrics["paired"])
+    if paired:
+        sections.append(paired)
     leakage = _leakage_section(models)
     if leakage:
         sections.append(leakage)

@@ -24,15 +24,24 @@ from numbers import Real
 from pathlib import Path
 from typing import Any
 
-from builders.files.jsonio import read_json_object
+from builders.files.jsonio import read_json_object, read_jsonl
+from builders.hub.source import DataSource
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, read_predictions
+from builders.report.paired import accuracy_pairs, paired_section, score_pairs
 from builders.report.paper_tables import camera_scores, table3, table4
 from builders.report.plots import Bar, grouped_bars
+from builders.report.provenance import (
+    as_source,
+    mixed_settings,
+    report_provenance,
+    run_provenance,
+    runs_section_body,
+)
 from builders.report.tables import fmt_number, fmt_rate, markdown_table, parse_reasons_table
 from marinelife16k.accuracy import ACCURACY_DIMENSIONS, MARINELIFE_PARSER, OVERALL, marinelife_accuracy
 from marinelife16k.data import open_split
-from marinelife16k.predictions import accuracy_inputs, item_fields
+from marinelife16k.predictions import accuracy_inputs, item_fields, joined_lines
 from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA, DIMENSION_OF_TYPE, MULTIPLE_CHOICE
 
 log = logging.getLogger(__name__)
@@ -53,23 +62,75 @@ class MarineLifeSplit:
     split: str
     rows: list[dict[str, Any]]  # multiple-choice only, as a predictions line's item fields
     open_ended_ids: list[str]
+    data: DataSource | None = None  # where the split was read from (provenance)
 
 
-def load_marinelife_split(data: str | os.PathLike[str], split: str) -> MarineLifeSplit:
-    """``split`` of the ``qa`` config of an exported Hub folder, or of a MarineLife-16K work folder."""
-    opened = open_split(data, split, check_videos=False)
+def load_marinelife_split(data: str | os.PathLike[str] | DataSource, split: str) -> MarineLifeSplit:
+    """``split`` of the ``qa`` config of an exported Hub folder, of a MarineLife-16K work folder, or
+    of a Hub repo id (:func:`builders.hub.source.resolve_data`)."""
+    source = as_source(data)
+    opened = open_split(source.folder, split, check_videos=False)
     rows = [item_fields(r, opened.videos[r["id"]]) for r in opened.rows]
     mcq = [r for r in rows if r["question_format"] == MULTIPLE_CHOICE]
     open_ids = [r["question_id"] for r in rows if r["question_format"] != MULTIPLE_CHOICE]
     if not rows:
         raise ValueError(f"{opened.source}: the {split} split has no questions")
-    return MarineLifeSplit(opened.source, split, mcq, open_ids)
+    return MarineLifeSplit(opened.source, split, mcq, open_ids, source)
+
+
+#: What a predictions line needs for the judge without --data (what 'marinelife evaluate' writes).
+JUDGE_LINE_FIELDS: tuple[str, ...] = (
+    "question_id",
+    "type",
+    "raw_output",
+    "reference",
+    "question",
+    "camera_kind",
+)
+
+
+def judgeable_rows(
+    path: str | os.PathLike[str], data: DataSource | None, split: str, *, allow_missing: bool = False
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The predictions lines ``vqabench marinelife judge`` judges, and the open-ended question ids
+    left without an answer.
+
+    Without ``data`` the file must be an evaluation runner's (each line carries its question,
+    reference and camera kind). With ``data`` any predictions file (``question_id`` and the raw
+    reply) is joined to the split's open-ended questions; a reply for a question outside the split
+    is an error, and so is an open-ended question without one unless ``allow_missing``.
+    """
+    if data is None:
+        rows = read_jsonl(path)
+        for number, row in enumerate(rows, 1):
+            absent = [k for k in JUDGE_LINE_FIELDS if not isinstance(row, dict) or k not in row]
+            if absent:
+                raise ValueError(
+                    f"{path}, line {number}: no {', '.join(absent)}: not a 'marinelife evaluate' output; pass "
+                    "--data FOLDER_OR_REPO (and --split) to join each answer to the dataset's question"
+                )
+        return rows, []
+    opened = open_split(data.folder, split, check_videos=False)
+    open_ids = [r["question_id"] for r in opened.rows if r["question_format"] != MULTIPLE_CHOICE]
+    aligned = align(
+        read_predictions(path, "question_id"),
+        open_ids,
+        source=str(path),
+        split=split,
+        allow_missing=allow_missing,
+        ignored_ids=[r["question_id"] for r in opened.rows if r["question_format"] == MULTIPLE_CHOICE],
+    )
+    missing = set(aligned.missing)
+    replies = {i: t for i, t in zip(open_ids, aligned.texts, strict=True) if i not in missing}
+    return joined_lines(opened.rows, opened.videos, replies), aligned.missing
 
 
 def score_marinelife(
     split: MarineLifeSplit, predictions: Mapping[str, str | os.PathLike[str]], *, allow_missing: bool
 ) -> dict[str, Any]:
-    """Per model: the ``marinelife_accuracy`` result on the split's multiple-choice questions."""
+    """Per model: the ``marinelife_accuracy`` result on the split's multiple-choice questions (with
+    intervals clustered by video), how its run was made (``provenance``) and, under ``correct``,
+    right/wrong per question for the paired tests."""
     ids = [r["question_id"] for r in split.rows]
     models: dict[str, Any] = {}
     for name, path in predictions.items():
@@ -84,8 +145,15 @@ def score_marinelife(
             ignored_ids=split.open_ended_ids,  # judged separately
         )
         lines = [{**item, "raw_output": text} for item, text in zip(split.rows, aligned.texts, strict=True)]
-        result = marinelife_accuracy(**accuracy_inputs(lines))
-        models[name] = {"predictions": str(path), "missing_ids": aligned.missing, "accuracy": result}
+        result = marinelife_accuracy(**accuracy_inputs(lines), videos=[line["video"] for line in lines])
+        correct = result.pop("correct")
+        models[name] = {
+            "predictions": str(path),
+            "missing_ids": aligned.missing,
+            "accuracy": result,
+            "provenance": run_provenance(path),
+            "correct": correct,
+        }
     return models
 
 
@@ -146,7 +214,11 @@ def read_judge_results(paths: Iterable[str | os.PathLike[str]]) -> dict[str, dic
 
 
 # --- rendering ---------------------------------------------------------------------------------------
-def _accuracy_section(models: Mapping[str, dict], out_dir: Path) -> Section:
+def _clustered(result: Mapping[str, Any], key: str) -> str:
+    return fmt_rate(result[key], (result.get("ci95_cluster") or {}).get(key), 1)
+
+
+def _accuracy_section(models: Mapping[str, dict], out_dir: Path, split: str) -> Section:
     first = next(iter(models.values()))["accuracy"]
     keys = [*ACCURACY_DIMENSIONS, OVERALL]
     rows = [
@@ -157,6 +229,7 @@ def _accuracy_section(models: Mapping[str, dict], out_dir: Path) -> Section:
         ]
         for k in keys
     ]
+    clustered = [[k, first["n"][k], *(_clustered(m["accuracy"], k) for m in models.values())] for k in keys]
     unparsed = [
         [
             "unparsed replies (scored wrong)",
@@ -170,7 +243,8 @@ def _accuracy_section(models: Mapping[str, dict], out_dir: Path) -> Section:
     }
     figure = grouped_bars(
         out_dir / "accuracy_by_dimension.png",
-        title="MarineLife-16K multiple-choice accuracy by dimension (95% Wilson intervals)",
+        title=f"MarineLife-16K multiple-choice accuracy by dimension, {split} split, n={first['n'][OVERALL]} "
+        "(95% Wilson intervals)",
         categories=keys,
         series=series,
         xlabel="dimension",
@@ -180,7 +254,12 @@ def _accuracy_section(models: Mapping[str, dict], out_dir: Path) -> Section:
     legend = ", ".join(f"{d} = {t}" for t, d in DIMENSION_OF_TYPE.items() if d in ACCURACY_DIMENSIONS)
     body = [
         markdown_table(["Dimension", "n", *models], rows + unparsed),
-        f"Question types: {legend}. A dimension without questions in this split shows –.",
+        f"Question types: {legend}. A dimension without questions in this split shows –. Intervals: 95% Wilson.",
+        "The same accuracies with 95% cluster-robust intervals clustered by video: the split asks several "
+        "questions of each video and a model's answers on one video go together, so these do not assume "
+        "independent questions (trust them where they are wider; none with fewer than 2 videos or at 0 or "
+        "100%; with few videos they are themselves approximate).",
+        markdown_table(["Dimension (clustered by video)", "n", *models], clustered),
     ]
     return Section("Multiple-choice accuracy by dimension (0-100)", body, [(figure, "Accuracy by dimension")])
 
@@ -195,6 +274,10 @@ def _table3_section(accuracy: Mapping[str, dict], judge: Mapping[str, dict]) -> 
 
 def _criterion(result: Mapping[str, Any], camera: str | None, name: str) -> float | None:
     return camera_scores(result, camera).get("criteria", {}).get(name)
+
+
+def _criterion_ci(result: Mapping[str, Any], camera: str | None, name: str) -> list[float] | None:
+    return camera_scores(result, camera).get("criteria_ci95", {}).get(name)
 
 
 def _judge_rows(results: Mapping[str, dict]) -> list[list[object]]:
@@ -234,7 +317,7 @@ def _judge_figure(
     return path, title
 
 
-def _judge_section(judge: Mapping[str, dict], out_dir: Path) -> Section | None:
+def _judge_section(judge: Mapping[str, dict], out_dir: Path, split: str) -> Section | None:
     oemu = {name: tasks[OEMU] for name, tasks in judge.items() if OEMU in tasks}
     captions = {name: tasks[CAPTION] for name, tasks in judge.items() if CAPTION in tasks}
     if not oemu and not captions:
@@ -248,14 +331,22 @@ def _judge_section(judge: Mapping[str, dict], out_dir: Path) -> Section | None:
         body += [f"**{JUDGE_TASKS[OEMU]}**", markdown_table(["", *oemu], _judge_rows(oemu))]
         cameras = (None, *CAMERA_KINDS)
         series = {
-            name: [Bar(camera_scores(r, k).get("score"), None, camera_scores(r, k).get("n")) for k in cameras]
+            name: [
+                Bar(
+                    camera_scores(r, k).get("score"),
+                    camera_scores(r, k).get("score_ci95"),
+                    camera_scores(r, k).get("n"),
+                )
+                for k in cameras
+            ]
             for name, r in oemu.items()
         }
         figures.append(
             _judge_figure(
                 out_dir,
                 "judge_oemu_by_camera.png",
-                "MarineLife-16K OEMU judge score by camera",
+                f"MarineLife-16K OEMU judge score by camera, {split} split, "
+                f"n={'/'.join(str(r.get('n')) for r in oemu.values())} judged (95% t intervals)",
                 ["all", *CAMERA_KINDS],
                 series,
                 "camera (static / moving)",
@@ -269,14 +360,18 @@ def _judge_section(judge: Mapping[str, dict], out_dir: Path) -> Section | None:
             markdown_table(["", *captions], _judge_rows(captions)),
         ]
         series = {
-            name: [Bar(_criterion(r, cam, c), None, camera_scores(r, cam).get("n")) for cam, c in columns]
+            name: [
+                Bar(_criterion(r, cam, c), _criterion_ci(r, cam, c), camera_scores(r, cam).get("n"))
+                for cam, c in columns
+            ]
             for name, r in captions.items()
         }
         figures.append(
             _judge_figure(
                 out_dir,
                 "judge_captions_by_camera.png",
-                "MarineLife-16K caption judge scores by camera (BEH, AH, ECF)",
+                f"MarineLife-16K caption judge scores by camera (BEH, AH, ECF), {split} split, "
+                f"n={'/'.join(str(r.get('n')) for r in captions.values())} judged (95% t intervals)",
                 [f"{cam} {c}" for cam, c in columns],
                 series,
                 "camera and criterion",
@@ -308,31 +403,58 @@ def write_marinelife_report(
     *,
     judge_results: Sequence[str | os.PathLike[str]] = (),
     allow_missing: bool = False,
+    allow_mixed: bool = False,
 ) -> Report:
     """Score each model's multiple-choice replies on ``split`` of ``data``, add the judge results,
     and write ``report.md``, ``metrics.json`` and the PNGs to ``out_dir``.
 
+    ``data``: a folder, a Hub repo id or a resolved :class:`~builders.hub.source.DataSource`.
     ``predictions``: model name -> JSONL (``{"question_id", "raw_output"}`` per line; replies to
-    open-ended questions may be present and are left to the judge).
+    open-ended questions may be present and are left to the judge). ``allow_mixed``: lay side by
+    side runs made with other frames, prompt or parser versions (marked), instead of refusing.
     """
     judge = read_judge_results(judge_results)
     if not predictions and not judge:
         raise ValueError("nothing to report: give --predictions and/or --judge-results")
     reference = load_marinelife_split(data, split)
     accuracy = score_marinelife(reference, predictions, allow_missing=allow_missing)
+    mixed = mixed_settings({n: m["provenance"] for n, m in accuracy.items()}, allow_mixed=allow_mixed)
+    correct = {name: m.pop("correct") for name, m in accuracy.items()}
     out = Path(out_dir)
     names = list(dict.fromkeys([*accuracy, *judge]))
     split_warning = split_model_warning(accuracy, judge)
     if split_warning:
         log.warning(split_warning)
+    judged_items = {
+        task: {
+            name: {
+                i["question_id"]: i["score"]
+                for i in tasks[task].get("items", [])
+                if "score" in i and "question_id" in i
+            }
+            for name, tasks in judge.items()
+            if task in tasks
+        }
+        for task in JUDGE_TASKS
+    }
+    paired = {
+        "accuracy": accuracy_pairs(correct),
+        **{
+            task: score_pairs({n: s for n, s in by_model.items() if s})
+            for task, by_model in judged_items.items()
+        },
+    }
     metrics = {
         "benchmark": "MarineLife-16K",
         "data": reference.source,
         "split": split,
         "n_multiple_choice": len(reference.rows),
         "n_open_ended": len(reference.open_ended_ids),
-        "interval": "95% Wilson score interval (accuracy)",
+        "interval": "95% Wilson score interval (accuracy); ci95_cluster: 95% cluster-robust interval by video",
         "answer_parser": MARINELIFE_PARSER.signature,
+        "provenance": report_provenance(reference.data, split, MARINELIFE_PARSER.signature),
+        "mixed": mixed,
+        "paired": paired,
         "models": {name: {**accuracy.get(name, {}), "judge": judge.get(name, {})} for name in names},
     }
     rows = [
@@ -346,7 +468,7 @@ def write_marinelife_report(
         for name in names
     ]
     intro = [
-        f"Data: {reference.source}, split `{split}`: {len(reference.rows)} multiple-choice and "
+        f"Data: {reference.data.label} ({reference.source}), split `{split}`: {len(reference.rows)} multiple-choice and "
         f"{len(reference.open_ended_ids)} open-ended questions.",
         "Multiple-choice replies are parsed with the shared answer parser (an option letter or the "
         "option's text); a reply that names no option, or no reply (--allow-missing), counts as wrong. "
@@ -355,13 +477,25 @@ def write_marinelife_report(
     ]
     if split_warning:
         intro.append(f"**Warning:** {split_warning}.")
-    sections = []
+    rubrics = {
+        name: {
+            f"Judge ({task})": (result.get("judge") or {}).get("signature")
+            for task, result in tasks.items()
+            if task in JUDGE_TASKS
+        }
+        for name, tasks in judge.items()
+    }
+    runs = {name: accuracy.get(name, {}).get("provenance", {}) for name in names}
+    sections = [Section("How each run was made", runs_section_body(runs, mixed, rubrics))]
     if accuracy:
-        sections.append(_accuracy_section(accuracy, out))
+        sections.append(_accuracy_section(accuracy, out, split))
     sections.append(_table3_section(accuracy, judge))
-    judged = _judge_section(judge, out)
+    judged = _judge_section(judge, out, split)
     if judged:
         sections.append(judged)
+    paired_tests = paired_section(paired["accuracy"], {JUDGE_TASKS[t]: paired[t] for t in JUDGE_TASKS})
+    if paired_tests:
+        sections.append(paired_tests)
     if accuracy:
         reasons = {name: m["accuracy"]["parse_reasons"] for name, m in accuracy.items()}
         sections.append(Section("Answer parsing", parse_reasons_table(reasons, metrics["answer_parser"])))

@@ -89,9 +89,19 @@ def camera_scores(result: Mapping[str, Any], camera: str | None) -> dict[str, An
     """``{score, criteria, n}`` of a judge result for one camera kind (``None`` = all items); {}
     when the result does not report that camera."""
     if camera is None:
-        return {"score": result.get("score"), "criteria": result.get("criteria") or {}, "n": result.get("n")}
+        return {
+            "score": result.get("score"),
+            "score_ci95": result.get("score_ci95"),
+            "criteria": result.get("criteria") or {},
+            "criteria_ci95": result.get("criteria_ci95") or {},
+            "n": result.get("n"),
+        }
     cell = (result.get("by_camera") or {}).get(camera)
-    return {**cell, "criteria": cell.get("criteria") or {}} if cell else {}
+    return (
+        {**cell, "criteria": cell.get("criteria") or {}, "criteria_ci95": cell.get("criteria_ci95") or {}}
+        if cell
+        else {}
+    )
 
 
 def table3(

@@ -27,6 +27,7 @@ from typing import Any
 from builders.llm import LLMClient, LLMResult, LLMSettings, llm_setting_overrides, warn_if_slow
 from builders.llm.cli import JUDGE_ENV_PREFIX
 from builders.scoring.rubrics import Rubric
+from builders.scoring.stats import mean_interval
 
 ENV_PREFIX = JUDGE_ENV_PREFIX
 # Beyond LLMSettings' own VQABENCH_JUDGE_<FIELD> variables (MODEL, BASE_URL, API_KEY_ENV, ...):
@@ -181,11 +182,21 @@ def judge_predictions(
 
 def _means(rubric: Rubric, scored: list[dict[str, Any]]) -> dict[str, Any]:
     if not scored:
-        return {"score": None, "criteria": {c: None for c in rubric.criterion_names}, "n": 0}
+        return {
+            "score": None,
+            "score_ci95": None,
+            "criteria": {c: None for c in rubric.criterion_names},
+            "criteria_ci95": {c: None for c in rubric.criterion_names},
+            "n": 0,
+        }
     return {
         "score": math.fsum(s["score"] for s in scored) / len(scored),
+        "score_ci95": mean_interval([s["score"] for s in scored]),
         "criteria": {
             c: math.fsum(s["criteria"][c] for s in scored) / len(scored) for c in rubric.criterion_names
+        },
+        "criteria_ci95": {
+            c: mean_interval([s["criteria"][c] for s in scored]) for c in rubric.criterion_names
         },
         "n": len(scored),
     }
@@ -201,7 +212,8 @@ def aggregate(
 ) -> dict[str, Any]:
     """The result of a judging run.
 
-    ``score``: mean weighted score over the judged items; ``criteria``: mean per criterion; ``n``:
+    ``score``: mean weighted score over the judged items (``score_ci95``: its 95% Student-t
+    interval, None below 2 items); ``criteria`` (``criteria_ci95``: theirs): mean per criterion; ``n``:
     items judged (in the means); ``n_failed`` and ``failed`` (``[{"index", "error", "raw"}]``): items
     without a usable judgement. With ``groups``: ``by_<name> = {label: {score, criteria, n}, ...}``
     (``by_camera = {"static": ..., "moving": ...}`` for MarineLife-16K). ``judge``: rubric name,

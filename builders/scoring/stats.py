@@ -1,4 +1,5 @@
-"""Proportions with Wilson intervals and Pearson's chi-square test of independence, on scipy.stats.
+"""Proportions with Wilson and cluster-robust intervals, Pearson's chi-square test of independence,
+and paired tests between two models on the same items (exact McNemar, sign test), on scipy.stats.
 
 Thin wrappers that fix the project's conventions: plain floats and lists (metric results stay
 JSON-serializable), ``(None, None)`` for an empty group, and errors that say what is wrong with a
@@ -7,7 +8,8 @@ table instead of scipy's generic ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from scipy import stats
@@ -79,3 +81,97 @@ def chi_square_independence(table: Sequence[Sequence[int]]) -> ChiSquareResult:
     result = stats.chi2_contingency(rows, correction=False)
     expected = tuple(tuple(float(e) for e in row) for row in result.expected_freq)
     return ChiSquareResult(float(result.statistic), int(result.dof), float(result.pvalue), expected)
+
+
+def cluster_interval(
+    successes: Sequence[bool], clusters: Sequence[Hashable], confidence: float = 0.95
+) -> list[float] | None:
+    """Cluster-robust (sandwich) normal interval for the proportion of ``successes`` when items come
+    in ``clusters`` (MarineLife-16K asks 6-9 questions of one video: they are not independent).
+
+    The variance is that of an intercept-only regression with standard errors clustered by
+    ``clusters`` and the usual small-sample factor G/(G-1) (what ``statsmodels`` OLS with
+    ``cov_type="cluster"`` gives): ``G/(G-1) * sum_g (sum_{i in g} (y_i - p))^2 / n^2``. Clipped to
+    [0, 1]. None when there are no items, fewer than 2 clusters, or every item is right (or every
+    one wrong): the sandwich variance is then 0 and a zero-width interval would claim certainty the
+    Wilson interval rightly does not. With few clusters (tens) it is itself only approximate.
+    """
+    if len(successes) != len(clusters):
+        raise ValueError(f"{len(successes)} outcomes but {len(clusters)} cluster ids")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    n = len(successes)
+    if n == 0:
+        return None
+    p = sum(bool(y) for y in successes) / n
+    if p in (0.0, 1.0):
+        return None
+    residuals: dict[Hashable, float] = {}
+    for y, g in zip(successes, clusters, strict=True):
+        residuals[g] = residuals.get(g, 0.0) + (float(bool(y)) - p)
+    groups = len(residuals)
+    if groups < 2:
+        return None
+    variance = groups / (groups - 1) * sum(r * r for r in residuals.values()) / (n * n)
+    half = float(stats.norm.ppf(0.5 + confidence / 2)) * math.sqrt(variance)
+    return [max(0.0, p - half), min(1.0, p + half)]
+
+
+def _paired(a: Sequence[object], b: Sequence[object], what: str) -> None:
+    if len(a) != len(b):
+        raise ValueError(f"paired {what} need the same items: {len(a)} against {len(b)}")
+
+
+def mcnemar_exact(a_correct: Sequence[bool], b_correct: Sequence[bool]) -> dict:
+    """Exact McNemar test of two models' right/wrong answers on the same items: under "equally
+    accurate" the items only one model got right split 50/50, so the p-value is the two-sided
+    binomial test of ``a_only`` successes in ``a_only + b_only`` trials
+    (``scipy.stats.binomtest(a_only, a_only + b_only, 0.5)``); 1.0 when no item tells them apart."""
+    _paired(a_correct, b_correct, "accuracies")
+    both = sum(bool(x) and bool(y) for x, y in zip(a_correct, b_correct, strict=True))
+    a_only = sum(bool(x) and not y for x, y in zip(a_correct, b_correct, strict=True))
+    b_only = sum(bool(y) and not x for x, y in zip(a_correct, b_correct, strict=True))
+    discordant = a_only + b_only
+    p = float(stats.binomtest(a_only, discordant, 0.5).pvalue) if discordant else 1.0
+    return {
+        "test": "exact McNemar (two-sided binomial on discordant items)",
+        "n": len(a_correct),
+        "both": both,
+        "a_only": a_only,
+        "b_only": b_only,
+        "neither": len(a_correct) - both - discordant,
+        "p_value": p,
+    }
+
+
+def sign_test(a_scores: Sequence[float], b_scores: Sequence[float]) -> dict:
+    """Two-sided sign test of two models' scores on the same items (e.g. judge scores): ties are
+    dropped, and under "neither is better" the items where A scores higher are Binomial(m, 1/2)
+    among the m untied ones (``scipy.stats.binomtest``); 1.0 when every item ties.
+    ``mean_difference`` is mean(A - B) over all items."""
+    _paired(a_scores, b_scores, "scores")
+    a_higher = sum(x > y for x, y in zip(a_scores, b_scores, strict=True))
+    b_higher = sum(y > x for x, y in zip(a_scores, b_scores, strict=True))
+    untied = a_higher + b_higher
+    n = len(a_scores)
+    return {
+        "test": "sign test (two-sided, ties dropped)",
+        "n": n,
+        "a_higher": a_higher,
+        "b_higher": b_higher,
+        "ties": n - untied,
+        "mean_difference": sum(x - y for x, y in zip(a_scores, b_scores, strict=True)) / n if n else None,
+        "p_value": float(stats.binomtest(a_higher, untied, 0.5).pvalue) if untied else 1.0,
+    }
+
+
+def mean_interval(values: Sequence[float], confidence: float = 0.95) -> list[float] | None:
+    """Student-t interval for the mean of ``values`` (e.g. judge scores):
+    ``mean +- t_{n-1} * sd / sqrt(n)`` (``scipy.stats.t``); None with fewer than 2 values."""
+    n = len(values)
+    if n < 2:
+        return None
+    mean = math.fsum(values) / n
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    return [mean - half, mean + half]

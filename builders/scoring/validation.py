@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 
@@ -53,3 +54,28 @@ class NamedInputs:
         """Add one item's inputs (every input the metric needs, as keyword arguments)."""
         self._check_inputs({"predictions": prediction, "references": reference, **kwargs}, "add()")
         return super().add(prediction=prediction, reference=reference, **kwargs)  # type: ignore[misc]
+
+
+def is_missing(value: object) -> bool:
+    """None, a float NaN, or pandas' NA/NaT: what a DataFrame column holds for a missing value."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def text_column(name: str, values: object, *, none_as: str | None = None) -> list[str]:
+    """A metric module's text input checked before ``evaluate`` sees it (whose own check reads only
+    the first item and then reports a generic "inputs don't match"): a list of text, each error
+    naming ``name[i]``; ``none_as`` (when given) stands in for missing items (None, or NaN from a
+    pandas column; e.g. "" for no reply)."""
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise ValueError(f"{name}: expected a list of text, got {type(values).__name__}")
+    out = []
+    for i, value in enumerate(values):
+        if none_as is not None and is_missing(value):
+            value = none_as
+        if not isinstance(value, str):
+            allowed = "text or None" if none_as is not None else "text"
+            raise ValueError(f"{name}[{i}]: expected {allowed}, got {value!r}")
+        out.append(value)
+    return out

@@ -4,7 +4,7 @@ import datasets
 import evaluate
 
 from bqa.accuracy import bqa_accuracy
-from builders.scoring.validation import NamedInputs
+from builders.scoring.validation import NamedInputs, text_column
 
 _CITATION = """\
 @misc{ozaki-bqa,
@@ -27,18 +27,19 @@ are no emotion) and, given chain-of-thought rationales, answer leakage. Chance l
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions (list of str): raw model replies.
+    predictions (list of str or None): raw model replies; None (no reply) counts as unparsed, like "".
     references (list of str): correct emotion labels (BoLD spelling, e.g. "Doubt/Confusion").
     choices (list of list of str): the four candidate labels per item, in the order shown (A-D).
     difficulty (list of str): "Easy" or "Hard" per item.
     gender, age, ethnicity (list of str or int, optional): labels (e.g. "Female", "Adult") or BoLD
-        integer codes; None marks a missing value.
+        integer codes (numpy integers and whole floats too, as pandas columns hold them); None, "" and
+        NaN (pandas' missing value) mark a missing value, left out of that breakdown and counted.
     rationales (list of str, optional): chain-of-thought rationales, checked for answer leakage.
     group_mapping (optional): a bqa.vocabulary.GroupMapping or a JSON/YAML mapping file.
     demographic_codes (optional): code -> label tables, as bqa.vocabulary.load_demographic_codes returns.
 Returns:
     accuracy, accuracy_easy, accuracy_hard (float) and their *_ci95 ([low, high]);
-    n, n_easy, n_hard, n_unparsed (int), unparsed_indices (list of int);
+    n, n_easy, n_hard, n_unparsed (int), unparsed_indices (list of int), correct (list of bool);
     parse_reasons (dict): replies per parse reason (letter, option_text, declared, negation_resolved,
         ambiguous, no_option, negated_only, empty);
     answer_parser (str): the parser's signature, e.g. "vqabench-choice@2|aliases:bqa-labels-v1";
@@ -79,6 +80,16 @@ class BqaAccuracy(NamedInputs, evaluate.Metric):  # NamedInputs: a missing input
             ),
             reference_urls=["https://huggingface.co/datasets/naist-nlp/BQA"],
         )
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Score (see the inputs description); text inputs are checked here, naming the bad item."""
+        if predictions is not None:
+            predictions = text_column("predictions", predictions, none_as="")
+        if references is not None:
+            references = text_column("references", references)
+        if kwargs.get("difficulty") is not None:
+            kwargs["difficulty"] = text_column("difficulty", kwargs["difficulty"])
+        return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, choices, difficulty, **kwargs):
         return bqa_accuracy(predictions, references, choices, difficulty, **kwargs)

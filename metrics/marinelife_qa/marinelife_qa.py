@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from builders.scoring.validation import NamedInputs
+from builders.scoring.validation import NamedInputs, text_column
 from marinelife16k.accuracy import marinelife_accuracy
 
 _CITATION = """\
@@ -16,24 +16,34 @@ _CITATION = """\
 _DESCRIPTION = """\
 Accuracy of a video-language model on the multiple-choice questions of MarineLife-16K, per
 evaluation dimension of the paper's Table 3 (MBC-so, MBC-mo, PMT, PDO, OBK, SM-e, SM-l) and
-overall, on a 0-100 scale. Raw replies are parsed into an option letter (or, given the options,
+overall, on a 0-100 scale. The whole `qa` split may be passed as the dataset gives it (its `answer`,
+`type` or `dimension`, and `options` columns): open-ended questions are skipped and counted. Raw replies are parsed into an option letter (or, given the options,
 an option text; negated options excluded, the last declaration wins); replies that name no option
 or several are unparsed, counted as wrong and reported per dimension with a reason. Open-ended types (OEMU, captions) are scored by the judge metric.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions (list of str): raw model replies.
-    references (list of str): the answer letters "A"-"D" (the dataset's `answer` field).
-    question_types (list of str): the dataset's `type` field, e.g. "central_object", "camera_motion".
+    predictions (list of str or None): raw model replies; None (no reply) counts as unparsed.
+    references (list of str): the answer letters "A"-"D" (the dataset's `answer` field; None or ""
+        for open-ended questions, which are skipped).
+    question_types (list of str): the dataset's `type` field (e.g. "central_object",
+        "camera_motion") or its `dimension` field (e.g. "MBC-so"); open-ended types and dimensions
+        (camera_object_open_ended / OEMU, caption) are skipped and counted in n_open_ended_skipped.
     options (list, optional): per item the 4 option texts in A-D order, or the dataset's `options`
-        records [{"label": "A", "text": ...}, ...]; lets replies give the option text instead of a letter.
+        records [{"label": "A", "text": ...}, ...]; lets replies give the option text instead of a
+        letter (pass them: without, a reply that gives only the option's text is unparsed).
+    videos (list of str, optional): the video of each question (the dataset's `id`); adds
+        ci95_cluster, intervals robust to the 6-9 questions of one video being correlated.
 Returns:
     MBC-so, MBC-mo, PMT, PDO, OBK, SM-e, SM-l, overall (float or None): accuracy in 0-100,
         None for a dimension without items;
     ci95 (dict): 95% Wilson interval per dimension and overall, in 0-100;
+    ci95_cluster (dict, with videos): 95% cluster-robust interval (clustered by video), in 0-100;
     n (dict): items per dimension and overall;
     n_unparsed (dict): unparsed replies per dimension and overall;
+    n_open_ended_skipped (int): open-ended questions left to the judge metric;
+    correct (list of bool or None): per item, right or not (None: skipped), for paired tests;
     parse_reasons (dict): replies per parse reason (letter, option_text, declared, negation_resolved,
         ambiguous, no_option, negated_only, empty);
     answer_parser (str): the parser's signature, "vqabench-choice@2|aliases:none".
@@ -66,5 +76,15 @@ class MarinelifeQa(NamedInputs, evaluate.Metric):  # NamedInputs: a missing inpu
             ),
         )
 
-    def _compute(self, predictions, references, question_types, options=None):
-        return marinelife_accuracy(predictions, references, question_types, options)
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Score (see the inputs description); text inputs are checked here, naming the bad item."""
+        if predictions is not None:
+            predictions = text_column("predictions", predictions, none_as="")
+        if references is not None:
+            references = text_column("references", references, none_as="")
+        if kwargs.get("question_types") is not None:
+            kwargs["question_types"] = text_column("question_types", kwargs["question_types"])
+        return super().compute(predictions=predictions, references=references, **kwargs)
+
+    def _compute(self, predictions, references, question_types, options=None, videos=None):
+        return marinelife_accuracy(predictions, references, question_types, options, videos)

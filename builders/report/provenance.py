@@ -1,0 +1,178 @@
+"""How each compared run was made, read from its predictions file, and the rule that a report puts
+side by side only runs made the same way.
+
+An evaluation runner writes, on every line, ``provenance`` (tool version, data, split, frames, the
+model asked for) next to ``model`` (as the server reported it), ``prompt``/``prompt_version`` and
+``answer_parser``; a hand-written file may carry any of them or none (see the predictions schema,
+``builders/report/predictions.schema.json``). A value a file does not record is ``None``: it cannot
+be checked, and the report says so. Runs whose frame spec, prompt version or parser version differ
+are refused unless ``allow_mixed``, and are then marked in the report.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from builders import tool_version
+from builders.files.jsonio import iter_jsonl
+from builders.hub.source import DataSource, resolve_data
+from builders.report.tables import markdown_table
+
+#: What must agree between runs laid side by side (a difference changes what the numbers mean).
+COMPARED: tuple[str, ...] = ("frames", "prompt", "answer_parser")
+#: Everything recorded per run, in the order the report shows it.
+FIELDS: tuple[str, ...] = (
+    "model_asked",
+    "model_reported",
+    "frames",
+    "prompt",
+    "answer_parser",
+    "tool",
+    "data",
+    "split",
+)
+MIXED_FLAG = "--allow-mixed"
+
+
+def _frames(line: Mapping[str, Any], run: Mapping[str, Any]) -> Any:
+    if "frames" in run:
+        return run["frames"]
+    if "fps" in line or "num_frames" in line:
+        return {"fps": line.get("fps"), "num_frames": line.get("num_frames")}
+    return None
+
+
+def _line_values(line: Mapping[str, Any]) -> dict[str, Any]:
+    run = line.get("provenance") if isinstance(line.get("provenance"), Mapping) else {}
+    prompt = line.get("prompt")
+    if prompt and line.get("prompt_version") not in (None, ""):
+        prompt = f"{prompt}@{line['prompt_version']}"
+    return {
+        "model_asked": run.get("model_asked"),
+        "model_reported": line.get("model"),
+        "frames": _frames(line, run),
+        "prompt": prompt or None,
+        "answer_parser": line.get("answer_parser"),
+        "tool": run.get("tool"),
+        "data": run.get("data"),
+        "split": run.get("split"),
+    }
+
+
+def run_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """One value per field over the file's lines: the value all lines that record it share, a list of
+    the distinct values when they disagree, None when no line records it. Lines of open-ended
+    questions (no ``answer_parser``) do not count against the parser."""
+    seen: dict[str, list[Any]] = {f: [] for f in FIELDS}
+    for _, line in iter_jsonl(path):
+        if not isinstance(line, dict):
+            continue  # read_predictions names the bad line
+        for field, value in _line_values(line).items():
+            if value is not None and value not in seen[field]:
+                seen[field].append(value)
+    return {f: (v[0] if len(v) == 1 else v or None) for f, v in seen.items()}
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "not recorded"
+    if isinstance(value, Mapping) and set(value) <= {"fps", "num_frames", "max_side"}:
+        text = f"{value.get('num_frames')} frames" if value.get("fps") is None else f"{value['fps']} fps"
+        return text + (f", max side {value['max_side']}" if value.get("max_side") else "")
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {v}" for k, v in value.items() if v is not None)
+    return str(value)
+
+
+def show(value: Any) -> str:
+    """A recorded value as a table cell (several values within one file joined by ' / ')."""
+    if isinstance(value, list):
+        return " / ".join(_show(v) for v in value) + " (mixed within the file)"
+    return _show(value)
+
+
+def _key(field: str, value: Any) -> Any:
+    """What must be equal between runs: the whole frame spec; for a prompt or a parser, the version
+    of each name (``name@version``): two prompts (the BQA styles) are a deliberate comparison, two
+    versions of one prompt are not."""
+    if field == "frames" or not isinstance(value, str):
+        return None
+    return value.split("@", 1)[0]  # a prompt recorded without a version is its own name
+
+
+def mixed_settings(runs: Mapping[str, Mapping[str, Any]], *, allow_mixed: bool) -> list[str]:
+    """The :data:`COMPARED` fields on which ``runs`` (model -> :func:`run_provenance`) differ, as
+    lines naming each model's value: another frame spec, or another version of the same prompt or
+    parser. ValueError listing them unless ``allow_mixed``. Values a file does not record are not
+    compared (they are shown as "not recorded")."""
+    differences = []
+    for field in COMPARED:
+        recorded = {name: run.get(field) for name, run in runs.items() if run.get(field) is not None}
+        versions: dict[Any, list[Any]] = {}
+        for value in recorded.values():
+            same = versions.setdefault(_key(field, value), [])
+            if value not in same:
+                same.append(value)
+        if any(len(v) > 1 for v in versions.values()) or any(isinstance(v, list) for v in recorded.values()):
+            differences.append(f"{field}: " + "; ".join(f"{n} {show(v)}" for n, v in recorded.items()))
+    if differences and not allow_mixed:
+        raise ValueError(
+            "the runs were not made the same way, so their numbers are not comparable side by side: "
+            + " | ".join(differences)
+            + f"; report them separately, or pass {MIXED_FLAG} to lay them side by side marked as mixed"
+        )
+    return differences
+
+
+def as_source(data: str | os.PathLike[str] | DataSource) -> DataSource:
+    """A report's ``data``: a resolved :class:`DataSource` as is, a folder or repo id resolved."""
+    return data if isinstance(data, DataSource) else resolve_data(data)
+
+
+def report_provenance(source: DataSource, split: str, answer_parser: str | None) -> dict[str, Any]:
+    """The ``provenance`` block of a report's metrics.json: how the report itself was made."""
+    return {
+        "tool": tool_version(),
+        "dataset": source.provenance(),
+        "split": split,
+        "answer_parser": answer_parser,
+    }
+
+
+def runs_section_body(
+    runs: Mapping[str, Mapping[str, Any]],
+    mixed: list[str],
+    extra: Mapping[str, Mapping[str, str]] | None = None,
+) -> list[str]:
+    """Markdown: one row per model with how its run was made, and the mixed-settings warning.
+    ``extra``: more columns per model (e.g. the judge's rubric signature)."""
+    extra = extra or {}
+    columns = list(dict.fromkeys(c for cells in extra.values() for c in cells))
+    labels = {
+        "model_asked": "Model asked",
+        "model_reported": "Model reported",
+        "frames": "Frames",
+        "prompt": "Prompt",
+        "answer_parser": "Parser (run)",
+        "tool": "Tool",
+        "data": "Data (run)",
+        "split": "Split (run)",
+    }
+    rows = [
+        [name, *(show(run.get(f)) for f in FIELDS), *(extra.get(name, {}).get(c) for c in columns)]
+        for name, run in runs.items()
+    ]
+    body = [
+        markdown_table(
+            ["Model", *(labels[f] for f in FIELDS), *columns], rows, "l" * (1 + len(FIELDS) + len(columns))
+        )
+    ]
+    if mixed:
+        body.insert(
+            0,
+            "**Mixed settings (" + MIXED_FLAG + "):** these runs were not made the same way, so their "
+            "numbers are not strictly comparable: " + "; ".join(mixed) + ".",
+        )
+    return body
