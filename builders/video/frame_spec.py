@@ -82,10 +82,9 @@ class FrameSpec:
         """How many frames ``data_urls`` put in ``urls`` (a video's are counted from its header)."""
         if self.video_input == "images":
             return len(urls)
-        from builders.llm.messages import data_url_bytes  # lazy: start-up speed
-        from builders.video.video_url import video_frame_count
+        from builders.video.video_url import video_url_frame_count  # lazy: start-up speed
 
-        return sum(video_frame_count(data_url_bytes(url) or b"") for url in urls)
+        return sum(video_url_frame_count(url) for url in urls)
 
     def describe(self, count: int) -> str:
         """How the frames were taken, for the prompt ("6 frames taken at 1 frame per second")."""

@@ -76,7 +76,10 @@ def frames_to_video_url(frames: Frames) -> str:
     return f"data:{VIDEO_MIME};base64," + base64.b64encode(encode_frames_mp4(frames)).decode("ascii")
 
 
-def video_frame_count(data: bytes) -> int:
-    """How many frames an MP4 made by :func:`encode_frames_mp4` holds (its header's count)."""
-    with av.open(io.BytesIO(data), mode="r") as container:
+def video_url_frame_count(url: str) -> int:
+    """How many frames the MP4 of a :func:`frames_to_video_url` URL holds (its header's count)."""
+    header, _, payload = url.partition(",")
+    if not header.startswith(f"data:{VIDEO_MIME}") or not header.endswith(";base64"):
+        raise ValueError(f"not a base64 {VIDEO_MIME} data URL: {url[:40]!r}")
+    with av.open(io.BytesIO(base64.b64decode(payload)), mode="r") as container:
         return container.streams.video[0].frames
