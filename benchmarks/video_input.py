@@ -80,7 +80,9 @@ def max_error(decoded: list[np.ndarray], wanted: np.ndarray) -> int | None:
     if not decoded or decoded[0].shape != wanted[0].shape:
         return None
     stack = np.stack(decoded).astype(np.int16)
-    return int(max(np.abs(stack - w.astype(np.int16)).reshape(len(stack), -1).max(axis=1).min() for w in wanted))
+    return int(
+        max(np.abs(stack - w.astype(np.int16)).reshape(len(stack), -1).max(axis=1).min() for w in wanted)
+    )
 
 
 def main() -> int:
@@ -89,7 +91,9 @@ def main() -> int:
             path = write_clip(Path(tmp) / f"{pattern}.mp4", num_frames=125, width=1280, height=720,
                               pattern=pattern, audio=True, crf=23)  # fmt: skip
             frames = sample_frames(path, num_frames=16)
-            print(f"{pattern}: clip {path.stat().st_size:,} bytes (with audio), 16 of {frames.total_frames} frames")
+            print(
+                f"{pattern}: clip {path.stat().st_size:,} bytes (with audio), 16 of {frames.total_frames} frames"
+            )
             ways = {}
             t = time.perf_counter()
             urls = frames_to_data_urls(frames)

@@ -47,7 +47,9 @@ def _path(args: argparse.Namespace) -> int:
         print(folder)
         return 0
     if args.harness != "lmms-eval":
-        raise ValueError("--data configures the lmms-eval tasks; VLMEvalKit datasets take data=DIR (see the README)")
+        raise ValueError(
+            "--data configures the lmms-eval tasks; VLMEvalKit datasets take data=DIR (see the README)"
+        )
     if args.out is None:
         raise ValueError("--data needs --out: the folder to write the configured tasks into")
     data: dict[str, Path] = {}

@@ -78,7 +78,9 @@ class BQAItems:
         try:
             return self.position[item_id]
         except KeyError:
-            raise KeyError(f"{self.data.source}: no item {item_id!r} in the {self.data.split} split") from None
+            raise KeyError(
+                f"{self.data.source}: no item {item_id!r} in the {self.data.split} split"
+            ) from None
 
 
 @lru_cache(maxsize=8)
@@ -112,7 +114,9 @@ def bqa_scores(lines: Sequence[Mapping[str, Any]], items: BQAItems | None = None
 
 #: The BQA numbers a harness reports: overall, Easy, Hard accuracy (0-1, as ``metrics/bqa_accuracy``),
 #: unparsed replies, and the error rate of every demographic group (the report's bias tables).
-BQA_GROUPS: dict[str, tuple[str, ...]] = {field: tuple(DEFAULT_DEMOGRAPHIC_CODES[field].values()) for field in DEMOGRAPHIC_FIELDS}
+BQA_GROUPS: dict[str, tuple[str, ...]] = {
+    field: tuple(DEFAULT_DEMOGRAPHIC_CODES[field].values()) for field in DEMOGRAPHIC_FIELDS
+}
 
 
 def metric_slug(label: str) -> str:
@@ -148,7 +152,9 @@ class MarineLifeItems:
         try:
             return self.data.rows[self.position[question_id]]
         except KeyError:
-            raise KeyError(f"{self.data.source}: no question {question_id!r} in the {self.data.split} split") from None
+            raise KeyError(
+                f"{self.data.source}: no question {question_id!r} in the {self.data.split} split"
+            ) from None
 
     def video_row(self, question_id: str) -> dict[str, Any]:
         return self.data.videos[self.record(question_id)["id"]]

@@ -31,5 +31,7 @@ def configure_lmms_eval(shipped: Path, out: Path, data: Mapping[str, Path]) -> P
         template = out / TEMPLATES[name]
         text = template.read_text(encoding="utf-8")
         location = str(Path(folder).resolve())
-        template.write_text(_DATASET_PATH.sub(lambda _: f"dataset_path: {location}", text, count=1), encoding="utf-8")
+        template.write_text(
+            _DATASET_PATH.sub(lambda _: f"dataset_path: {location}", text, count=1), encoding="utf-8"
+        )
     return out

@@ -115,10 +115,16 @@ class TaskFunctions:
     def bqa_doc_to_visual(self, doc: Mapping[str, Any]) -> list[str]:
         return [self.bqa().video(doc["id"])]
 
-    def bqa_doc_to_text(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
-        return _kwargs_text(it.bqa_prompt(self.bqa().row(doc["id"]), "single_word"), lmms_eval_specific_kwargs)
+    def bqa_doc_to_text(
+        self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
+    ) -> str:
+        return _kwargs_text(
+            it.bqa_prompt(self.bqa().row(doc["id"]), "single_word"), lmms_eval_specific_kwargs
+        )
 
-    def bqa_cot_doc_to_text(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
+    def bqa_cot_doc_to_text(
+        self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
+    ) -> str:
         return _kwargs_text(it.bqa_prompt(self.bqa().row(doc["id"]), "rationale"), lmms_eval_specific_kwargs)
 
     def _bqa_results(self, doc: Mapping[str, Any], results: Sequence[Any], style: str) -> dict[str, Any]:
@@ -155,11 +161,15 @@ class TaskFunctions:
         record = self.marinelife().record(doc["question_id"])
         return _kwargs_text(it.marinelife_prompt(record), lmms_eval_specific_kwargs)
 
-    def marinelife16k_mcq_process_results(self, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+    def marinelife16k_mcq_process_results(
+        self, doc: Mapping[str, Any], results: Sequence[Any]
+    ) -> dict[str, Any]:
         line = it.marinelife_line(self.marinelife(), doc["question_id"], _reply(results))
         return dict.fromkeys(marinelife_mcq_metric_names(), line)
 
-    def marinelife16k_open_process_results(self, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+    def marinelife16k_open_process_results(
+        self, doc: Mapping[str, Any], results: Sequence[Any]
+    ) -> dict[str, Any]:
         line = it.marinelife_line(self.marinelife(), doc["question_id"], _reply(results))
         return dict.fromkeys(judge_metric_names(), line)
 
@@ -206,6 +216,8 @@ class TaskFunctions:
         ]  # fmt: skip
         out: dict[str, Callable[..., Any]] = {name: getattr(self, name) for name in names}
         out.update({f"bqa_agg_{m}": self._bqa_aggregation(m) for m in it.bqa_metric_names()})
-        out.update({f"marinelife16k_mcq_agg_{m}": self._mcq_aggregation(m) for m in marinelife_mcq_metric_names()})
+        out.update(
+            {f"marinelife16k_mcq_agg_{m}": self._mcq_aggregation(m) for m in marinelife_mcq_metric_names()}
+        )
         out.update({f"marinelife16k_open_agg_{m}": self._judge_aggregation(m) for m in judge_metric_names()})
         return out
