@@ -99,14 +99,14 @@ def main() -> int:
             urls = frames_to_data_urls(frames)
             ways["images (16 JPEG q85)"] = (sum(len(base64.b64decode(u.split(",", 1)[1])) for u in urls),
                                             time.perf_counter() - t, None)  # fmt: skip
-            for name, encode in (
-                ("video (lossless RGB H.264)", lambda: encode_frames_mp4(frames)),
-                ("yuv444 qp0", lambda: encode_yuv(frames, "yuv444p", {"qp": "0", "preset": "veryfast"})),
-                ("yuv420 crf18", lambda: encode_yuv(frames, "yuv420p", {"crf": "18", "preset": "veryfast"})),
-                ("trimmed clip (remux)", lambda: trimmed_clip(path, frames.indices[0], frames.indices[-1])),
-            ):
+            for name, (encode, *arguments) in {
+                "video (lossless RGB H.264)": (encode_frames_mp4, frames),
+                "yuv444 qp0": (encode_yuv, frames, "yuv444p", {"qp": "0", "preset": "veryfast"}),
+                "yuv420 crf18": (encode_yuv, frames, "yuv420p", {"crf": "18", "preset": "veryfast"}),
+                "trimmed clip (remux)": (trimmed_clip, path, frames.indices[0], frames.indices[-1]),
+            }.items():
                 t = time.perf_counter()
-                data = encode()
+                data = encode(*arguments)
                 elapsed = time.perf_counter() - t
                 ways[name] = (len(data), elapsed, max_error(decode_all(data), frames.frames))
             for name, (size, elapsed, error) in ways.items():

@@ -30,8 +30,6 @@ def configure_lmms_eval(shipped: Path, out: Path, data: Mapping[str, Path]) -> P
     for name, folder in data.items():
         template = out / TEMPLATES[name]
         text = template.read_text(encoding="utf-8")
-        location = str(Path(folder).resolve())
-        template.write_text(
-            _DATASET_PATH.sub(lambda _: f"dataset_path: {location}", text, count=1), encoding="utf-8"
-        )
+        line = f"dataset_path: {Path(folder).resolve()}"
+        template.write_text(_DATASET_PATH.sub(lambda _, line=line: line, text, count=1), encoding="utf-8")
     return out
