@@ -125,7 +125,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "reads. Unset --llm-* options fall back to VQABENCH_JUDGE_* variables, as for 'vqabench judge'. Exit "
         "status 1 when some judgements failed (listed; a rerun asks for them alone).",
     )
-    j.add_argument("predictions", type=Path, help="predictions JSONL written by 'marinelife evaluate'")
+    j.add_argument(
+        "predictions",
+        type=Path,
+        help="predictions JSONL written by 'marinelife evaluate' (or an lmms-eval sample log / VLMEvalKit "
+        "result file of the integrations' tasks)",
+    )
     j.add_argument("--out", type=Path, required=True, help="judge results JSON to write")
     j.add_argument("--name", help="the model's name in the results (default: the predictions file's stem)")
     j.add_argument(
@@ -263,12 +268,13 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _judge(args: argparse.Namespace) -> int:
     from builders.evaluation.marinelife import judge
-    from builders.files.jsonio import read_jsonl, write_json_atomic
+    from builders.files.jsonio import write_json_atomic
+    from builders.report.harness_outputs import read_prediction_lines
     from builders.scoring.judge import judge_client_from_args
 
     if not args.predictions.is_file():
         raise FileNotFoundError(f"no predictions file at {args.predictions}")
-    rows = read_jsonl(args.predictions)
+    rows = read_prediction_lines(args.predictions)  # or an lmms-eval log / VLMEvalKit result file
     with judge_client_from_args(args) as client:
         results = judge(rows, client, return_items=args.items)
     if not results:

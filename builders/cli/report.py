@@ -6,8 +6,9 @@ import argparse
 from pathlib import Path
 
 _PREDICTIONS_HELP = (
-    "a model's predictions, NAME=FILE (JSONL; repeat the option to compare models side by side; a bare "
-    "FILE is named after its stem)"
+    "a model's predictions, NAME=FILE (JSONL, or an lmms-eval sample log / VLMEvalKit xlsx/tsv result "
+    "of the integrations' tasks; repeat the option to compare models side by side; a bare FILE is "
+    "named after its stem)"
 )
 _DATA_HELP = "an exported Hub-layout folder (README.md + data/) or the pipeline's work folder"
 
