@@ -1,0 +1,118 @@
+"""Check, not part of CI: run the shipped lmms-eval tasks in real lmms-eval against the local chat server.
+
+Steps (each printed with its outcome):
+
+1. a throwaway venv (``--venv``, default a temporary folder) with ``lmms-eval==0.7.2`` (and its
+   torch/transformers dependencies), ``decord`` (its OpenAI-compatible model reads videos with it)
+   and this project, all from PyPI / this checkout;
+2. the bundled BQA and MarineLife-16K samples rebuilt offline and exported in Hub layout, and the
+   task folder configured for them (``vqabench integrations path lmms-eval --data ...``);
+3. :class:`builders.testing.chat_server.ChatServer` on 127.0.0.1, replying the first option of each
+   question, counting the frames each request carries;
+4. ``lmms-eval --model openai --tasks bqa,bqa_cot,marinelife16k_mcq --include_path ... --log_samples``
+   against it;
+5. ``vqabench report`` on lmms-eval's sample logs: its accuracy must equal lmms-eval's.
+
+Run: ``python benchmarks/lmms_eval_check.py [--venv DIR] [--keep]``. Needs network access to PyPI
+(several GB: torch) and about 15 minutes on 2 CPUs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from builders.testing.chat_requests import image_count, last_user_text
+from builders.testing.chat_server import ChatServer
+
+ROOT = Path(__file__).resolve().parent.parent
+TASKS = ("bqa", "bqa_cot", "marinelife16k_mcq")
+PACKAGES = ["lmms-eval==0.7.2", "decord"]
+
+
+def step(name: str, command: list[str], **kwargs) -> subprocess.CompletedProcess:
+    print(f"== {name}: {' '.join(command[:6])}{' ...' if len(command) > 6 else ''}", flush=True)
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    print(f"   exit {done.returncode} in {time.monotonic() - started:.0f} s", flush=True)
+    if done.returncode != 0:
+        print((done.stdout + done.stderr)[-4000:])
+        raise SystemExit(f"{name} failed")
+    return done
+
+
+def first_option(body: dict) -> str:
+    """The text of option A in the prompt ("A. Happiness" or "(A) ..."), else "A"."""
+    match = re.search(r"^\(?A[.)]\s*(.+)$", last_user_text(body), re.MULTILINE)
+    return match.group(1).strip() if match else "A"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--venv", type=Path, help="reuse or create the venv here (default: a temporary one)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="lmms-eval-check-"))
+    venv = args.venv or tmp / "venv"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        step("venv", [sys.executable, "-m", "venv", str(venv)])
+    step("install", [str(python), "-m", "pip", "install", "-q", *PACKAGES, str(ROOT)])
+    version = step("version", [str(python), "-c", "import importlib.metadata as m; print(m.version('lmms-eval'))"])
+    print(f"   lmms-eval {version.stdout.strip()}")
+
+    hubs = {"bqa": tmp / "bqa-hub", "marinelife16k": tmp / "ml-hub"}
+    build = (
+        "from builders.demo.samples import rebuild_bqa, rebuild_marinelife; import sys; t = sys.argv[1]; "
+        "rebuild_bqa(t + '/bqa-work', t + '/bqa-hub', t + '/bqa-cache'); "
+        "rebuild_marinelife(t + '/ml-work', t + '/ml-hub', t + '/ml-cache')"
+    )
+    step("samples", [str(python), "-c", build, str(tmp)])
+    tasks = tmp / "tasks"
+    configure = [str(venv / "bin" / "vqabench"), "integrations", "path", "lmms-eval", "--out", str(tasks)]
+    for name, hub in hubs.items():
+        configure += ["--data", f"{name}={hub}"]
+    step("configure", configure)
+
+    frames_seen: list[int] = []
+    with ChatServer(model="check-model") as server:
+        server.handler = lambda body: frames_seen.append(image_count(body)) or first_option(body)
+        out = tmp / "lmms-out"
+        env = {**os.environ, "VQABENCH_VIDEO_CACHE": str(tmp / "videos"), "HF_DATASETS_OFFLINE": "1",
+               "OPENAI_API_KEY": "unused", "OPENAI_API_BASE": server.url}  # fmt: skip
+        model_args = f"model_version=check-model,base_url={server.url},api_key=unused,max_frames_num=16"
+        step("lmms-eval", [str(venv / "bin" / "lmms-eval"), "--model", "openai", "--model_args", model_args,
+                           "--tasks", ",".join(TASKS), "--include_path", str(tasks), "--batch_size", "1",
+                           "--output_path", str(out), "--log_samples"], env=env)  # fmt: skip
+    print(f"   {len(frames_seen)} chat requests, frames per request: {sorted(set(frames_seen))}")
+    results = json.loads(next(out.rglob("*_results.json")).read_text())["results"]
+    failures = 0
+    for task in TASKS:
+        (samples,) = out.rglob(f"*_samples_{task}.jsonl")
+        report = tmp / f"report-{task}"
+        benchmark = "marinelife" if task.startswith("marinelife") else "bqa"
+        step(f"report {task}", [str(venv / "bin" / "vqabench"), "report", benchmark, "--data",
+                                str(hubs["bqa" if benchmark == "bqa" else "marinelife16k"]),
+                                "--predictions", f"lmms={samples}", "--out", str(report)])  # fmt: skip
+        metrics = json.loads((report / "metrics.json").read_text())
+        ours = metrics["models"]["lmms"]
+        ours = ours["metrics"]["accuracy"] if benchmark == "bqa" else ours["accuracy"]["overall"]
+        key = "accuracy" if benchmark == "bqa" else "accuracy_overall"
+        theirs = next(v for k, v in results[task].items() if k.split(",")[0] == key)
+        same = abs(ours - theirs) < 1e-9
+        failures += not same
+        print(f"   {task}: lmms-eval {key} {theirs} / vqabench report {ours}: {'equal' if same else 'DIFFERENT'}")
+    if not args.keep and args.venv is None:
+        print(f"   (temporary folder {tmp} left for inspection; delete it when done)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
