@@ -33,7 +33,8 @@ def test_commands_are_the_modules():
     assert command_names() == modules
     assert sorted(_actions(build_parser())) == [m.replace("_", "-") for m in modules]
     assert modules == [
-        "bqa", "demo", "frames", "human_study", "judge", "llm", "marinelife", "metrics", "push", "report"
+        "bqa", "demo", "frames", "human_study", "integrations", "judge", "llm", "marinelife", "metrics", "push",
+        "report",
     ]  # fmt: skip
 
 
