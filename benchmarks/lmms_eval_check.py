@@ -52,6 +52,7 @@ def step(name: str, command: list[str], show: bool = False, **kwargs) -> subproc
     print(f"   exit {done.returncode} in {time.monotonic() - started:.0f} s", flush=True)
     if done.returncode != 0 or show:
         print((done.stdout + done.stderr)[-4000:])
+    if done.returncode != 0:
         raise SystemExit(f"{name} failed")
     return done
 
@@ -73,7 +74,9 @@ def main() -> int:
     if not python.exists():
         step("venv", [sys.executable, "-m", "venv", str(venv)])
     step("install", [str(python), "-m", "pip", "install", "-q", *PACKAGES, str(ROOT)])
-    version = step("version", [str(python), "-c", "import importlib.metadata as m; print(m.version('lmms-eval'))"])
+    version = step(
+        "version", [str(python), "-c", "import importlib.metadata as m; print(m.version('lmms-eval'))"]
+    )
     print(f"   lmms-eval {version.stdout.strip()}")
 
     hubs = {"bqa": tmp / "bqa-hub", "marinelife16k": tmp / "ml-hub"}
@@ -116,7 +119,9 @@ def main() -> int:
         theirs = next(v for k, v in results[task].items() if k.split(",")[0] == key)
         same = abs(ours - theirs) < 1e-9
         failures += not same
-        print(f"   {task}: lmms-eval {key} {theirs} / vqabench report {ours}: {'equal' if same else 'DIFFERENT'}")
+        print(
+            f"   {task}: lmms-eval {key} {theirs} / vqabench report {ours}: {'equal' if same else 'DIFFERENT'}"
+        )
     if not args.keep and args.venv is None:
         print(f"   (temporary folder {tmp} left for inspection; delete it when done)")
     return 1 if failures else 0
