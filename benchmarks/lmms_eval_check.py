@@ -8,9 +8,12 @@ Steps (each printed with its outcome):
 2. the bundled BQA and MarineLife-16K samples rebuilt offline and exported in Hub layout, and the
    task folder configured for them (``vqabench integrations path lmms-eval --data ...``);
 3. :class:`builders.testing.chat_server.ChatServer` on 127.0.0.1, replying the first option of each
-   question, counting the frames each request carries;
-4. ``lmms-eval --model openai --tasks bqa,bqa_cot,marinelife16k_mcq --include_path ... --log_samples``
-   against it;
+   question and reading the frame number painted into every frame it receives (the samples' clips
+   carry theirs), to compare with this project's ``lmms-eval-openai`` frame rule;
+4. ``lmms-eval --model openai --force_simple --tasks bqa,bqa_cot,marinelife16k_mcq --include_path ...
+   --log_samples`` against it. ``--force_simple`` picks ``models/simple/openai.py`` (full-size PNG
+   frames, the ``lmms-eval-openai`` rule); without it 0.7.2 picks its chat model, which samples and
+   resizes frames through qwen-vl-utils (e.g. 128x96 -> 392x280), a rule this project does not model;
 5. ``vqabench report`` on lmms-eval's sample logs: its accuracy must equal lmms-eval's.
 
 Run: ``python benchmarks/lmms_eval_check.py [--venv DIR] [--keep]``. Needs network access to PyPI
@@ -20,6 +23,7 @@ Run: ``python benchmarks/lmms_eval_check.py [--venv DIR] [--keep]``. Needs netwo
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import re
@@ -29,8 +33,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from builders.testing.chat_requests import image_count, last_user_text
+import numpy as np
+from PIL import Image
+
+from builders.llm.messages import data_url_bytes
+from builders.testing.chat_requests import image_urls, last_user_text
 from builders.testing.chat_server import ChatServer
+from builders.testing.clips import read_frame_code
+from builders.video.frame_spec import FrameSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ("bqa", "bqa_cot", "marinelife16k_mcq")
@@ -92,17 +102,33 @@ def main() -> int:
         configure += ["--data", f"{name}={hub}"]
     step("configure", configure)
 
-    frames_seen: list[int] = []
+    frames_seen: list[tuple[int, ...]] = []
+
+    def handler(body: dict) -> str:
+        images = [
+            np.asarray(Image.open(io.BytesIO(data_url_bytes(u))).convert("RGB")) for u in image_urls(body)
+        ]
+        frames_seen.append(tuple(read_frame_code(rgb) for rgb in images))
+        return first_option(body)
+
     with ChatServer(model="check-model") as server:
-        server.handler = lambda body: frames_seen.append(image_count(body)) or first_option(body)
+        server.handler = handler
         out = tmp / "lmms-out"
         env = {**os.environ, "VQABENCH_VIDEO_CACHE": str(tmp / "videos"), "HF_DATASETS_OFFLINE": "1",
                "OPENAI_API_KEY": "unused", "OPENAI_API_BASE": server.url}  # fmt: skip
         model_args = f"model_version=check-model,base_url={server.url},api_key=unused,max_frames_num=16"
         step("lmms-eval", [str(python), "-c", LAUNCH, "--model", "openai", "--model_args", model_args,
-                           "--tasks", ",".join(TASKS), "--include_path", str(tasks), "--batch_size", "1",
+                           "--tasks", ",".join(TASKS), "--include_path", str(tasks), "--batch_size", "1", "--force_simple",
                            "--output_path", str(out), "--log_samples"], env=env, show=True)  # fmt: skip
-    print(f"   {len(frames_seen)} chat requests, frames per request: {sorted(set(frames_seen))}")
+    print(f"   {len(frames_seen)} chat requests, frames per request: {sorted({len(f) for f in frames_seen})}")
+    rules = {}
+    for rule in ("lmms-eval-openai", "lmms-eval", "uniform"):
+        spec = FrameSpec(fps=None, num_frames=16, rule=rule)
+        rules[rule] = {tuple(spec.sample(path).indices) for path in (tmp / "videos").glob("*.mp4")}
+    print(f"   e.g. received frames {frames_seen[0]}")
+    for rule, lists in rules.items():
+        print(f"   requests whose frames are the {rule} rule's for one of the clips: "
+              f"{sum(f in lists for f in frames_seen)} of {len(frames_seen)}")  # fmt: skip
     results = json.loads(next(out.rglob("*_results.json")).read_text())["results"]
     failures = 0
     for task in TASKS:
