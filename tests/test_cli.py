@@ -33,8 +33,8 @@ def test_commands_are_the_modules():
     assert command_names() == modules
     assert sorted(_actions(build_parser())) == [m.replace("_", "-") for m in modules]
     assert modules == [
-        "bqa", "demo", "frames", "human_study", "judge", "leaderboard", "llm", "marinelife", "metrics",
-        "push", "report", "results",
+        "bqa", "demo", "frames", "human_study", "integrations", "judge", "leaderboard", "llm", "marinelife",
+        "metrics", "push", "report", "results",
     ]  # fmt: skip
 
 

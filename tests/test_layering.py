@@ -6,7 +6,7 @@ mapped to its layer::
 
     builders.files < builders.video < {builders.llm, builders.hub, builders.scoring} < builders.runs
       < {bqa, marinelife16k} < {builders.pipelines, builders.evaluation, builders.report}
-      < {builders.demo, builders.human_study} < builders.cli < metrics
+      < {builders.demo, builders.human_study, builders.integrations} < builders.cli < metrics
 
 A module may import its own unit (the longest key of :data:`LAYERS` that prefixes its name) and any
 unit of a lower layer. An import into a higher layer fails; an import sideways (another unit of
@@ -46,6 +46,7 @@ LAYERS: dict[str, int] = {
     "builders.report": 5,
     "builders.demo": 6,
     "builders.human_study": 6,
+    "builders.integrations": 6,  # lmms-eval tasks and VLMEvalKit datasets over the runners' records
     "builders.cli": 7,
     "metrics": 8,
 }

@@ -24,6 +24,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--max-side", type=int, metavar="S", help="shrink frames so that the longer side is at most S pixels"
     )
+    parser.add_argument(
+        "--frame-rule",
+        default="uniform",
+        metavar="RULE",
+        help="which indices: uniform (default; the papers'), lmms-eval, lmms-eval-openai or vlmevalkit "
+        "(the harnesses' rules, see builders.video.frame_rules)",
+    )
     parser.add_argument("--out-dir", type=Path, metavar="DIR", help="write the frames as JPEG files into DIR")
     parser.add_argument("--quality", type=int, default=90, help="JPEG quality for --out-dir (default: 90)")
     parser.set_defaults(func=run)
@@ -32,11 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from PIL import Image  # lazy for start-up speed, like PyAV below
 
-    from builders.video.sampler import sample_frames
+    from builders.video.frame_spec import FrameSpec
 
     if not 1 <= args.quality <= 95:
         raise ValueError(f"--quality must be in 1..95, got {args.quality}")
-    frames = sample_frames(args.video, num_frames=args.num_frames, fps=args.fps, max_side=args.max_side)
+    spec = FrameSpec(fps=args.fps, num_frames=args.num_frames, max_side=args.max_side, rule=args.frame_rule)
+    frames = spec.sample(args.video)
     height, width = frames.frames.shape[1:3]
     print(f"{args.video}: {frames.total_frames} frames; sampled {len(frames)} at {width}x{height}")
     print("index\ttime_s")

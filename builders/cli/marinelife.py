@@ -134,7 +134,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     j.add_argument(
         "predictions",
         type=Path,
-        help="predictions JSONL: written by 'marinelife evaluate', or question_id + raw_output lines with --data",
+        help="predictions JSONL: written by 'marinelife evaluate' (or an lmms-eval sample log / VLMEvalKit "
+        "result file of the integrations' tasks), or question_id + raw_output lines with --data",
     )
     add_data_arguments(
         j,

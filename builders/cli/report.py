@@ -8,8 +8,9 @@ from pathlib import Path
 from builders.hub.source import add_data_arguments
 
 _PREDICTIONS_HELP = (
-    "a model's predictions, NAME=FILE (JSONL; repeat the option to compare models side by side; a bare "
-    "FILE is named after its stem)"
+    "a model's predictions, NAME=FILE (JSONL, or an lmms-eval sample log / VLMEvalKit xlsx/tsv result "
+    "of the integrations' tasks; repeat the option to compare models side by side; a bare FILE is "
+    "named after its stem)"
 )
 
 

@@ -55,7 +55,7 @@ def answer_request(
     prompt = answer_prompt(style)
     images = frames.data_urls(video)
     variables = {
-        "frame_description": frames.describe(len(images)),
+        "frame_description": frames.describe(frames.frame_count(images)),
         "question": question,
         "options": format_options(choices),
     }

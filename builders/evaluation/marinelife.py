@@ -62,7 +62,7 @@ _FRAME_CACHE_VIDEOS = 8
 
 def answer_request(record: Mapping[str, Any], images: Sequence[str], frames: FrameSpec) -> LLMRequest:
     """The request for one QA record: its video's frames (JPEG data URLs), then its ``prompt``."""
-    variables = {"frame_description": frames.describe(len(images)), "prompt": record["prompt"]}
+    variables = {"frame_description": frames.describe(frames.frame_count(images)), "prompt": record["prompt"]}
     return LLMRequest.from_prompt(load_prompt(PROMPT_NAME), variables, images=images)
 
 

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from builders.llm.messages import data_url_bytes
+from builders.llm.messages import MEDIA_PARTS, data_url_bytes
 
 KEY_VERSION = 1  # bump when the key recipe changes, so old rows stop matching instead of lying
 
@@ -89,19 +89,20 @@ def _canonical(value: Any) -> str:
 
 
 def _hash_images(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
-    """Messages with each data URL replaced by the sha256 of its bytes (the key must not depend on
-    base64 line wrapping, and must not carry megabytes of pixels)."""
+    """Messages with each data URL (image or video) replaced by the sha256 of its bytes (the key must
+    not depend on base64 line wrapping, and must not carry megabytes of pixels)."""
     out = []
     for message in messages:
         content = message.get("content")
         if isinstance(content, list):
             parts = []
             for part in content:
-                if part.get("type") == "image_url":
-                    url = part["image_url"]["url"]
+                kind = part.get("type")
+                if kind in MEDIA_PARTS:
+                    url = part[kind]["url"]
                     data = data_url_bytes(url)
                     ref = f"sha256:{hashlib.sha256(data).hexdigest()}" if data is not None else url
-                    parts.append({**part, "image_url": {**part["image_url"], "url": ref}})
+                    parts.append({**part, kind: {**part[kind], "url": ref}})
                 else:
                     parts.append(part)
             message = {**message, "content": parts}

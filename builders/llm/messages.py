@@ -1,4 +1,5 @@
-"""Chat messages in the chat-completions format, with images as JPEG data URLs.
+"""Chat messages in the chat-completions format, with images as JPEG data URLs (and a video as an
+MP4 data URL: a ``video_url`` part, as vLLM and other video servers take it).
 
 A message is a plain dict (what the OpenAI SDK sends), so requests stay JSON-serialisable and
 hashable into cache keys. Frames from :mod:`builders.video.sampler` become JPEG data URLs with
@@ -22,19 +23,34 @@ def assistant_message(text: str) -> Message:
     return {"role": "assistant", "content": text}
 
 
+#: Content part types that carry media by URL (their data URLs are hashed, not kept, in cache keys).
+MEDIA_PARTS: tuple[str, ...] = ("image_url", "video_url")
+
+
+def media_part(url: str) -> dict[str, Any]:
+    """An ``image_url`` part, or a ``video_url`` part for a ``data:video/...`` URL."""
+    kind = "video_url" if url.startswith("data:video/") else "image_url"
+    return {"type": kind, kind: {"url": url}}
+
+
 def user_message(text: str, images: Iterable[str] = ()) -> Message:
-    """A user turn: the images (data URLs or http(s) URLs) first, in order, then the text.
+    """A user turn: the images (data URLs or http(s) URLs; a ``data:video/...`` URL becomes a
+    ``video_url`` part) first, in order, then the text.
 
     Frames go before the instruction, as video-LLM prompts usually do. A message without images
     keeps the plain-string form every server accepts.
     """
     urls = list(images)
     for url in urls:
-        if not isinstance(url, str) or not url.startswith(("data:image/", "http://", "https://")):
-            raise ValueError(f"image must be a data:image/... or http(s) URL, got {str(url)[:40]!r}")
+        if not isinstance(url, str) or not url.startswith(
+            ("data:image/", "data:video/", "http://", "https://")
+        ):
+            raise ValueError(
+                f"image must be a data:image/..., data:video/... or http(s) URL, got {str(url)[:40]!r}"
+            )
     if not urls:
         return {"role": "user", "content": text}
-    parts: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": url}} for url in urls]
+    parts: list[dict[str, Any]] = [media_part(url) for url in urls]
     parts.append({"type": "text", "text": text})
     return {"role": "user", "content": parts}
 

@@ -4,7 +4,9 @@ Prediction files are JSONL, one reply per line: the item's id under ``id_field``
 ``question_id`` for MarineLife-16K) and the model's raw text under ``raw_output`` (or
 ``prediction``; a line with both must give the same text in each), optionally a ``rationale``. Other keys (a ``parsed_answer`` written by an
 evaluation runner, token counts...) are ignored: the report parses every raw reply again with the
-shared parser, so every number comes from one piece of code.
+shared parser, so every number comes from one piece of code. An lmms-eval sample log or a VLMEvalKit
+result file of this project's harness tasks is read through the mapping of
+:mod:`builders.report.harness_outputs` (its N-th item stands for line N).
 
 A dataset split comes from each dataset's one opener (:func:`bqa.data.open_split`,
 :func:`marinelife16k.data.open_split`): a Hub-layout folder or a pipeline's work folder, text columns
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builders.files.jsonio import iter_jsonl
+from builders.report.harness_outputs import harness_kind, read_harness_lines
 
 TEXT_FIELDS: tuple[str, ...] = ("raw_output", "prediction")
 RATIONALE_FIELD = "rationale"
@@ -57,7 +60,8 @@ class Prediction:
 def read_predictions(path: str | os.PathLike[str], id_field: str) -> dict[str, Prediction]:
     """Item id -> :class:`Prediction` from a JSONL file; malformed or repeated ids are errors."""
     out: dict[str, Prediction] = {}
-    for number, data in iter_jsonl(path):
+    rows = iter_jsonl(path) if harness_kind(path) is None else enumerate(read_harness_lines(path), start=1)
+    for number, data in rows:
         where = f"{path}, line {number}"
         if not isinstance(data, dict):
             raise ValueError(f"{where}: expected a JSON object, got {type(data).__name__}")

@@ -24,9 +24,10 @@ from numbers import Real
 from pathlib import Path
 from typing import Any
 
-from builders.files.jsonio import read_json_object, read_jsonl
+from builders.files.jsonio import read_json_object
 from builders.hub.source import DataSource
 from builders.report.document import Report, Section, write_report
+from builders.report.harness_outputs import read_prediction_lines
 from builders.report.inputs import align, read_predictions
 from builders.report.paired import accuracy_pairs, paired_section, score_pairs
 from builders.report.paper_tables import camera_scores, table3, table4
@@ -101,7 +102,7 @@ def judgeable_rows(
     is an error, and so is an open-ended question without one unless ``allow_missing``.
     """
     if data is None:
-        rows = read_jsonl(path)
+        rows = read_prediction_lines(path)  # or an lmms-eval log / VLMEvalKit result file
         for number, row in enumerate(rows, 1):
             absent = [k for k in JUDGE_LINE_FIELDS if not isinstance(row, dict) or k not in row]
             if absent:

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from builders import tool_version
-from builders.files.jsonio import iter_jsonl
 from builders.hub.source import DataSource, resolve_data
+from builders.report.harness_outputs import read_prediction_lines
 from builders.report.tables import markdown_table
 
 #: What must agree between runs laid side by side (a difference changes what the numbers mean).
@@ -66,7 +66,7 @@ def run_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
     the distinct values when they disagree, None when no line records it. Lines of open-ended
     questions (no ``answer_parser``) do not count against the parser."""
     seen: dict[str, list[Any]] = {f: [] for f in FIELDS}
-    for _, line in iter_jsonl(path):
+    for line in read_prediction_lines(path):  # a harness output's lines too
         if not isinstance(line, dict):
             continue  # read_predictions names the bad line
         for field, value in _line_values(line).items():

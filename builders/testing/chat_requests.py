@@ -1,11 +1,20 @@
 """Reading a chat-completions request body (the JSON dict a :class:`~builders.testing.chat_server.ChatServer`
-handler gets): the schema it asked for, message texts, the frames it carries, and what identifies them."""
+handler gets): the schema it asked for, message texts, the frames it carries, and what identifies them.
+
+A ``video_url`` part's video is decoded here as a video server would: every frame of a full
+sequential PyAV decode, in order, as RGB (independently of the project's sampler)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
+import io
 from collections.abc import Sequence
 from typing import Any
+
+import av
+import numpy as np
 
 
 def response_schema(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -39,6 +48,42 @@ def image_urls(body: dict[str, Any]) -> list[str]:
         for part in m["content"]
         if part.get("type") == "image_url"
     ]
+
+
+def video_urls(body: dict[str, Any]) -> list[str]:
+    """The ``video_url`` URLs of a request's messages, in order."""
+    return [
+        part["video_url"]["url"]
+        for m in body.get("messages", [])
+        if isinstance(m.get("content"), list)
+        for part in m["content"]
+        if part.get("type") == "video_url"
+    ]
+
+
+def decode_video_url(url: str) -> list[np.ndarray]:
+    """Every frame (H x W x 3 RGB) of a ``data:video/...;base64`` URL's video; ValueError saying why
+    when it is not one, or does not decode."""
+    header, sep, payload = url.partition(",")
+    if not sep or not header.startswith("data:video/") or not header.endswith(";base64"):
+        raise ValueError(f"video_url must be a base64 data:video/... URL, got {url[:40]!r}")
+    try:
+        data = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError) as err:
+        raise ValueError(f"video_url payload is not base64: {err}") from None
+    try:
+        with av.open(io.BytesIO(data), mode="r") as container:
+            frames = [frame.to_ndarray(format="rgb24") for frame in container.decode(video=0)]
+    except (av.FFmpegError, IndexError) as err:
+        raise ValueError(f"video_url holds no decodable video: {err}") from None
+    if not frames:
+        raise ValueError("video_url holds a video without frames")
+    return frames
+
+
+def video_frames(body: dict[str, Any]) -> list[list[np.ndarray]]:
+    """The decoded frames of each ``video_url`` part of a request (:func:`decode_video_url`)."""
+    return [decode_video_url(url) for url in video_urls(body)]
 
 
 def image_count(body: dict[str, Any]) -> int:

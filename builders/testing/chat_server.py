@@ -11,6 +11,8 @@ dozens of slow requests overlap as they would on a real endpoint. In tests, use 
     server.fault_rate, server.fault_choices = 0.1, [Fault.server_error(retry_after=0.01)]
     server.chat_requests   # what the client sent: RecordedRequest(body, headers without the key, ...)
     server.max_in_flight   # most chat requests it was serving at once
+    server.videos          # per chat request, the decoded frames of each video_url part (an
+                           # undecodable one is answered 400, as a video server would)
     server.reset()         # forget the log, counters and queued faults between phases
 
 What a chat request gets, in order of precedence:
@@ -46,7 +48,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from builders.testing.chat_faults import Fault, Reply, apply_fault
-from builders.testing.chat_requests import count_prompt_tokens, response_schema
+from builders.testing.chat_requests import count_prompt_tokens, response_schema, video_frames
 from builders.testing.schema_examples import example_for_schema, schema_keywords
 
 DEFAULT_TEXT = "This is a reply from the test chat server."
@@ -79,6 +81,7 @@ class _State:
     in_flight: int = 0
     max_in_flight: int = 0
     errors: list[str] = field(default_factory=list)
+    videos: list[list[list[Any]]] = field(default_factory=list)  # per chat request: each video's frames
 
 
 class ChatServer:
@@ -179,6 +182,7 @@ class ChatServer:
         with self._state.lock:
             self._state.requests.clear()
             self._state.errors.clear()
+            self._state.videos.clear()
             self._state.max_in_flight = self._state.in_flight
             self._queue.clear()
 
@@ -191,6 +195,13 @@ class ChatServer:
     @property
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
+    def videos(self) -> list[list[list[Any]]]:
+        """Per well-formed chat request, in arrival order: the decoded RGB frames of each of its
+        ``video_url`` parts (a request whose video does not decode is answered 400 instead)."""
+        with self._state.lock:
+            return list(self._state.videos)
 
     @property
     def max_in_flight(self) -> int:
@@ -364,6 +375,14 @@ class _Handler(BaseHTTPRequestHandler):
                 400, "the body must be a JSON object with 'model' and 'messages'", "invalid_request_error"
             )
             return
+        try:  # what a video server does first: a video_url that does not decode is a client error
+            decoded = video_frames(body)
+        except ValueError as err:
+            record(400, "bad-video")
+            self._error(400, str(err), "invalid_request_error")
+            return
+        with chat._state.lock:
+            chat._state.videos.append(decoded)
         rejected = schema_keywords(response_schema(body)) & GEMINI_REJECTED_KEYS if chat.gemini else set()
         if rejected:
             record(400, "gemini-schema")

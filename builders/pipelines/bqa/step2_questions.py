@@ -32,7 +32,10 @@ class BQAQuestion(BaseModel):
 def question_request(item: Mapping[str, Any], work_dir: Path, frames: FrameSpec) -> LLMRequest:
     """``item``: ``id``, ``clip`` (relative to ``work_dir``) and ``choices`` (the four candidates, as shown)."""
     images = frames.data_urls(Path(work_dir) / item["clip"])
-    variables = {"frame_description": frames.describe(len(images)), "candidates": ", ".join(item["choices"])}
+    variables = {
+        "frame_description": frames.describe(frames.frame_count(images)),
+        "candidates": ", ".join(item["choices"]),
+    }
     return LLMRequest.from_prompt(load_prompt(PROMPT), variables, images=images, schema=BQAQuestion)
 
 

@@ -1,0 +1,35 @@
+"""A copy of the lmms-eval task folder whose templates name local dataset folders."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from builders.hub.layout import CARD_FILE
+from builders.integrations.items import copy_tree
+from builders.integrations.lmms_eval.tasks import BQA_TEMPLATE, MARINELIFE_TEMPLATE
+
+TEMPLATES = {"bqa": BQA_TEMPLATE, "marinelife16k": MARINELIFE_TEMPLATE}
+_DATASET_PATH = re.compile(r"^dataset_path:.*$", re.MULTILINE)
+
+
+def configure_lmms_eval(shipped: Path, out: Path, data: Mapping[str, Path]) -> Path:
+    """Copy ``shipped`` to ``out`` and point each named dataset's template at its folder, which must
+    be a Hub-layout folder (lmms-eval reads it with ``datasets.load_dataset``). Returns ``out``."""
+    for name, folder in data.items():
+        if name not in TEMPLATES:
+            raise ValueError(f"unknown dataset {name!r}; expected one of {list(TEMPLATES)}")
+        if not (Path(folder) / CARD_FILE).is_file():
+            raise FileNotFoundError(
+                f"{folder}: not a Hub-layout folder (no {CARD_FILE}); lmms-eval loads data with "
+                f"datasets.load_dataset: export one with 'vqabench {'bqa' if name == 'bqa' else 'marinelife'} export'"
+            )
+    out = Path(out)
+    copy_tree(shipped, out)
+    for name, folder in data.items():
+        template = out / TEMPLATES[name]
+        text = template.read_text(encoding="utf-8")
+        line = f"dataset_path: {Path(folder).resolve()}"
+        template.write_text(_DATASET_PATH.sub(lambda _, line=line: line, text, count=1), encoding="utf-8")
+    return out

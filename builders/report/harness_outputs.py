@@ -1,0 +1,123 @@
+"""Reading what the evaluation harnesses wrote as this project's predictions lines.
+
+The mapping, per file kind (recognised by its name and content, never guessed):
+
+lmms-eval per-sample log (``--log_samples``: ``<date>_samples_<task>.jsonl``, one JSON object per doc
+with ``doc_id``, ``filtered_resps`` and each metric's per-doc value; v0.7.2
+``lmms_eval/loggers/evaluation_tracker.py``)
+    The tasks of :mod:`builders.integrations.lmms_eval` log, as every metric's value, the
+    predictions line the project's runner writes (item fields, ``raw_output``, ``rationale``...).
+    That line is taken as it is; a log without one (another task) is an error naming the line.
+
+VLMEvalKit result file (``<model>_<dataset>.xlsx`` or ``.tsv``: the dataset's table plus a
+``prediction`` column; ``vlmeval/inference_video.py``)
+    The datasets of :mod:`builders.integrations.vlmevalkit` carry each item's predictions-line
+    fields as JSON in the :data:`ITEM_COLUMN` column; the line is those fields plus
+    ``raw_output`` = ``prediction``. An empty prediction, or VLMEvalKit's failure text
+    (:data:`VLMEVALKIT_FAILED`), is no reply (``None``: scored as unparsed, as a missing reply).
+
+Either way the result is the list of lines a predictions JSONL would hold, so the report
+(:func:`builders.report.inputs.read_predictions`), the judge (``vqabench marinelife judge``) and the
+metrics' inputs (``bqa.predictions.accuracy_inputs``) read harness outputs like the runner's own.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from builders.files.jsonio import iter_jsonl, read_jsonl
+
+#: The VLMEvalKit datasets' column holding each item's predictions-line fields (JSON).
+ITEM_COLUMN = "vqabench_item"
+#: What VLMEvalKit writes as the prediction of a failed inference (``vlmeval/smp/file.py`` INFER_FAIL_MSG).
+VLMEVALKIT_FAILED = "Failed to obtain answer"
+TABLE_SUFFIXES = (".xlsx", ".tsv")
+_LMMS_EVAL_KEYS = ("doc_id", "filtered_resps")
+
+
+def harness_kind(path: str | os.PathLike[str]) -> str | None:
+    """``"vlmevalkit"``, ``"lmms-eval"`` or None (a predictions JSONL of this project)."""
+    path = Path(path)
+    if path.suffix.lower() in TABLE_SUFFIXES:
+        return "vlmevalkit"
+    for _, data in iter_jsonl(path):
+        return "lmms-eval" if isinstance(data, dict) and all(k in data for k in _LMMS_EVAL_KEYS) else None
+    return None
+
+
+def _lmms_eval_lines(path: Path) -> list[dict[str, Any]]:
+    lines = []
+    for number, sample in iter_jsonl(path):
+        if not isinstance(sample, dict) or not all(k in sample for k in _LMMS_EVAL_KEYS):
+            raise ValueError(f"{path}, line {number}: not an lmms-eval sample (no {list(_LMMS_EVAL_KEYS)})")
+        line = next((v for v in sample.values() if isinstance(v, dict) and "raw_output" in v), None)
+        if line is None:
+            raise ValueError(
+                f"{path}, line {number} (doc_id {sample['doc_id']}): no metric holds a predictions line; "
+                "was this log written by the tasks of 'vqabench integrations path lmms-eval'?"
+            )
+        lines.append(line)
+    return lines
+
+
+def read_table(path: Path) -> list[dict[str, Any]]:
+    """The rows of a VLMEvalKit xlsx/tsv file (pandas; xlsx needs openpyxl: ``pip install .[harness]``)."""
+    import pandas as pd  # lazy: the report loads it only for harness tables
+
+    if path.suffix.lower() == ".tsv":
+        frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    else:
+        try:
+            frame = pd.read_excel(path, dtype=str, keep_default_na=False)
+        except ImportError as err:
+            raise RuntimeError(
+                f"{path}: reading xlsx needs openpyxl (pip install 'vqabench[harness]')"
+            ) from err
+    return frame.to_dict(orient="records")
+
+
+def _reply(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    text = str(value)
+    return None if not text.strip() or text.startswith(VLMEVALKIT_FAILED) else text
+
+
+def _vlmevalkit_lines(path: Path) -> list[dict[str, Any]]:
+    lines = []
+    for number, row in enumerate(read_table(path), start=2):  # row 1 is the header
+        where = f"{path}, row {number}"
+        if "prediction" not in row:
+            raise ValueError(f"{where}: no 'prediction' column; is this a VLMEvalKit result file?")
+        if not row.get(ITEM_COLUMN):
+            raise ValueError(
+                f"{where}: no {ITEM_COLUMN!r} column; was it written with the datasets of "
+                "builders.integrations.vlmevalkit?"
+            )
+        try:
+            item = json.loads(row[ITEM_COLUMN])
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{where}: {ITEM_COLUMN!r} is not JSON: {err}") from None
+        lines.append({**item, "raw_output": _reply(row["prediction"])})
+    return lines
+
+
+def read_harness_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The predictions lines of an lmms-eval sample log or a VLMEvalKit result file (see the module doc)."""
+    path = Path(path)
+    kind = harness_kind(path)
+    if kind is None:
+        raise ValueError(f"{path}: neither an lmms-eval sample log nor a VLMEvalKit result file")
+    lines = _lmms_eval_lines(path) if kind == "lmms-eval" else _vlmevalkit_lines(path)
+    if not lines:
+        raise ValueError(f"{path}: no predictions")
+    return lines
+
+
+def read_prediction_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """A predictions JSONL's lines, or a harness output's lines mapped onto them."""
+    return read_harness_lines(path) if harness_kind(path) else read_jsonl(path)
