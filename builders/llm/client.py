@@ -21,7 +21,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,6 +32,7 @@ from pydantic import BaseModel
 from tqdm.auto import tqdm
 
 from builders.llm.cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
+from builders.llm.cost import Budget
 from builders.llm.messages import Message, assistant_message, system_message, user_message
 from builders.llm.prompts import Prompt
 from builders.llm.schema import ReplyError, ReplySchema, check_value, parse_reply
@@ -170,6 +171,8 @@ class LLMClient:
         self.mode: Mode = mode
         self.usage = UsageSummary()
         self.last_usage = UsageSummary()
+        #: A :class:`~builders.llm.cost.Budget` that sessions (the step loop) keep to; None: no limit.
+        self.budget: Budget | None = None
 
     def __repr__(self) -> str:
         return (
@@ -303,6 +306,23 @@ class LLMClient:
         return final
 
     @asynccontextmanager
+    async def session(self) -> AsyncIterator[LLMSession]:
+        """A :class:`LLMSession` for sending requests one at a time as they become ready (the step
+        loop's way); its counts are merged into :attr:`usage` when it closes."""
+        started = time.perf_counter()
+        run = UsageSummary()
+        sdk = None if self.mode == "replay" else self._sdk()
+        try:
+            session = LLMSession(self, await sdk.__aenter__() if sdk is not None else None, run)
+            yield session
+        finally:
+            if sdk is not None:
+                await sdk.__aexit__(None, None, None)
+            run.seconds = time.perf_counter() - started
+            self.last_usage = run
+            self.usage.merge(run)
+
+    @asynccontextmanager
     async def _sdk(self):
         # One SDK client per batch: it binds its connection pool to the running event loop, and the
         # key is read from the environment now ("at call time"), never kept on this object.
@@ -335,9 +355,10 @@ class LLMClient:
 
     def _failure(
         self, p: _Prepared, error: str, raw: str | None, attempts: int = 0, usage: TokenUsage | None = None,
-        model_reported: str | None = None, elapsed: float = 0.0,
+        model_reported: str | None = None, elapsed: float = 0.0, warn: bool = True,
     ) -> LLMResult:  # fmt: skip
-        log.warning("LLM request %s failed: %s", p.key[:12], error)
+        if warn:
+            log.warning("LLM request %s failed: %s", p.key[:12], error)
         return LLMResult(
             ok=False,
             value=None,
@@ -480,3 +501,80 @@ class LLMClient:
         if key:
             text = text.replace(key, "[redacted]")
         return text[:2000]
+
+
+class LLMSession:
+    """Requests sent one at a time, as soon as each is ready, through one SDK client: at most
+    ``settings.max_concurrency`` in flight, requests with the same key in flight share one call.
+    Open one with ``async with client.session() as session``; ``await session.complete(request)``.
+
+    ``budget``: an optional :class:`~builders.llm.cost.Budget`; a request the cache cannot answer is
+    sent only while the budget allows its estimated cost (else the result is ``ok=False`` with
+    ``error`` starting :data:`OVER_BUDGET`, nothing sent). In replay mode a miss is ``ok=False``
+    with ``error`` starting :data:`REPLAY_MISS` (nothing is ever sent).
+    """
+
+    def __init__(self, client: LLMClient, sdk: openai.AsyncOpenAI | None, run: UsageSummary) -> None:
+        self.client = client
+        self.run = run
+        self.budget: Any = None
+        self._sdk = sdk
+        self._limit = asyncio.Semaphore(client.settings.max_concurrency)
+        self._in_flight: dict[str, asyncio.Future[LLMResult]] = {}
+
+    async def complete(self, request: LLMRequest) -> LLMResult:
+        """The result of one request (never raises for a failed call: ``ok=False``)."""
+        client = self.client
+        p = client._prepare(request)
+        self.run.items += 1
+        if client.cache is not None and client.mode != "refresh":
+            row = client.cache.get(p.key)
+            if row is not None:
+                try:
+                    result = client._hit(p, row)
+                    self.run.cache_hits += 1
+                    return result
+                except ReplyError as err:
+                    if client.mode == "replay":
+                        error = f"the recorded reply no longer validates: {err}"
+                        return self._failed(client._failure(p, error, row.raw))
+                    log.info("cached reply %s no longer validates (%s); asking again", p.key[:12], err)
+        if client.mode == "replay" or self._sdk is None:
+            return client._failure(
+                p, f"{REPLAY_MISS}: key {p.key[:16]}…", None, warn=False
+            )  # not a failed call
+        shared = self._in_flight.get(p.key)
+        if shared is not None:
+            return replace(await asyncio.shield(shared), metadata=request.metadata)
+        reserved = 0.0
+        if self.budget is not None:
+            reserved = self.budget.reserve(request, client.settings)
+            if reserved < 0:
+                return client._failure(
+                    p, f"{OVER_BUDGET}: {self.budget.describe()}", None, warn=False
+                )  # not sent
+        future: asyncio.Future[LLMResult] = asyncio.get_running_loop().create_future()
+        self._in_flight[p.key] = future
+        try:
+            try:
+                result = await client._complete(self._sdk, self._limit, p, self.run)
+            except Exception as err:  # a bug must not sink the other items; it is logged
+                log.exception("LLM request %s failed unexpectedly", p.key[:12])
+                result = client._failure(p, client._describe(err), None)
+            future.set_result(result)
+        finally:
+            del self._in_flight[p.key]
+            if not future.done():
+                future.cancel()
+            if self.budget is not None:
+                spent = future.result().usage if future.done() and not future.cancelled() else None
+                self.budget.settle(reserved, spent)
+        return self._failed(result) if not result.ok else result
+
+    def _failed(self, result: LLMResult) -> LLMResult:
+        self.run.failures += 1
+        return result
+
+
+#: ``error`` prefixes of results that were not sent (see :class:`LLMSession`).
+REPLAY_MISS, OVER_BUDGET = "replay: no recorded reply", "not sent: over the --max-cost budget"
