@@ -85,8 +85,11 @@ def _hash_images(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
             for part in content:
                 if part.get("type") == "image_url":
                     url = part["image_url"]["url"]
-                    data = data_url_bytes(url)
-                    ref = f"sha256:{hashlib.sha256(data).hexdigest()}" if data is not None else url
+                    digest = getattr(url, "sha256", None)  # an ImageURL: hashed once, before base64
+                    if digest is None:
+                        data = data_url_bytes(url)
+                        digest = hashlib.sha256(data).hexdigest() if data is not None else None
+                    ref = f"sha256:{digest}" if digest is not None else url
                     parts.append({**part, "image_url": {**part["image_url"], "url": ref}})
                 else:
                     parts.append(part)

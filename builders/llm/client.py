@@ -71,6 +71,7 @@ class LLMRequest:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     validator: Callable[[Any], object] | None = None
     schema_name: str | None = None  # json_schema.name sent; default: the model's class name
+    output_tokens: int | None = None  # expected reply length, for cost estimates (not in the key)
 
     @classmethod
     def from_prompt(

@@ -8,10 +8,32 @@ hashable into cache keys. Frames from :mod:`builders.video.sampler` become JPEG 
 from __future__ import annotations
 
 import base64
+import hashlib
 from collections.abc import Iterable
 from typing import Any
 
 Message = dict[str, Any]
+
+
+class ImageURL(str):
+    """A data URL that carries the sha256 of the bytes it encodes, taken before base64: the reply
+    cache's key uses ``sha256`` instead of decoding the URL again (:mod:`builders.llm.cache`)."""
+
+    sha256: str
+
+    def __new__(cls, url: str, sha256: str) -> ImageURL:
+        obj = super().__new__(cls, url)
+        obj.sha256 = sha256
+        return obj
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ImageURL, (str(self), self.sha256))
+
+
+def jpeg_data_url(data: bytes) -> ImageURL:
+    """The ``data:image/jpeg;base64,...`` URL of JPEG bytes, with their sha256."""
+    url = "data:image/jpeg;base64," + base64.b64encode(data).decode("ascii")
+    return ImageURL(url, hashlib.sha256(data).hexdigest())
 
 
 def system_message(text: str) -> Message:

@@ -13,7 +13,6 @@ decoded is rejected with reason ``video_unreadable`` instead of stopping the ste
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from builders.llm import LLMClient, LLMRequest, LLMResult, ReplayMissError
 from builders.llm.client import OVER_BUDGET, REPLAY_MISS, LLMSession
 from builders.runs.progress import progress_bar
 from builders.runs.steps import COMMIT_SECONDS, KEPT, REJECTED, StepRecords
+from builders.video.sampler import available_cpus
 from builders.video.source import VideoError
 
 LLM_FAILURE, VIDEO_UNREADABLE = "llm_failure", "video_unreadable"
@@ -56,7 +56,7 @@ def prepare_workers() -> int:
     processes: PyAV and Pillow release the GIL while they decode and encode, and a process pool
     pays for pickling every payload back (``benchmarks/evaluate.py``, section ``pool``: 3.5x slower
     on 2 cores)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return available_cpus()
 
 
 def run_llm_step(
