@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from builders.llm import add_llm_arguments
+from builders.llm.cost import add_cost_arguments
 
 if TYPE_CHECKING:
     from builders.pipelines.marinelife.runner import PipelineConfig
@@ -85,6 +86,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     output.add_argument("--repo-id", help="Hub repo named in the card's loading example")
     add_llm_arguments(build)
+    add_cost_arguments(build)
     build.set_defaults(func=_build)
 
 
@@ -135,11 +137,19 @@ def _build(args: argparse.Namespace) -> int:
             args.llm_mode = "replay"
         client = client_from_args(args, default_cache=args.work_dir / DEFAULT_CACHE)
         config = _config(args)
+    from builders.llm.cost import apply_cost_arguments, spent_line
+
+    price = apply_cost_arguments(args, client)
     with client:
         result = build(
             args.work_dir, client, attributes=attributes, video_root=video_root, config=config, note=note
         )
+    if client.estimate is not None:
+        # The caption drafts (frames decoded, nothing sent); the steps after them need their replies.
+        print(f"estimate, first step with requests to send: {client.estimate.format(price)}")
+        return 0
     print(format_summary(result.summary))
+    print(spent_line(client.usage, price, client.budget))
     if not result.complete:
         print(
             f"{len(result.failures)} video(s) failed; run the same command again to retry them "

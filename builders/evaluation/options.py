@@ -1,5 +1,5 @@
 """Command-line options and handler shared by the evaluation runners (``bqa evaluate``,
-``marinelife-eval predict``): the same data, output, resume and LLM options, run the same way."""
+``marinelife-eval predict``): the same data, output, resume, LLM and cost options, run the same way."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from typing import Any
 
 from builders.evaluation.run import PredictionRun
 from builders.llm import add_llm_arguments, client_from_args
+from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
+from builders.runs.frames import ProbeImages
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE
 from builders.runs.steps import DEFAULT_CACHE
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
@@ -18,7 +20,8 @@ from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 def add_prediction_arguments(
     parser: argparse.ArgumentParser, *, dataset: str, unit: str, frames: str
 ) -> None:
-    """``--data --split --out --limit --work --batch-size --reject-llm-failures``, frames and LLM options."""
+    """``--data --split --out --limit --work --batch-size --reject-llm-failures``, frames, LLM and cost
+    options (``--estimate``, ``--max-cost``, prices: :func:`builders.llm.cost.add_cost_arguments`)."""
     parser.add_argument(
         "--data", type=Path, required=True, help=f"a {dataset} work folder or an exported Hub-layout folder"
     )
@@ -29,13 +32,17 @@ def add_prediction_arguments(
         "--work", type=Path, help="resume state and LLM cache (default: <out without suffix>.work/)"
     )
     parser.add_argument(
-        "--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help=f"{unit} per LLM batch (default 32)"
+        "--batch-size",
+        type=int,
+        default=DEFAULT_BATCH_SIZE,
+        help=f"{unit} prepared ahead of the requests in flight (default 32)",
     )
     parser.add_argument(
         "--reject-llm-failures", action="store_true", help=f"give up on {unit} whose call keeps failing"
     )
     add_frame_arguments(parser, frames)
     add_llm_arguments(parser)
+    add_cost_arguments(parser)
 
 
 def run_prediction_command(
@@ -54,9 +61,16 @@ def run_prediction_command(
     identity = {"data": str(args.data.resolve()), "split": args.split}
     frames = frame_spec_from_args(args, None, default_num_frames)
     with client_from_args(args, default_cache=work / DEFAULT_CACHE, progress=False) as client:
+        price = apply_cost_arguments(args, client)
+        if args.estimate:  # frames probed, not decoded; nothing sent
+            options["images_of"] = ProbeImages()
         summary = evaluate(
             data, client, work, args.out, frames=frames, limit=args.limit, batch_size=args.batch_size,
             reject_failures=args.reject_llm_failures, identity=identity, **options,
         )  # fmt: skip
+    if client.estimate is not None:
+        print(f"estimate for {args.out}: {client.estimate.format(price)}")
+        return 0
     print(summary.format())
+    print(spent_line(summary.run, price, client.budget))
     return 0 if summary.ok else 1

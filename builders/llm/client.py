@@ -32,8 +32,14 @@ from pydantic import BaseModel
 from tqdm.auto import tqdm
 
 from builders.llm.cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
-from builders.llm.cost import Budget
-from builders.llm.messages import Message, assistant_message, system_message, user_message
+from builders.llm.cost import Budget, Estimate, estimate_request
+from builders.llm.messages import (
+    Message,
+    assistant_message,
+    has_placeholders,
+    system_message,
+    user_message,
+)
 from builders.llm.prompts import Prompt
 from builders.llm.schema import ReplyError, ReplySchema, check_value, parse_reply
 from builders.llm.settings import LLMSettings
@@ -174,6 +180,8 @@ class LLMClient:
         self.last_usage = UsageSummary()
         #: A :class:`~builders.llm.cost.Budget` that sessions (the step loop) keep to; None: no limit.
         self.budget: Budget | None = None
+        #: When set, sessions send nothing: every request is counted into it (``--estimate``).
+        self.estimate: Estimate | None = None
 
     def __repr__(self) -> str:
         return (
@@ -312,7 +320,7 @@ class LLMClient:
         loop's way); its counts are merged into :attr:`usage` when it closes."""
         started = time.perf_counter()
         run = UsageSummary()
-        sdk = None if self.mode == "replay" else self._sdk()
+        sdk = None if self.mode == "replay" or self.estimate is not None else self._sdk()
         try:
             session = LLMSession(self, await sdk.__aenter__() if sdk is not None else None, run)
             yield session
@@ -528,6 +536,8 @@ class LLMSession:
         client = self.client
         p = client._prepare(request)
         self.run.items += 1
+        if client.estimate is not None:
+            return self._estimate(p, request)
         if client.cache is not None and client.mode != "refresh":
             row = client.cache.get(p.key)
             if row is not None:
@@ -572,6 +582,18 @@ class LLMSession:
                 self.budget.settle(reserved, spent)
         return self._failed(result) if not result.ok else result
 
+    def _estimate(self, p: _Prepared, request: LLMRequest) -> LLMResult:
+        client, estimate = self.client, self.client.estimate
+        assert estimate is not None
+        lookup = (
+            client.cache is not None and client.mode != "refresh" and not has_placeholders(request.messages)
+        )
+        if lookup and client.cache.get(p.key) is not None:
+            estimate.cached += 1
+        else:
+            estimate.add(estimate_request(request, client.settings.model, client.settings.max_tokens))
+        return client._failure(p, f"{ESTIMATED}: nothing sent", None, warn=False)
+
     def _failed(self, result: LLMResult) -> LLMResult:
         self.run.failures += 1
         return result
@@ -579,3 +601,4 @@ class LLMSession:
 
 #: ``error`` prefixes of results that were not sent (see :class:`LLMSession`).
 REPLAY_MISS, OVER_BUDGET = "replay: no recorded reply", "not sent: over the --max-cost budget"
+ESTIMATED = "estimated (--estimate)"

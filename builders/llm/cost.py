@@ -18,6 +18,7 @@ edit, not a quote). Cost = tokens in x price in + tokens out x price out.
 
 from __future__ import annotations
 
+import argparse
 import base64
 import binascii
 import fnmatch
@@ -93,11 +94,12 @@ def _scan_jpeg(data: bytes) -> tuple[int, int] | None:
 class Estimate:
     """Token counts of some requests (estimated) and what they would cost."""
 
-    requests: int = 0
+    requests: int = 0  # to send (not in the reply cache)
     text_tokens: int = 0
     image_tokens: int = 0
     images: int = 0
     output_tokens: int = 0
+    cached: int = 0  # requests the reply cache already answers (paid before, free now)
 
     @property
     def input_tokens(self) -> int:
@@ -108,8 +110,9 @@ class Estimate:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def format(self, price: Price | None) -> str:
+        cached = f" ({self.cached:,} more already in the reply cache)" if self.cached else ""
         line = (
-            f"{self.requests:,} requests to send: input ~{self.input_tokens:,} tokens "
+            f"{self.requests:,} requests to send{cached}: input ~{self.input_tokens:,} tokens "
             f"(text {self.text_tokens:,}, {self.images:,} images {self.image_tokens:,}), "
             f"output ~{self.output_tokens:,} tokens"
         )
@@ -223,3 +226,62 @@ class Budget:
 
     def describe(self) -> str:
         return f"spent ${self.spent:,.4f} of ${self.max_cost:,.2f}"
+
+
+# -- command-line options ------------------------------------------------------------------------
+
+
+def add_cost_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--estimate``, ``--max-cost``, ``--price-in``/``--price-out``, ``--price-table``: for every
+    command that sends LLM requests (the shared prediction and build options call this)."""
+    group = parser.add_argument_group(
+        "cost", "what the LLM requests will cost, and a limit (module builders.llm.cost)"
+    )
+    group.add_argument(
+        "--estimate",
+        action="store_true",
+        help="send nothing: count the requests still to send (items with no record yet; frames are probed, "
+        "not decoded), their input tokens (text ~4 characters a token, images by the model family's rule) "
+        "and expected output tokens, and price them",
+    )
+    group.add_argument(
+        "--max-cost", type=float, metavar="USD", help="stop cleanly before this many dollars would be spent"
+    )
+    group.add_argument("--price-in", type=float, metavar="USD", help="price per million input tokens")
+    group.add_argument("--price-out", type=float, metavar="USD", help="price per million output tokens")
+    group.add_argument(
+        "--price-table",
+        type=Path,
+        help=f"JSON price table: model glob -> {{input, output}} (default {PRICE_TABLE.name})",
+    )
+
+
+def price_from_args(args: argparse.Namespace, model: str) -> Price | None:
+    return price_for(model, args.price_in, args.price_out, args.price_table)
+
+
+def apply_cost_arguments(args: argparse.Namespace, client: Any) -> Price | None:
+    """Set up ``client`` for ``--estimate`` (its :attr:`estimate`) or ``--max-cost`` (its :attr:`budget`);
+    returns the price (None: unknown). ``--max-cost`` without a known price is an error."""
+    model = client.settings.model
+    price = price_from_args(args, model)
+    if args.estimate:
+        client.estimate = Estimate()
+    if args.max_cost is not None:
+        if price is None:
+            raise ValueError(
+                f"--max-cost needs a price for model {model!r}: pass --price-in and --price-out (US$ per "
+                "million tokens) or a --price-table that lists it"
+            )
+        client.budget = Budget(args.max_cost, price, model, client.settings.max_tokens)
+    return price
+
+
+def spent_line(usage: Any, price: Price | None, budget: Budget | None = None) -> str:
+    """The run summary's cost line: tokens this run sent and received, and their price."""
+    line = f"  spent this run: tokens in {usage.prompt_tokens:,} / out {usage.completion_tokens:,}"
+    if price is not None:
+        line += f", about ${price.cost(usage.prompt_tokens, usage.completion_tokens):,.4f} at {price}"
+    if budget is not None and budget.refused:
+        line += f"; stopped at the --max-cost budget ({budget.describe()}): rerun with a higher one to go on"
+    return line

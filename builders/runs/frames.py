@@ -152,7 +152,8 @@ class FrameImages:
 
 
 class ProbeImages:
-    """``images(source, spec)`` without decoding: grey JPEGs of the real frames' size and count."""
+    """``images(source, spec)`` without decoding: grey JPEGs of the real frames' size and count
+    (marked ``placeholder``: an estimate cannot look their requests up in the reply cache)."""
 
     def __init__(self) -> None:
         self._blank: dict[tuple[int, int], ImageURL] = {}
@@ -165,5 +166,6 @@ class ProbeImages:
         with self._lock:
             if size not in self._blank:
                 grey = np.full((size[1], size[0], 3), 128, dtype=np.uint8)
-                self._blank[size] = jpeg_data_url(jpeg_bytes(grey))
+                url = jpeg_data_url(jpeg_bytes(grey))
+                self._blank[size] = ImageURL(url, url.sha256, placeholder=True)
             return [self._blank[size]] * count

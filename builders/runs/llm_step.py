@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from builders.llm import LLMClient, LLMRequest, LLMResult, ReplayMissError
-from builders.llm.client import OVER_BUDGET, REPLAY_MISS, LLMSession
+from builders.llm.client import ESTIMATED, OVER_BUDGET, REPLAY_MISS, LLMSession
 from builders.runs.progress import progress_bar
 from builders.runs.steps import COMMIT_SECONDS, KEPT, REJECTED, StepRecords
 from builders.video.sampler import available_cpus
@@ -93,15 +93,10 @@ def run_llm_step(
     workers = workers or prepare_workers()
     ahead = ahead or batch_size or 2 * workers
     desc = desc or records.name
-    try:
-        with progress_bar(len(items), len(items) - len(pending), desc) as bar:
-            failures, missed = asyncio.run(
-                _pipeline(
-                    records, pending, client, request_of, outcome_of, reject_failures, bar, workers, ahead
-                )
-            )
-    finally:
-        records.commit()
+    with records.group_commits(), progress_bar(len(items), len(items) - len(pending), desc) as bar:
+        failures, missed = asyncio.run(
+            _pipeline(records, pending, client, request_of, outcome_of, reject_failures, bar, workers, ahead)
+        )
     if missed:
         first = missed[0]
         raise ReplayMissError(
@@ -146,6 +141,8 @@ async def _pipeline(
                 )
             elif (result.error or "").startswith(REPLAY_MISS):
                 missed.append((str(item["id"]), result.key))
+            elif (result.error or "").startswith(ESTIMATED):
+                failures[str(item["id"])] = result.error or ESTIMATED  # counted, not sent: stays pending
             elif (result.error or "").startswith(OVER_BUDGET):
                 stop.set()
                 failures[str(item["id"])] = result.error or OVER_BUDGET
