@@ -20,6 +20,8 @@ Measured in the same run, each case in a fresh child process (so its peak RSS is
   at the full split and at a third of it (peak RSS must not grow with the split).
 - ``pool``: preparing every clip's 16 frames with a thread pool against a process pool of ``cores``
   workers (which the step loop should use).
+- ``fsync``: ``--records`` step records (16,080: a MarineLife eval) added one fsync each against
+  group commits (:meth:`builders.runs.steps.StepRecords.group_commits`), both timed in full.
 
 Targets (issue 16): L=0.2 s, c=32 within 1.3x of the floor; L=3 s, c=8 within 1.1x; c=32 faster
 than c=8 where N*L/c dominates; reruns send 0 requests.
@@ -47,7 +49,7 @@ from llm import ServerProcess  # benchmarks/llm.py: a ChatServer in a child proc
 
 SIZES = ((640, 360), (854, 480), (1280, 720))
 EMOTIONS = ("Happiness", "Pleasure", "Anger", "Sadness")
-SECTIONS = ("decode", "bqa", "marine", "build", "memory", "pool")
+SECTIONS = ("decode", "bqa", "marine", "build", "memory", "pool", "fsync")
 
 
 def cores() -> int:
@@ -254,6 +256,28 @@ def run_case(case: dict[str, Any], server: ServerProcess | None = None) -> dict[
     return result
 
 
+def fsync_section(work: Path, count: int) -> dict[str, Any]:
+    from builders.runs.steps import StepRecords
+
+    record = {"raw_output": "A", "parsed_answer": "A", "usage": [700, 4], "model": "bench"}
+    figures: dict[str, Any] = {"records": count}
+    for mode in ("per record", "grouped"):
+        records = StepRecords(work, mode.replace(" ", "-"))
+        started = time.perf_counter()
+        if mode == "grouped" and hasattr(records, "group_commits"):
+            with records.group_commits():
+                for i in range(count):
+                    records.add({"id": f"q{i}", **record})
+        else:
+            for i in range(count):
+                records.add({"id": f"q{i}", **record})
+        elapsed = time.perf_counter() - started
+        commits = getattr(records, "commits", count if mode == "per record" else None)
+        print(f"fsync: {count} records, {mode:<10}: {elapsed:6.2f} s, {commits} fsyncs")
+        figures[mode] = {"seconds": elapsed, "fsyncs": commits}
+    return figures
+
+
 # -- the report ----------------------------------------------------------------------------------
 
 
@@ -275,6 +299,7 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(SECTIONS), help=f"sections to run ({','.join(SECTIONS)})")
     parser.add_argument("--preset", default="veryfast", help="x264 preset of the clips (default veryfast)")
     parser.add_argument("--quick", action="store_true", help="40 clips of 360p-480p, cases 0.2:32 and 3:8")
+    parser.add_argument("--records", type=int, default=16080, help="step records for the fsync section")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     sizes = SIZES
@@ -378,6 +403,8 @@ def main() -> None:
                       f"({len(paths) / r['wall']:.1f} clips/s)")  # fmt: skip
                 rows.append({"pool": pool, **r})
             figures["pool"] = rows
+        if "fsync" in only:
+            figures["fsync"] = fsync_section(Path(fresh("fsync")), args.records)
     finally:
         for server in servers.values():
             server.__exit__()

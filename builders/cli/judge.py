@@ -9,6 +9,7 @@ from typing import Any
 
 from builders.files.jsonio import read_jsonl, write_json_atomic
 from builders.llm import add_llm_arguments
+from builders.llm.cost import add_cost_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -59,6 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--output", help="write the full result (JSON) here")
     score.add_argument("--items", action="store_true", help="include per-item scores in --output")
     add_llm_arguments(score)
+    add_cost_arguments(score)
     score.set_defaults(func=_score)
 
     rubrics = commands.add_parser(
@@ -105,7 +107,10 @@ def _score(args: argparse.Namespace) -> int:
             ("evidence", args.evidence_key),
         )
     }
+    from builders.llm.cost import apply_cost_arguments, spent_line
+
     with judge_client_from_args(args) as client:
+        price = apply_cost_arguments(args, client)
         result = judge_predictions(
             columns["predictions"],
             columns["references"],
@@ -116,7 +121,11 @@ def _score(args: argparse.Namespace) -> int:
             evidence=columns["evidence"],
             return_items=args.items,
         )
+        if client.estimate is not None:
+            print(f"estimate: {client.estimate.format(price)}")
+            return 0
         print(client.last_usage)
+        print(spent_line(client.last_usage, price, client.budget))
     if args.output:
         write_json_atomic(args.output, result)
     print(_summary(result))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
 from builders.llm import add_llm_arguments
+from builders.llm.cost import add_cost_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     j.add_argument("--out", type=Path, required=True, help="judge results JSON to write")
     j.add_argument("--name", help="the model's name in the results (default: the predictions file's stem)")
     add_llm_arguments(j)
+    add_cost_arguments(j)
     j.set_defaults(func=_judge)
 
 
@@ -65,8 +67,15 @@ def _judge(args: argparse.Namespace) -> int:
     if not args.predictions.is_file():
         raise FileNotFoundError(f"no predictions file at {args.predictions}")
     rows = read_jsonl(args.predictions)
+    from builders.llm.cost import apply_cost_arguments, spent_line
+
     with judge_client_from_args(args) as client:
+        price = apply_cost_arguments(args, client)
         results = judge(rows, client)
+    if client.estimate is not None:
+        print(f"estimate: {client.estimate.format(price)}")
+        return 0
+    print(spent_line(client.usage, price, client.budget))
     if not results:
         raise ValueError(
             f"{args.predictions}: no open-ended (camera_object_open_ended or caption) predictions"

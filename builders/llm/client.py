@@ -242,77 +242,36 @@ class LLMClient:
 
         At most ``settings.max_concurrency`` calls are in flight. Requests with the same key share
         one call. Raises :class:`ReplayMissError` (replay mode) or RuntimeError (missing API key)
-        before sending anything.
+        before sending anything. Each request goes through one :class:`LLMSession`, so estimates
+        (:attr:`estimate`) and budgets (:attr:`budget`) apply here as in the step loop.
         """
-        started = time.perf_counter()
-        prepared = [self._prepare(r) for r in requests]
-        run = UsageSummary(items=len(prepared))
-        results: list[LLMResult | None] = [None] * len(prepared)
-
-        hits = (
-            self.cache.get_many(p.key for p in prepared)
-            if self.cache is not None and self.mode != "refresh"
-            else {}
-        )
-        todo: dict[str, list[int]] = {}
-        for i, p in enumerate(prepared):
-            row = hits.get(p.key)
-            if row is not None:
-                try:
-                    results[i] = self._hit(p, row)
-                    run.cache_hits += 1
-                    continue
-                except ReplyError as err:
-                    if self.mode == "replay":
-                        results[i] = self._failure(
-                            p, f"the recorded reply no longer validates: {err}", row.raw
-                        )
-                        continue
-                    log.info("cached reply %s no longer validates (%s); asking again", p.key[:12], err)
-            todo.setdefault(p.key, []).append(i)
-
-        if self.mode == "replay" and todo:
-            first = prepared[next(iter(todo.values()))[0]]
-            prompt = "@".join(first.request.prompt_ref or ("no prompt", "-"))
-            raise ReplayMissError(
-                f"replay: {sum(map(len, todo.values()))} of {len(prepared)} requests have no recorded reply "
-                f"(first: key {first.key[:16]}…, prompt {prompt}, model {self.settings.model}); "
-                f"the requests or settings differ from those recorded",
-                list(todo),
-            )
-
+        requests = list(requests)
+        if self.mode == "replay" and self.estimate is None:
+            prepared = [self._prepare(r) for r in requests]
+            hits = self.cache.get_many(p.key for p in prepared) if self.cache is not None else {}
+            missing = [p for p in prepared if p.key not in hits]
+            if missing:
+                first = missing[0]
+                prompt = "@".join(first.request.prompt_ref or ("no prompt", "-"))
+                raise ReplayMissError(
+                    f"replay: {len(missing)} of {len(prepared)} requests have no recorded reply "
+                    f"(first: key {first.key[:16]}…, prompt {prompt}, model {self.settings.model}); "
+                    f"the requests or settings differ from those recorded",
+                    list(dict.fromkeys(p.key for p in missing)),
+                )
         with tqdm(
-            total=len(prepared),
-            initial=len(prepared) - sum(map(len, todo.values())),
-            desc=desc,
-            unit="req",
-            disable=None if self.settings.progress else True,
+            total=len(requests), desc=desc, unit="req", disable=None if self.settings.progress else True
         ) as bar:
-            if todo:
-                async with self._sdk() as sdk:
-                    limit = asyncio.Semaphore(self.settings.max_concurrency)
+            async with self.session() as session:
 
-                    async def work(indices: list[int]) -> None:
-                        p = prepared[indices[0]]
-                        try:
-                            result = await self._complete(sdk, limit, p, run)
-                        except Exception as err:  # a bug must not sink the other items; it is logged
-                            log.exception("LLM request %s failed unexpectedly", p.key[:12])
-                            result = self._failure(p, self._describe(err), None)
-                        for i in indices:
-                            results[i] = replace(result, metadata=prepared[i].request.metadata)
-                        bar.update(len(indices))
+                async def one(request: LLMRequest) -> LLMResult:
+                    result = await session.complete(request)
+                    bar.update(1)
+                    return result
 
-                    await asyncio.gather(*(work(indices) for indices in todo.values()))
-
-        final = [r for r in results if r is not None]
-        assert len(final) == len(prepared)
-        run.failures = sum(not r.ok for r in final)
-        run.seconds = time.perf_counter() - started
-        self.last_usage = run
-        self.usage.merge(run)
-        log.info("%s", run)
-        return final
+                results = await asyncio.gather(*(one(r) for r in requests))
+        log.info("%s", self.last_usage)
+        return list(results)
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[LLMSession]:
@@ -517,7 +476,7 @@ class LLMSession:
     ``settings.max_concurrency`` in flight, requests with the same key in flight share one call.
     Open one with ``async with client.session() as session``; ``await session.complete(request)``.
 
-    ``budget``: an optional :class:`~builders.llm.cost.Budget`; a request the cache cannot answer is
+    ``budget`` (the client's :attr:`LLMClient.budget`): a request the cache cannot answer is
     sent only while the budget allows its estimated cost (else the result is ``ok=False`` with
     ``error`` starting :data:`OVER_BUDGET`, nothing sent). In replay mode a miss is ``ok=False``
     with ``error`` starting :data:`REPLAY_MISS` (nothing is ever sent).
@@ -526,7 +485,7 @@ class LLMSession:
     def __init__(self, client: LLMClient, sdk: openai.AsyncOpenAI | None, run: UsageSummary) -> None:
         self.client = client
         self.run = run
-        self.budget: Any = None
+        self.budget = client.budget
         self._sdk = sdk
         self._limit = asyncio.Semaphore(client.settings.max_concurrency)
         self._in_flight: dict[str, asyncio.Future[LLMResult]] = {}
@@ -556,7 +515,8 @@ class LLMSession:
             )  # not a failed call
         shared = self._in_flight.get(p.key)
         if shared is not None:
-            return replace(await asyncio.shield(shared), metadata=request.metadata)
+            result = replace(await asyncio.shield(shared), metadata=request.metadata)
+            return self._failed(result) if not result.ok else result
         reserved = 0.0
         if self.budget is not None:
             reserved = self.budget.reserve(request, client.settings)

@@ -164,7 +164,6 @@ async def _pipeline(
     try:
         with ThreadPoolExecutor(workers, thread_name_prefix="prepare") as pool:
             async with client.session() as session:
-                session.budget = client.budget
                 tasks = []
                 for item in pending:  # started in input order, so requests are built in that order
                     await window.acquire()
