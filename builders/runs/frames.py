@@ -60,8 +60,11 @@ def clip_digest(source: SourceLike) -> str:
 
 
 def decode_images(source: SourceLike, spec: FrameSpec) -> list[ImageURL]:
-    """Sample and encode a clip's frames, nothing kept (the plain :data:`Images` provider)."""
-    frames = sample_frames(source, spec.num_frames, spec.fps, spec.max_side)
+    """Sample and encode a clip's frames, nothing kept (the plain :data:`Images` provider).
+
+    One decoder thread per clip: the step loop prepares one clip per CPU at once, and more threads
+    per clip would only compete with the other clips' (``benchmarks/evaluate.py``)."""
+    frames = sample_frames(source, spec.num_frames, spec.fps, spec.max_side, threads=1)
     return [jpeg_data_url(jpeg_bytes(rgb)) for rgb in frames.frames]
 
 
