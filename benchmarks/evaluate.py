@@ -245,6 +245,7 @@ def _child(case: dict[str, Any], conn: Any) -> None:
 def run_case(case: dict[str, Any], server: ServerProcess | None = None) -> dict[str, Any]:
     if server is not None:
         server.reset()
+        server_cpu = server.cpu()
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe()
     process = ctx.Process(target=_child, args=(case, child))
@@ -255,6 +256,7 @@ def run_case(case: dict[str, Any], server: ServerProcess | None = None) -> dict[
         raise RuntimeError(f"case {case['kind']} failed: {result['error']}")
     if server is not None:
         result["requests"], _, result["max_in_flight"] = server.stats()
+        result["server_cpu"] = server.cpu() - server_cpu
     return result
 
 
@@ -346,7 +348,8 @@ def main() -> None:
             f"{label:<22} L={latency:<4g} c={c:<3} N={n:<5} wall {r['wall']:7.1f} s  floor {floor:6.1f} s "
             f"(N*L/c {n * latency / c:6.1f}, decode {cpu / cores():5.1f})  {row['ratio']:.2f}x  "
             f"[vs pooled decode {pooled[frames]:.1f} s: {row['ratio_here']:.2f}x]  "
-            f"requests {r.get('requests', '-')}, max in flight {r.get('max_in_flight', '-')}, peak RSS {r['rss_mb']:.0f} MB"
+            f"requests {r.get('requests', '-')}, max in flight {r.get('max_in_flight', '-')}, peak RSS {r['rss_mb']:.0f} MB, "
+            f"CPU s: client {r['cpu']:.1f}, server {r.get('server_cpu', 0):.1f}"
         )
         return row
 
@@ -380,9 +383,7 @@ def main() -> None:
                 case = {"kind": "marine", "frames": 8, "paths": paths[:n_marine], "questions": args.questions,
                         "c": c, "url": servers[latency].url}  # fmt: skip
                 r = run_case({**case, "work": fresh(f"marine-{latency}-{c}")}, servers[latency])
-                rows.append(
-                    report("MarineLife evaluate", n_marine * args.questions, latency, c, decode[8], r)
-                )
+                rows.append(report("MarineLife evaluate", n_marine * args.questions, latency, c, 8, r))
             figures["marine"] = {"cases": rows}
         if "build" in only:
             rows = []
