@@ -343,7 +343,11 @@ class LLMClient:
 
     def _arguments(self, p: _Prepared, messages: list[Message]) -> dict[str, Any]:
         s = self.settings
-        kwargs: dict[str, Any] = {"model": s.model, "messages": messages}
+        # The messages go into the body as they are (they are plain JSON already): given as
+        # ``messages``, the SDK would walk every content part against its typed dicts, about 5 ms of
+        # event-loop time for an 8-image request (benchmarks/evaluate.py profile). The body sent is
+        # the same; ``extra_body`` entries override the SDK's own.
+        kwargs: dict[str, Any] = {"model": s.model, "messages": [], "extra_body": {"messages": messages}}
         if s.temperature is not None:
             kwargs["temperature"] = s.temperature
         if s.seed is not None:
@@ -353,7 +357,7 @@ class LLMClient:
         if p.schema is not None:
             kwargs["response_format"] = p.schema.response_format()
         if s.extra_body:
-            kwargs["extra_body"] = dict(s.extra_body)
+            kwargs["extra_body"] = {**s.extra_body, "messages": messages}
         return kwargs
 
     async def _complete(
