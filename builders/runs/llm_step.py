@@ -54,8 +54,8 @@ def llm_fields(result: LLMResult, request: LLMRequest, client: LLMClient) -> dic
 def prepare_workers() -> int:
     """Threads that sample and encode frames ahead of the requests: one per CPU. Threads, not
     processes: PyAV and Pillow release the GIL while they decode and encode, and a process pool
-    pays for pickling every payload back (``benchmarks/evaluate.py``, section ``pool``: 3.5x slower
-    on 2 cores)."""
+    pays for pickling every payload back (``benchmarks/evaluate.py``, section ``pool``, 2 cores:
+    300 clips x 16 frames in 16.8 s on threads, 18.4 s on processes)."""
     return available_cpus()
 
 
