@@ -47,6 +47,8 @@ def _serve(latency: float, conn: Any) -> None:
             if command == "reset":
                 server.reset()
                 server.fault_rate, server.fault_choices = params
+            elif command == "cpu":  # CPU seconds this server process has used (it shares the cores)
+                conn.send(time.process_time())
             elif command == "stats":
                 log = server.chat_requests
                 faults = sum(r.fault in ("rate_limit", "server_error") for r in log)
@@ -69,6 +71,11 @@ class ServerProcess:
     def stats(self) -> tuple[int, int, int]:
         """(chat requests seen, faults injected, most in flight at once) since the last reset."""
         self._conn.send(("stats",))
+        return self._conn.recv()
+
+    def cpu(self) -> float:
+        """CPU seconds the server process has used so far."""
+        self._conn.send(("cpu",))
         return self._conn.recv()
 
     def __enter__(self) -> ServerProcess:

@@ -181,3 +181,30 @@ def test_bad_data_is_a_clear_error(tmp_path):
         open_split(tmp_path, "test")
     with pytest.raises(ValueError, match="unknown split 'valid'"):
         open_split(tmp_path, "valid")
+
+
+def test_estimate_sends_nothing_and_counts_what_a_run_would_send(data, tmp_path, capsys, caplog):
+    root, release, _ = data
+    rows = release.splits["train"]
+    args = ["bqa", "evaluate", "--data", str(root / "hub"), "--split", "train", "--out", str(tmp_path / "p.jsonl"),
+            "--num-frames", "4", "--price-in", "2.5", "--price-out", "10"]  # fmt: skip
+    with ChatServer(model=None) as server:
+        assert cli_main([*args, *llm_args(server), "--estimate"]) == 0
+        assert server.chat_requests == []
+        out = capsys.readouterr().out
+        assert f"{len(rows)} requests to send:" in out
+        assert f"{4 * len(rows)} images" in out and "$" in out
+        # A budget below one request's estimate: nothing is sent, the run stops cleanly and says so.
+        assert cli_main([*args, *llm_args(server), "--max-cost", "0.000001"]) == 1
+        assert server.chat_requests == []
+        assert "--max-cost budget" in capsys.readouterr().out
+        # Paid in full (HTTP request logs only with -v), then estimated again: nothing left to send.
+        caplog.set_level("INFO")
+        assert cli_main([*args, *llm_args(server)]) == 0
+        assert server.chat_requests and not [
+            r for r in caplog.records if r.name.startswith(("httpx", "openai"))
+        ]
+        assert "spent this run: tokens in " in capsys.readouterr().out
+        capsys.readouterr()
+        assert cli_main([*args, *llm_args(server), "--estimate"]) == 0
+        assert "0 requests to send:" in capsys.readouterr().out

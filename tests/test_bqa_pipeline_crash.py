@@ -89,12 +89,14 @@ def test_killed_build_resumes_to_the_same_records_without_repeating_a_call(tmp_p
         server.handler = switch
         work = tmp_path / "killed"
         args = build_args(work, server, batch_size=4)
-        # Killed in STEP2's second batch (request 6), then in the next run's STEP3 (its request 9).
+        # Killed in STEP2 at its request 6, then in the next run's STEP3 (its request 9).
         switch.run(args, kill_at=6)
         first = list(switch.answered)
         assert len(first) == 5 and (work / "steps" / "questions.partial.jsonl").exists()
         assert not (work / "steps" / "questions.jsonl").exists()
-        assert len(read_jsonl(work / "steps" / "questions.partial.jsonl", tolerate_torn_tail=True)) == 4
+        # Records are written as replies arrive and made durable in groups (at least every second):
+        # the kill loses at most the last group, which the next run redoes from the reply cache.
+        assert len(read_jsonl(work / "steps" / "questions.partial.jsonl", tolerate_torn_tail=True)) <= 5
         switch.run(args, kill_at=9)
         second = switch.answered[len(first) :]
         assert (work / "steps" / "questions.jsonl").exists() and (

@@ -250,6 +250,7 @@ def test_crash_and_resume_pays_no_call_twice(built, tmp_path, responder):
         process.wait()
         assert partial.is_file(), process.stderr.read().decode()[-2000:]
         assert not (work / "steps" / "qa.jsonl").exists(), "the run finished before it could be killed"
+        time.sleep(0.5)  # the killed run's requests still in flight finish (and are logged) before the reset
         with ReplyCache(work / "llm-cache.sqlite") as cache:
             cached = len(cache)
         server.reset()

@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
     )
+    # One INFO line per HTTP request would bury the progress: those loggers speak only with -v.
+    for name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai"):
+        logging.getLogger(name).setLevel(logging.NOTSET if args.verbose else logging.WARNING)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ from pathlib import Path
 from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
 from builders.llm.cli import add_llm_arguments, client_from_args, given_llm_options
+from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.runs.steps import DEFAULT_BATCH_SIZE, DEFAULT_CACHE
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 
@@ -94,6 +95,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_build_export_arguments(b, REPO_HELP)
     add_frame_arguments(b, "1 fps")
     add_llm_arguments(b)
+    add_cost_arguments(b)
     b.set_defaults(func=_build)
 
     e = actions.add_parser(
@@ -203,12 +205,18 @@ def _build(args: argparse.Namespace) -> int:
         )
         needs_llm = LLM_STEPS.intersection(steps)
         client = client_from_args(args, args.work / DEFAULT_CACHE, progress=False) if needs_llm else None
+    price = apply_cost_arguments(args, client) if client is not None else None
     try:
-        summary = build(args.work, options, client, steps)
+        summary = build(args.work, options, client, steps, images_of=_probe() if args.estimate else None)
     finally:
         if client is not None:
             client.close()
+    if client is not None and client.estimate is not None:
+        print(_build_estimate(args.work, client.estimate, price))
+        return 0
     print(summary.format())
+    if summary.run is not None:
+        print(spent_line(summary.run, price, client.budget if client is not None else None))
     if not summary.ok:
         return 1
     if args.export is not None:
@@ -220,6 +228,38 @@ def _build(args: argparse.Namespace) -> int:
         sizes = ", ".join(f"{split} {len(ds)}" for split, ds in result.dataset.items())
         print(f"exported {result.folder} ({sizes}); load_dataset check passed")
     return 0
+
+
+def _probe():  # lazy import: start-up speed
+    from builders.runs.frames import ProbeImages
+
+    return ProbeImages()
+
+
+def _build_estimate(work: Path, estimate, price) -> str:
+    """The estimate of the first LLM step with requests to send, and an upper bound for the steps
+    after it (which need its replies): STEP4 shows the same frames (about the same input), STEP3
+    sends text only, and every item is assumed to reach them."""
+    from builders.llm.cost import Estimate
+
+    unfinished = [
+        s for s in ("questions", "filter", "difficulty") if not (work / "steps" / f"{s}.jsonl").is_file()
+    ]
+    if not unfinished:
+        return f"estimate: {estimate.format(price)}"
+    step = unfinished[0]
+    lines = [f"estimate, step {step}: {estimate.format(price)}"]
+    later = {"questions": ("filter", "difficulty"), "filter": ("difficulty",)}.get(step, ())
+    bound = Estimate(**vars(estimate))
+    for name in later:
+        text_only = name == "filter"
+        bound.add(Estimate(requests=estimate.requests, text_tokens=estimate.text_tokens,
+                           image_tokens=0 if text_only else estimate.image_tokens,
+                           images=0 if text_only else estimate.images,
+                           output_tokens=estimate.requests * (60 if text_only else 4)))  # fmt: skip
+    if later:
+        lines.append(f"  with {', '.join(later)} (upper bound, every item kept): {bound.format(price)}")
+    return "\n".join(lines)
 
 
 def _evaluate(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ from typing import Any
 
 from builders.files.jsonio import read_jsonl, write_json_atomic
 from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments
+from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 
 # The judge and rubric modules (openai, pydantic, yaml) load inside the handlers: lazy for start-up
 # speed, so --rubric is checked there (an unknown name is an error listing the known ones).
@@ -62,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--output", help="write the full result (JSON) here")
     score.add_argument("--items", action="store_true", help="include per-item scores in --output")
     add_llm_arguments(score, env_prefix=JUDGE_ENV_PREFIX)
+    add_cost_arguments(score)
     score.set_defaults(func=_score)
 
     rubrics = commands.add_parser(
@@ -111,6 +113,7 @@ def _score(args: argparse.Namespace) -> int:
         )
     }
     with judge_client_from_args(args) as client:
+        price = apply_cost_arguments(args, client)
         result = judge_predictions(
             columns["predictions"],
             columns["references"],
@@ -121,7 +124,11 @@ def _score(args: argparse.Namespace) -> int:
             evidence=columns["evidence"],
             return_items=args.items,
         )
+        if client.estimate is not None:
+            print(f"estimate: {client.estimate.format(price)}")
+            return 0
         print(client.last_usage)
+        print(spent_line(client.last_usage, price, client.budget))
     if args.output:
         write_json_atomic(args.output, result)
     print(_summary(result))

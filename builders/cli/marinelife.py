@@ -13,6 +13,7 @@ from builders.cli._options import add_build_export_arguments, add_export_argumen
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
 from builders.hub.source import add_data_arguments
 from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments, given_llm_options
+from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.runs.steps import DEFAULT_BATCH_SIZE
 
 # Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
@@ -101,6 +102,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     output = build.add_argument_group("export")
     add_build_export_arguments(output, REPO_HELP)
     add_llm_arguments(build)
+    add_cost_arguments(build)
     build.set_defaults(func=_build)
 
     p = actions.add_parser(
@@ -159,6 +161,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--judge-results' compares with the experts)",
     )
     add_llm_arguments(j, env_prefix=JUDGE_ENV_PREFIX)
+    add_cost_arguments(j)
     j.set_defaults(func=_judge)
 
     check = actions.add_parser(
@@ -262,11 +265,18 @@ def _build(args: argparse.Namespace) -> int:
             args.llm_mode = "replay"
         client = client_from_args(args, default_cache=args.work_dir / DEFAULT_CACHE)
         config = _config(args)
+
+    price = apply_cost_arguments(args, client)
     with client:
         result = build(
             args.work_dir, client, attributes=attributes, video_root=video_root, config=config, note=note
         )
+    if client.estimate is not None:
+        # The caption drafts (frames decoded, nothing sent); the steps after them need their replies.
+        print(f"estimate, first step with requests to send: {client.estimate.format(price)}")
+        return 0
     print(format_summary(result.summary))
+    print(spent_line(client.usage, price, client.budget))
     if not result.complete:
         return 1  # the summary says what is left and how to resume
     if args.export:
@@ -303,7 +313,12 @@ def _judge(args: argparse.Namespace) -> int:
             f"{len(missing)} open-ended question(s) without an answer, not judged: {', '.join(missing[:10])}"
         )
     with judge_client_from_args(args) as client:
+        price = apply_cost_arguments(args, client)
         results = judge(rows, client, return_items=args.items)
+    if client.estimate is not None:
+        print(f"estimate: {client.estimate.format(price)}")
+        return 0
+    print(spent_line(client.usage, price, client.budget))
     if not results:
         raise ValueError(
             f"{args.predictions}: no open-ended (camera_object_open_ended or caption) predictions"

@@ -30,6 +30,7 @@ from bqa.predictions import accuracy_inputs, item_fields
 from builders.evaluation.bqa_answers import STYLES, answer_request, read_answer
 from builders.evaluation.run import PredictionRun, run_predictions, save_run_summary
 from builders.llm import LLMClient, LLMRequest, LLMResult
+from builders.runs.frames import Images, decode_images
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
 from builders.video.frame_spec import FrameSpec
 
@@ -94,11 +95,13 @@ def evaluate(
     batch_size: int = DEFAULT_BATCH_SIZE,
     reject_failures: bool = False,
     identity: Mapping[str, Any] | None = None,
+    images_of: Images = decode_images,
 ) -> EvalSummary:
     """Predict every row (the first ``limit``) of ``data``; write ``out`` once all have a record.
 
     ``identity``: what names the data (e.g. folder and split), checked against ``<work>/eval.json``
     with the style, frames and LLM settings, so one work folder never mixes two evaluations.
+    ``images_of``: how frames are made (:mod:`builders.runs.frames`; ``--estimate`` probes them).
     """
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}; expected one of {list(STYLES)}")
@@ -114,7 +117,8 @@ def evaluate(
 
     def request_of(item: Mapping[str, Any]) -> LLMRequest:
         row = rows[item["index"]]
-        return answer_request(row["question"], row["choices"], data.video(item["index"]), frames, style)
+        video = data.video(item["index"])
+        return answer_request(row["question"], row["choices"], video, frames, style, images_of=images_of)
 
     def outcome(item: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
         return Outcome(

@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bqa.accuracy import BQA_PARSER
 from builders.llm import LLMRequest
 from builders.llm.prompts import Prompt, load_prompt
+from builders.runs.frames import Images, decode_images
 from builders.scoring.answer_parsing import UNPARSED
 from builders.video.frame_spec import FrameSpec
 from builders.video.source import SourceLike
 
 STYLES: tuple[str, ...] = ("single_word", "rationale")
+#: Expected reply length per style, for cost estimates (a word; a few sentences and the answer).
+OUTPUT_TOKENS: dict[str, int] = {"single_word": 4, "rationale": 150}
 PROMPTS: dict[str, str] = {"single_word": "bqa_answer_single_word", "rationale": "bqa_answer_rationale"}
 LETTERS = "ABCD"
 # The last line that declares the answer ("Answer: X", "**Answer:** X") ends the rationale.
@@ -50,16 +53,19 @@ def answer_request(
     frames: FrameSpec,
     style: str = "single_word",
     metadata: Mapping[str, Any] | None = None,
+    images_of: Images = decode_images,
 ) -> LLMRequest:
-    """A request asking for the answer to ``question`` about ``video`` (path or ``{"path","bytes"}``)."""
+    """A request asking for the answer to ``question`` about ``video`` (path or ``{"path","bytes"}``);
+    ``images_of`` gives its frames (:mod:`builders.runs.frames`: decoded, cached, or probed)."""
     prompt = answer_prompt(style)
-    images = frames.data_urls(video)
+    images = images_of(video, frames)
     variables = {
         "frame_description": frames.describe(frames.frame_count(images)),
         "question": question,
         "options": format_options(choices),
     }
-    return LLMRequest.from_prompt(prompt, variables, images=images, metadata=metadata)
+    request = LLMRequest.from_prompt(prompt, variables, images=images, metadata=metadata)
+    return replace(request, output_tokens=OUTPUT_TOKENS[style])
 
 
 @dataclass(frozen=True)

@@ -28,13 +28,14 @@ predictions file is written (atomically) once every record has one.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from builders.evaluation.run import PredictionRun, run_predictions, save_run_summary
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.llm.prompts import load_prompt
+from builders.runs.frames import FrameImages, Images
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
 from builders.scoring.answer_parsing import ParsedChoice
 from builders.scoring.judge import judge_predictions
@@ -56,6 +57,8 @@ JUDGE_TASKS: dict[str, tuple[str, str]] = {
     "oemu": (OEMU_TYPE, "marinelife_open_ended"),
     "caption": (CAPTION_TYPE, "marinelife_caption"),
 }
+#: Expected reply lengths, for cost estimates: a letter; a sentence or two (open-ended, captions).
+MCQ_OUTPUT_TOKENS, OPEN_OUTPUT_TOKENS = 4, 80
 # Videos kept decoded at once: records come grouped by video, so a few suffice.
 _FRAME_CACHE_VIDEOS = 8
 
@@ -63,7 +66,9 @@ _FRAME_CACHE_VIDEOS = 8
 def answer_request(record: Mapping[str, Any], images: Sequence[str], frames: FrameSpec) -> LLMRequest:
     """The request for one QA record: its video's frames (JPEG data URLs), then its ``prompt``."""
     variables = {"frame_description": frames.describe(frames.frame_count(images)), "prompt": record["prompt"]}
-    return LLMRequest.from_prompt(load_prompt(PROMPT_NAME), variables, images=images)
+    request = LLMRequest.from_prompt(load_prompt(PROMPT_NAME), variables, images=images)
+    mcq = record["question_format"] == MULTIPLE_CHOICE
+    return replace(request, output_tokens=MCQ_OUTPUT_TOKENS if mcq else OPEN_OUTPUT_TOKENS)
 
 
 def read_mcq(raw: str | None, record: Mapping[str, Any]) -> ParsedChoice:
@@ -131,25 +136,24 @@ def evaluate(
     batch_size: int = DEFAULT_BATCH_SIZE,
     reject_failures: bool = False,
     identity: Mapping[str, Any] | None = None,
+    images_of: Images | None = None,
 ) -> MarineEvalSummary:
     """Predict every record (the first ``limit``) of ``data``; write ``out`` once all have one.
 
     ``identity``: what names the data (e.g. folder and split), checked against ``<work>/eval.json``
     with the frames and LLM settings, so one work folder never mixes two evaluations.
+    ``images_of``: how frames are made (default: decoded, the last few videos' kept in memory).
     """
     frames = frames or DEFAULT_FRAMES
+    images = images_of or FrameImages(keep=_FRAME_CACHE_VIDEOS)
     config = {**(identity or {"source": data.source, "split": data.split}), "frames": frames.to_json(),
               "limit": limit, "prompt": "@".join(load_prompt(PROMPT_NAME).ref)}  # fmt: skip
     rows = data.rows[:limit] if limit else data.rows
     items = [{"id": row["question_id"], "index": i} for i, row in enumerate(rows)]  # keyed by question
 
-    @lru_cache(maxsize=_FRAME_CACHE_VIDEOS)
-    def images_of(video_id: str) -> tuple[str, ...]:
-        return tuple(frames.data_urls(data.video(video_id)))
-
     def request_of(item: Mapping[str, Any]) -> LLMRequest:
         row = rows[item["index"]]
-        return answer_request(row, images_of(row["id"]), frames)
+        return answer_request(row, images(data.video(row["id"]), frames), frames)
 
     def outcome(item: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
         row = rows[item["index"]]

@@ -1,5 +1,6 @@
 """Command-line options and handler shared by the evaluation runners (``vqabench bqa evaluate``,
-``vqabench marinelife evaluate``): the same data, output, resume and LLM options, run the same way.
+``vqabench marinelife evaluate``): the same data, output, resume, LLM and cost options, run the same
+way.
 
 Argparse-level imports only, so the commands' ``--help`` loads no heavy library."""
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from builders.hub.source import add_data_arguments, resolve_data
 from builders.llm.cli import add_llm_arguments, client_from_args
+from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.runs.steps import DEFAULT_BATCH_SIZE, DEFAULT_CACHE
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 
@@ -22,7 +24,8 @@ if TYPE_CHECKING:
 def add_prediction_arguments(
     parser: argparse.ArgumentParser, *, dataset: str, unit: str, frames: str
 ) -> None:
-    """``--data --split --out --limit --work --batch-size --reject-llm-failures``, frames and LLM options."""
+    """``--data --split --out --limit --work --batch-size --reject-llm-failures``, frames, LLM and cost
+    options (``--estimate``, ``--max-cost``, prices: :func:`builders.llm.cost.add_cost_arguments`)."""
     add_data_arguments(parser, f"the {dataset} data")
     parser.add_argument("--split", default="test", help="train, validation or test (default test)")
     parser.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
@@ -34,13 +37,14 @@ def add_prediction_arguments(
         "--batch-size",
         type=int,
         default=DEFAULT_BATCH_SIZE,
-        help=f"{unit} per LLM batch (default {DEFAULT_BATCH_SIZE})",
+        help=f"{unit} prepared ahead of the requests in flight (default {DEFAULT_BATCH_SIZE})",
     )
     parser.add_argument(
         "--reject-llm-failures", action="store_true", help=f"give up on {unit} whose call keeps failing"
     )
     add_frame_arguments(parser, frames)
     add_llm_arguments(parser)
+    add_cost_arguments(parser)
 
 
 def run_prediction_command(
@@ -62,9 +66,18 @@ def run_prediction_command(
     identity = {"data": source.provenance(), "split": args.split}
     frames = frame_spec_from_args(args, None, default_num_frames)
     with client_from_args(args, default_cache=work / DEFAULT_CACHE, progress=False) as client:
+        price = apply_cost_arguments(args, client)
+        if args.estimate:  # frames probed, not decoded; nothing sent
+            from builders.runs.frames import ProbeImages  # lazy: numpy, PIL, PyAV (start-up speed)
+
+            options["images_of"] = ProbeImages()
         summary = evaluate(
             data, client, work, args.out, frames=frames, limit=args.limit, batch_size=args.batch_size,
             reject_failures=args.reject_llm_failures, identity=identity, **options,
         )  # fmt: skip
+    if client.estimate is not None:
+        print(f"estimate for {args.out}: {client.estimate.format(price)}")
+        return 0
     print(summary.format())
+    print(spent_line(summary.run, price, client.budget))
     return 0 if summary.ok else 1

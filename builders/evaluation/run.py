@@ -84,7 +84,8 @@ def run_predictions(
     (empty until complete).
     """
     work_dir, out = Path(work_dir), Path(out)
-    bind_work_folder(work_dir, {"data": config, "llm": client.settings.cache_identity()}, EVAL_CONFIG_FILE)
+    llm = client.settings.cache_identity() if client.estimate is None else None  # an estimate records nothing
+    bind_work_folder(work_dir, {"data": config, "llm": llm}, EVAL_CONFIG_FILE)
     records = StepRecords(work_dir, step)
     before = client.usage.snapshot()
     failures = run_llm_step(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,6 +144,8 @@ class HubSplit:
     _starts: list[int] = field(init=False, repr=False)  # first row of each (shard, row group)
     _groups: list[tuple[Path, int]] = field(init=False, repr=False)
     _cached: tuple[tuple[Path, int, str], list[Any]] | None = field(default=None, init=False, repr=False)
+    # The step loop's prepare threads call cell() at once: one reads a group, the others wait for it.
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         schemas = {shard: pq.read_schema(shard) for shard in self.shards}
@@ -191,11 +194,12 @@ class HubSplit:
         self._check([column])
         at = bisect.bisect_right(self._starts, index) - 1
         shard, group = self._groups[at]
-        if self._cached is None or self._cached[0] != (shard, group, column):
-            with pq.ParquetFile(shard) as file:
-                values = file.read_row_group(group, columns=[column]).column(column).to_pylist()
-            self._cached = ((shard, group, column), values)
-        return self._cached[1][index - self._starts[at]]
+        with self._lock:
+            if self._cached is None or self._cached[0] != (shard, group, column):
+                with pq.ParquetFile(shard) as file:
+                    values = file.read_row_group(group, columns=[column]).column(column).to_pylist()
+                self._cached = ((shard, group, column), values)
+            return self._cached[1][index - self._starts[at]]
 
 
 def read_split(

@@ -100,8 +100,11 @@ def _hash_images(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
                 kind = part.get("type")
                 if kind in MEDIA_PARTS:
                     url = part[kind]["url"]
-                    data = data_url_bytes(url)
-                    ref = f"sha256:{hashlib.sha256(data).hexdigest()}" if data is not None else url
+                    digest = getattr(url, "sha256", None)  # an ImageURL: hashed once, before base64
+                    if digest is None:
+                        data = data_url_bytes(url)
+                        digest = hashlib.sha256(data).hexdigest() if data is not None else None
+                    ref = f"sha256:{digest}" if digest is not None else url
                     parts.append({**part, kind: {**part[kind], "url": ref}})
                 else:
                     parts.append(part)

@@ -21,7 +21,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,7 +32,14 @@ from pydantic import BaseModel
 from tqdm.auto import tqdm
 
 from builders.llm.cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
-from builders.llm.messages import Message, assistant_message, system_message, user_message
+from builders.llm.cost import Budget, Estimate, estimate_request
+from builders.llm.messages import (
+    Message,
+    assistant_message,
+    has_placeholders,
+    system_message,
+    user_message,
+)
 from builders.llm.prompts import Prompt
 from builders.llm.schema import ReplyError, ReplySchema, check_value, parse_reply
 from builders.llm.settings import LLMSettings
@@ -71,6 +78,7 @@ class LLMRequest:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     validator: Callable[[Any], object] | None = None
     schema_name: str | None = None  # json_schema.name sent; default: the model's class name
+    output_tokens: int | None = None  # expected reply length, for cost estimates (not in the key)
 
     @classmethod
     def from_prompt(
@@ -171,6 +179,10 @@ class LLMClient:
         self.mode: Mode = mode
         self.usage = UsageSummary()
         self.last_usage = UsageSummary()
+        #: A :class:`~builders.llm.cost.Budget` that sessions (the step loop) keep to; None: no limit.
+        self.budget: Budget | None = None
+        #: When set, sessions send nothing: every request is counted into it (``--estimate``).
+        self.estimate: Estimate | None = None
 
     def __repr__(self) -> str:
         return (
@@ -231,85 +243,53 @@ class LLMClient:
 
         At most ``settings.max_concurrency`` calls are in flight. Requests with the same key share
         one call. Raises :class:`ReplayMissError` (replay mode) or RuntimeError (missing API key)
-        before sending anything.
+        before sending anything. Each request goes through one :class:`LLMSession`, so estimates
+        (:attr:`estimate`) and budgets (:attr:`budget`) apply here as in the step loop.
         """
-        started = time.perf_counter()
-        prepared = [self._prepare(r) for r in requests]
-        run = UsageSummary(items=len(prepared))
-        results: list[LLMResult | None] = [None] * len(prepared)
-
-        hits = (
-            self.cache.get_many(p.key for p in prepared)
-            if self.cache is not None and self.mode != "refresh"
-            else {}
-        )
-        todo: dict[str, list[int]] = {}
-        for i, p in enumerate(prepared):
-            row = hits.get(p.key)
-            if row is not None:
-                try:
-                    results[i] = self._hit(p, row)
-                    run.cache_hits += 1
-                    continue
-                except ReplyError as err:
-                    if self.mode == "replay":
-                        results[i] = self._failure(
-                            p, f"the recorded reply no longer validates: {err}", row.raw
-                        )
-                        continue
-                    log.info("cached reply %s no longer validates (%s); asking again", p.key[:12], err)
-            todo.setdefault(p.key, []).append(i)
-
-        if self.mode == "replay" and todo:
-            first = prepared[next(iter(todo.values()))[0]]
-            prompt = "@".join(first.request.prompt_ref or ("no prompt", "-"))
-            raise ReplayMissError(
-                f"replay: {sum(map(len, todo.values()))} of {len(prepared)} requests have no recorded reply "
-                f"(first: key {first.key[:16]}…, prompt {prompt}, model {self.settings.model}); "
-                f"the requests or settings differ from those recorded",
-                list(todo),
-            )
-
+        requests = list(requests)
+        if self.mode == "replay" and self.estimate is None:
+            prepared = [self._prepare(r) for r in requests]
+            hits = self.cache.get_many(p.key for p in prepared) if self.cache is not None else {}
+            missing = [p for p in prepared if p.key not in hits]
+            if missing:
+                first = missing[0]
+                prompt = "@".join(first.request.prompt_ref or ("no prompt", "-"))
+                raise ReplayMissError(
+                    f"replay: {len(missing)} of {len(prepared)} requests have no recorded reply "
+                    f"(first: key {first.key[:16]}…, prompt {prompt}, model {self.settings.model}); "
+                    f"the requests or settings differ from those recorded",
+                    list(dict.fromkeys(p.key for p in missing)),
+                )
         with tqdm(
-            total=len(prepared),
-            initial=len(prepared) - sum(map(len, todo.values())),
-            desc=desc,
-            unit="req",
-            disable=None if self.settings.progress else True,
+            total=len(requests), desc=desc, unit="req", disable=None if self.settings.progress else True
         ) as bar:
-            if todo:
-                async with self._sdk() as sdk:
-                    limit = asyncio.Semaphore(self.settings.max_concurrency)
+            async with self.session() as session:
 
-                    async def work(indices: list[int]) -> None:
-                        p = prepared[indices[0]]
-                        try:
-                            row = await self._claim(p)
-                            if row is not None:  # another process was asking; its reply is ours
-                                result = self._hit(p, row)
-                                run.cache_hits += 1
-                            else:
-                                result = await self._complete(sdk, limit, p, run)
-                        except Exception as err:  # a bug must not sink the other items; it is logged
-                            log.exception("LLM request %s failed unexpectedly", p.key[:12])
-                            result = self._failure(p, self._describe(err), None)
-                        finally:
-                            if self.cache is not None and self.mode == "normal":
-                                self.cache.release(p.key)
-                        for i in indices:
-                            results[i] = replace(result, metadata=prepared[i].request.metadata)
-                        bar.update(len(indices))
+                async def one(request: LLMRequest) -> LLMResult:
+                    result = await session.complete(request)
+                    bar.update(1)
+                    return result
 
-                    await asyncio.gather(*(work(indices) for indices in todo.values()))
+                results = await asyncio.gather(*(one(r) for r in requests))
+        log.info("%s", self.last_usage)
+        return list(results)
 
-        final = [r for r in results if r is not None]
-        assert len(final) == len(prepared)
-        run.failures = sum(not r.ok for r in final)
-        run.seconds = time.perf_counter() - started
-        self.last_usage = run
-        self.usage.merge(run)
-        log.info("%s", run)
-        return final
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[LLMSession]:
+        """A :class:`LLMSession` for sending requests one at a time as they become ready (the step
+        loop's way); its counts are merged into :attr:`usage` when it closes."""
+        started = time.perf_counter()
+        run = UsageSummary()
+        sdk = None if self.mode == "replay" or self.estimate is not None else self._sdk()
+        try:
+            session = LLMSession(self, await sdk.__aenter__() if sdk is not None else None, run)
+            yield session
+        finally:
+            if sdk is not None:
+                await sdk.__aexit__(None, None, None)
+            run.seconds = time.perf_counter() - started
+            self.last_usage = run
+            self.usage.merge(run)
 
     async def _claim(self, p: _Prepared) -> CachedReply | None:
         """Claim the request's key in the shared cache before paying for it (normal mode).
@@ -359,9 +339,10 @@ class LLMClient:
 
     def _failure(
         self, p: _Prepared, error: str, raw: str | None, attempts: int = 0, usage: TokenUsage | None = None,
-        model_reported: str | None = None, elapsed: float = 0.0,
+        model_reported: str | None = None, elapsed: float = 0.0, warn: bool = True,
     ) -> LLMResult:  # fmt: skip
-        log.warning("LLM request %s failed: %s", p.key[:12], error)
+        if warn:
+            log.warning("LLM request %s failed: %s", p.key[:12], error)
         return LLMResult(
             ok=False,
             value=None,
@@ -378,7 +359,11 @@ class LLMClient:
 
     def _arguments(self, p: _Prepared, messages: list[Message]) -> dict[str, Any]:
         s = self.settings
-        kwargs: dict[str, Any] = {"model": s.model, "messages": messages}
+        # The messages go into the body as they are (they are plain JSON already): given as
+        # ``messages``, the SDK would walk every content part against its typed dicts, about 5 ms of
+        # event-loop time for an 8-image request (benchmarks/evaluate.py profile). The body sent is
+        # the same; ``extra_body`` entries override the SDK's own.
+        kwargs: dict[str, Any] = {"model": s.model, "messages": [], "extra_body": {"messages": messages}}
         if s.temperature is not None:
             kwargs["temperature"] = s.temperature
         if s.seed is not None:
@@ -388,7 +373,7 @@ class LLMClient:
         if p.schema is not None:
             kwargs["response_format"] = p.schema.response_format()
         if s.extra_body:
-            kwargs["extra_body"] = dict(s.extra_body)
+            kwargs["extra_body"] = {**s.extra_body, "messages": messages}
         return kwargs
 
     async def _complete(
@@ -504,3 +489,116 @@ class LLMClient:
         if key:
             text = text.replace(key, "[redacted]")
         return text[:2000]
+
+
+class LLMSession:
+    """Requests sent one at a time, as soon as each is ready, through one SDK client: at most
+    ``settings.max_concurrency`` in flight, requests with the same key in flight share one call.
+    Open one with ``async with client.session() as session``; ``await session.complete(request)``.
+
+    ``budget`` (the client's :attr:`LLMClient.budget`): a request the cache cannot answer is
+    sent only while the budget allows its estimated cost (else the result is ``ok=False`` with
+    ``error`` starting :data:`OVER_BUDGET`, nothing sent). In replay mode a miss is ``ok=False``
+    with ``error`` starting :data:`REPLAY_MISS` (nothing is ever sent).
+    """
+
+    def __init__(self, client: LLMClient, sdk: openai.AsyncOpenAI | None, run: UsageSummary) -> None:
+        self.client = client
+        self.run = run
+        self.budget = client.budget
+        self._sdk = sdk
+        self._limit = asyncio.Semaphore(client.settings.max_concurrency)
+        self._in_flight: dict[str, asyncio.Future[LLMResult]] = {}
+
+    async def complete(self, request: LLMRequest) -> LLMResult:
+        """The result of one request (never raises for a failed call: ``ok=False``)."""
+        client = self.client
+        p = client._prepare(request)
+        self.run.items += 1
+        if client.estimate is not None:
+            return self._estimate(p, request)
+        if client.cache is not None and client.mode != "refresh":
+            row = client.cache.get(p.key)
+            if row is not None:
+                try:
+                    result = client._hit(p, row)
+                    self.run.cache_hits += 1
+                    return result
+                except ReplyError as err:
+                    if client.mode == "replay":
+                        error = f"the recorded reply no longer validates: {err}"
+                        return self._failed(client._failure(p, error, row.raw))
+                    log.info("cached reply %s no longer validates (%s); asking again", p.key[:12], err)
+        if client.mode == "replay" or self._sdk is None:
+            return client._failure(
+                p, f"{REPLAY_MISS}: key {p.key[:16]}…", None, warn=False
+            )  # not a failed call
+        shared = self._in_flight.get(p.key)
+        if shared is not None:
+            result = replace(await asyncio.shield(shared), metadata=request.metadata)
+            return self._failed(result) if not result.ok else result
+        future: asyncio.Future[LLMResult] = asyncio.get_running_loop().create_future()
+        self._in_flight[p.key] = future
+        try:
+            outcome = await self._claimed_call(p, request)
+            if isinstance(outcome, float):  # not sent: over the budget (not a failed call)
+                assert self.budget is not None
+                refused = client._failure(p, f"{OVER_BUDGET}: {self.budget.describe()}", None, warn=False)
+                future.set_result(refused)
+                return refused
+            result = outcome
+            future.set_result(result)
+        finally:
+            del self._in_flight[p.key]
+            if not future.done():
+                future.cancel()
+        return self._failed(result) if not result.ok else result
+
+    async def _claimed_call(self, p: _Prepared, request: LLMRequest) -> LLMResult | float:
+        """Claim the key in the shared cache (normal mode: two processes sharing a cache never pay
+        twice), then call the model within the budget; a negative float says "over the budget"."""
+        client = self.client
+        reserved: float | None = None
+        result: LLMResult | None = None
+        try:
+            try:
+                row = await client._claim(p)
+                if row is not None:  # another process was asking; its reply is ours
+                    result = client._hit(p, row)
+                    self.run.cache_hits += 1
+                    return result
+                if self.budget is not None:
+                    reserved = self.budget.reserve(request, client.settings)
+                    if reserved < 0:
+                        return reserved
+                result = await client._complete(self._sdk, self._limit, p, self.run)
+            except Exception as err:  # a bug must not sink the other items; it is logged
+                log.exception("LLM request %s failed unexpectedly", p.key[:12])
+                result = client._failure(p, client._describe(err), None)
+            return result
+        finally:
+            if client.cache is not None and client.mode == "normal":
+                client.cache.release(p.key)
+            if self.budget is not None and reserved is not None and reserved >= 0:
+                self.budget.settle(reserved, result.usage if result is not None else None)
+
+    def _estimate(self, p: _Prepared, request: LLMRequest) -> LLMResult:
+        client, estimate = self.client, self.client.estimate
+        assert estimate is not None
+        lookup = (
+            client.cache is not None and client.mode != "refresh" and not has_placeholders(request.messages)
+        )
+        if lookup and client.cache.get(p.key) is not None:
+            estimate.cached += 1
+        else:
+            estimate.add(estimate_request(request, client.settings.model, client.settings.max_tokens))
+        return client._failure(p, f"{ESTIMATED}: nothing sent", None, warn=False)
+
+    def _failed(self, result: LLMResult) -> LLMResult:
+        self.run.failures += 1
+        return result
+
+
+#: ``error`` prefixes of results that were not sent (see :class:`LLMSession`).
+REPLAY_MISS, OVER_BUDGET = "replay: no recorded reply", "not sent: over the --max-cost budget"
+ESTIMATED = "estimated (--estimate)"

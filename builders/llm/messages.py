@@ -9,10 +9,45 @@ hashable into cache keys. Frames from :mod:`builders.video.sampler` become JPEG 
 from __future__ import annotations
 
 import base64
+import hashlib
 from collections.abc import Iterable
 from typing import Any
 
 Message = dict[str, Any]
+
+
+class ImageURL(str):
+    """A data URL that carries the sha256 of the bytes it encodes, taken before base64: the reply
+    cache's key uses ``sha256`` instead of decoding the URL again (:mod:`builders.llm.cache`)."""
+
+    sha256: str
+    #: A stand-in of the right size for a frame not decoded (cost estimates): never sent, never a key.
+    placeholder: bool
+
+    def __new__(cls, url: str, sha256: str, placeholder: bool = False) -> ImageURL:
+        obj = super().__new__(cls, url)
+        obj.sha256 = sha256
+        obj.placeholder = placeholder
+        return obj
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ImageURL, (str(self), self.sha256, self.placeholder))
+
+
+def has_placeholders(messages: Iterable[Message]) -> bool:
+    """Whether any image of ``messages`` is a placeholder (:class:`ImageURL`)."""
+    return any(
+        getattr(part.get("image_url", {}).get("url"), "placeholder", False)
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+    )
+
+
+def jpeg_data_url(data: bytes) -> ImageURL:
+    """The ``data:image/jpeg;base64,...`` URL of JPEG bytes, with their sha256."""
+    url = "data:image/jpeg;base64," + base64.b64encode(data).decode("ascii")
+    return ImageURL(url, hashlib.sha256(data).hexdigest())
 
 
 def system_message(text: str) -> Message:

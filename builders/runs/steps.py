@@ -3,8 +3,12 @@
 A pipeline step turns input items into output records (and rejects). While it runs, every finished
 record is appended to ``<work>/steps/<step>.partial.jsonl`` and flushed, so a killed run loses at
 most the line being written (a torn last line is cut off on resume, before anything is appended
-after it). When the step finishes, its records are written in input order to ``<step>.jsonl`` (and
-``<step>.rejects.jsonl``) atomically, and the partial log is removed. A finished step is not run again; an unfinished one resumes with
+after it), and made durable with fsync; inside :meth:`StepRecords.group_commits` (the LLM step loop)
+the fsyncs are grouped, one at least every :data:`COMMIT_SECONDS` and on every way out, so a power
+loss loses at most the last group, whose replies are in the LLM cache and are redone from it
+without a new request. When the step finishes, its
+records are written in input order to ``<step>.jsonl`` (and ``<step>.rejects.jsonl``) atomically,
+and the partial log is removed. A finished step is not run again; an unfinished one resumes with
 the items that have no record yet. Paid LLM calls are never repeated on top of that because the
 LLM engine caches every successful reply.
 """
@@ -14,11 +18,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from builders.files.jsonio import (
     dumps_line,
@@ -31,8 +37,11 @@ from builders.files.jsonio import (
 log = logging.getLogger(__name__)
 
 KEPT, REJECTED = "kept", "rejected"
-# Items per batch of LLM requests in every step; here, not in llm_step, so CLIs can show it cheaply.
+# Items prepared ahead of the LLM calls in every step; here, not in llm_step, so CLIs can show it
+# cheaply.
 DEFAULT_BATCH_SIZE = 32
+#: Longest time a finished record waits in memory before it is made durable (group commit).
+COMMIT_SECONDS = 1.0
 
 
 @dataclass
@@ -43,6 +52,10 @@ class StepRecords:
     name: str
     key: str = "id"
     _done: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
+    _log: IO[str] | None = field(default=None, init=False, repr=False)
+    _uncommitted_since: float | None = field(default=None, init=False, repr=False)
+    _grouping: bool = field(default=False, init=False, repr=False)
+    commits: int = field(default=0, init=False, repr=False)  # fsyncs of the partial log
 
     def __post_init__(self) -> None:
         self.work_dir = Path(self.work_dir)
@@ -97,17 +110,60 @@ class StepRecords:
             entry["_reason"] = reason
         if detail:
             entry["_detail"] = detail
-        with self.partial_path.open("a", encoding="utf-8") as handle:
-            handle.write(dumps_line(entry))
-            handle.flush()
-            os.fsync(handle.fileno())
+        if self._log is None:
+            self._log = self.partial_path.open("a", encoding="utf-8")
+        self._log.write(dumps_line(entry))
+        # Flushed at once: a killed process loses no record (the OS has it); only the fsync, which
+        # guards against a power loss, is grouped.
+        self._log.flush()
         self._done[str(record[self.key])] = entry
+        if self._uncommitted_since is None:
+            self._uncommitted_since = time.monotonic()
+        if self._grouping:
+            self.commit_due()
+        else:
+            self.commit()
+
+    @contextmanager
+    def group_commits(self) -> Iterator[StepRecords]:
+        """Inside, :meth:`add` commits in groups (at least every :data:`COMMIT_SECONDS`, see
+        :meth:`commit_due`) instead of once per record; leaving it, by any way out, commits."""
+        self._grouping = True
+        try:
+            yield self
+        finally:
+            self._grouping = False
+            self.commit()
+
+    def commit_due(self) -> None:
+        """:meth:`commit` if a record has waited :data:`COMMIT_SECONDS` or more."""
+        if (
+            self._uncommitted_since is not None
+            and time.monotonic() - self._uncommitted_since >= COMMIT_SECONDS
+        ):
+            self.commit()
+
+    def commit(self) -> None:
+        """Make every record added so far durable: one flush and one fsync for the whole group."""
+        if self._log is not None and self._uncommitted_since is not None:
+            self._log.flush()
+            os.fsync(self._log.fileno())
+            self.commits += 1
+        self._uncommitted_since = None
+
+    def close(self) -> None:
+        """Commit and close the partial log (it is reopened by the next :meth:`add`)."""
+        self.commit()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
 
     def finish(self, order: Iterable[str]) -> None:
         """Write the kept records and the rejects in input order, atomically, then drop the partial log.
 
         A step that is already complete stays as it is: finishing is idempotent, so a resumed run can
         finish every step it went through without checking which ones an earlier run finished."""
+        self.close()
         if self.complete:
             return
         order = [str(o) for o in order]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import shutil
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from builders.pipelines.bqa.split import SPLIT_RULE, split_release
 from builders.pipelines.bqa.step2_questions import run_questions
 from builders.pipelines.bqa.step3_filter import run_filter
 from builders.pipelines.bqa.step4_difficulty import STEP4_UNPARSED, run_difficulty
+from builders.runs.frames import FrameImages, Images, frames_dir
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE
 from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
@@ -285,9 +287,11 @@ def build(
     options: BuildOptions,
     client: LLMClient | None = None,
     steps: Iterable[str] = STEPS,
+    images_of: Images | None = None,
 ) -> BuildSummary:
     """Run ``steps`` (all by default) of the build in ``work_dir``; stops after a step whose LLM calls
-    failed (its items stay pending; see :attr:`BuildSummary.failed`)."""
+    failed (its items stay pending; see :attr:`BuildSummary.failed`). ``images_of``: how STEP2 and
+    STEP4 get frames (default: decoded once into ``<work>/frames``, removed when STEP4 is done)."""
     work_dir = Path(work_dir)
     todo = _normalise_steps(steps)
     needs_llm = LLM_STEPS.intersection(todo)
@@ -303,7 +307,8 @@ def build(
             )
     source = read_bold(options.bold_root, codes=options.demographic_codes, skip_missing=options.skip_missing)
     work_dir.mkdir(parents=True, exist_ok=True)
-    llm = client.settings.cache_identity() if needs_llm else None
+    # An estimate sends nothing and records no reply: it does not bind the folder to a model.
+    llm = client.settings.cache_identity() if needs_llm and client.estimate is None else None
     bind_work_folder(
         work_dir,
         {"data": options.identity(), "llm": llm, "inputs": source_fingerprint(options.bold_root)},
@@ -316,6 +321,7 @@ def build(
     before = client.usage.snapshot() if client is not None else None
     failures: dict[str, dict[str, str]] = {}
     llm_args = {"batch_size": options.batch_size, "reject_failures": options.reject_llm_failures}
+    images = images_of or FrameImages(frames_dir(work_dir))  # one for both steps: shared in memory too
     for step in todo:
         log.info("BQA build: step %s", step)
         if step == CANDIDATES:
@@ -324,14 +330,16 @@ def build(
             run_clips(work_dir, list(_kept(work_dir, CANDIDATES)), by_id)
         elif step == QUESTIONS:
             failures[step] = run_questions(
-                work_dir, _items(work_dir, step), client, options.frames, **llm_args
+                work_dir, _items(work_dir, step), client, options.frames, images_of=images, **llm_args
             )
         elif step == FILTER:
             failures[step] = run_filter(work_dir, _items(work_dir, step), client, **llm_args)
         elif step == DIFFICULTY:
             failures[step] = run_difficulty(
-                work_dir, _items(work_dir, step), client, options.frames, **llm_args
+                work_dir, _items(work_dir, step), client, options.frames, images_of=images, **llm_args
             )
+            if not failures[step]:
+                shutil.rmtree(frames_dir(work_dir), ignore_errors=True)  # no later step shows frames
         else:
             _write_split(work_dir, options, by_id)
         if failures.get(step):

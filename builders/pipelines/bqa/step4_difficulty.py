@@ -15,6 +15,7 @@ from typing import Any
 
 from builders.evaluation.bqa_answers import answer_request, read_answer
 from builders.llm import LLMClient, LLMRequest, LLMResult
+from builders.runs.frames import FrameImages, Images, frames_dir
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
 from builders.runs.steps import REJECTED, StepRecords
 from builders.video.frame_spec import FrameSpec
@@ -40,14 +41,18 @@ def run_difficulty(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     reject_failures: bool = False,
+    images_of: Images | None = None,
 ) -> dict[str, str]:
-    """``items``: ``id``, ``clip``, ``question``, ``choices``, ``answer``. Returns ``{id: error}``."""
+    """``items``: ``id``, ``clip``, ``question``, ``choices``, ``answer``. Returns ``{id: error}``.
+    ``images_of``: default, the frames STEP2 left in ``<work>/frames`` (decoded if missing)."""
+    images_of = images_of or FrameImages(frames_dir(work_dir))
     records = StepRecords(work_dir, STEP)
     if records.complete:
         return {}
 
     def request_of(item: Mapping[str, Any]) -> LLMRequest:
-        return answer_request(item["question"], item["choices"], Path(work_dir) / item["clip"], frames, STYLE)
+        clip = Path(work_dir) / item["clip"]
+        return answer_request(item["question"], item["choices"], clip, frames, STYLE, images_of=images_of)
 
     def outcome(item: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
         read = read_answer(result.value, item["choices"], STYLE)

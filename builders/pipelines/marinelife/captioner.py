@@ -17,6 +17,7 @@ from builders.llm import LLMClient, LLMRequest, LLMResult, user_message
 from builders.llm.prompts import load_prompt
 from builders.pipelines.marinelife.checks import caption_problems
 from builders.pipelines.marinelife.outcomes import call_cost
+from builders.runs.frames import decode_images
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
 from builders.runs.steps import StepRecords
 from builders.video.frame_spec import FrameSpec
@@ -51,7 +52,7 @@ def caption_frames(
     path: str | os.PathLike[str], num_frames: int = NUM_FRAMES, max_side: int | None = MAX_SIDE
 ) -> list[str]:
     """The captioner's frames of one video, in order, as JPEG data URLs."""
-    return frame_spec(num_frames, max_side).data_urls(path)
+    return decode_images(path, frame_spec(num_frames, max_side))
 
 
 def draft_request(frames: Sequence[str]) -> LLMRequest:
