@@ -26,10 +26,11 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from builders.files.jsonio import iter_jsonl, read_jsonl
+from builders.files.jsonio import iter_jsonl
 
 #: The VLMEvalKit datasets' column holding each item's predictions-line fields (JSON).
 ITEM_COLUMN = "vqabench_item"
@@ -118,6 +119,14 @@ def read_harness_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return lines
 
 
-def read_prediction_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def iter_prediction_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
+    """``(line number, line)`` of a predictions JSONL, or of a harness output mapped onto its lines
+    (numbered by row): the one dispatch every predictions reader goes through."""
+    if harness_kind(path) is None:
+        return iter_jsonl(path)
+    return enumerate(read_harness_lines(path), start=1)
+
+
+def read_prediction_lines(path: str | os.PathLike[str]) -> list[Any]:
     """A predictions JSONL's lines, or a harness output's lines mapped onto them."""
-    return read_harness_lines(path) if harness_kind(path) else read_jsonl(path)
+    return [line for _, line in iter_prediction_lines(path)]

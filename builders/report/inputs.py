@@ -20,8 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.files.jsonio import iter_jsonl
-from builders.report.harness_outputs import harness_kind, read_harness_lines
+from builders.report.harness_outputs import iter_prediction_lines
 
 TEXT_FIELDS: tuple[str, ...] = ("raw_output", "prediction")
 RATIONALE_FIELD = "rationale"
@@ -60,8 +59,7 @@ class Prediction:
 def read_predictions(path: str | os.PathLike[str], id_field: str) -> dict[str, Prediction]:
     """Item id -> :class:`Prediction` from a JSONL file; malformed or repeated ids are errors."""
     out: dict[str, Prediction] = {}
-    rows = iter_jsonl(path) if harness_kind(path) is None else enumerate(read_harness_lines(path), start=1)
-    for number, data in rows:
+    for number, data in iter_prediction_lines(path):
         where = f"{path}, line {number}"
         if not isinstance(data, dict):
             raise ValueError(f"{where}: expected a JSON object, got {type(data).__name__}")
