@@ -7,7 +7,8 @@ Layout (what `load_dataset(folder)` and the Hub both read; datasets 5 runs no lo
 
 Only public APIs: media files are read here and stored as the ``{"bytes", "path"}`` struct of their
 ``datasets`` feature (what ``push_to_hub`` stores: the bytes and the file's base name), shards are
-cut by a size estimate from the Arrow table and the media files' sizes, and ``dataset_info`` is
+cut by a size estimate from the Arrow table and the media files' sizes, media splits get small row
+groups (:func:`row_group_rows`), and ``dataset_info`` is
 rendered by ``DatasetInfosDict.to_dataset_card_data`` into a ``huggingface_hub.DatasetCardData``.
 """
 
@@ -32,6 +33,12 @@ from builders.files.jsonio import atomic_directory, check_replaceable
 from builders.hub.benchmark import check_eval_yaml, read_eval_yaml
 
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
+# Row groups of a split with media: at most this many rows (the dataset viewer's page, and what
+# `datasets` used for image and audio shards) and about this many bytes. A reader holds one row
+# group of a column to give one cell (`builders.hub.splits.HubSplit.cell`), so this, not the split,
+# bounds its memory; `datasets` 5 alone cuts groups at 100 MB, i.e. a whole 300-clip split in one.
+MEDIA_ROW_GROUP_ROWS = 100
+MEDIA_ROW_GROUP_BYTES = 16 * 1024 * 1024
 CARD_FILE = "README.md"
 SHARD_NAME = re.compile(r"^(?P<split>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 SPLIT_ORDER = ("train", "validation", "test")
@@ -145,15 +152,24 @@ def _embed(dataset: datasets.Dataset, media: list[str], split: str, first_row: i
     return embedded
 
 
+def row_group_rows(num_rows: int, nbytes: int) -> int:
+    """Rows per Parquet row group for a media split of ``num_rows`` rows and about ``nbytes`` bytes:
+    at most :data:`MEDIA_ROW_GROUP_ROWS`, and about :data:`MEDIA_ROW_GROUP_BYTES` each."""
+    per_row = max(1, nbytes // max(1, num_rows))
+    return max(1, min(MEDIA_ROW_GROUP_ROWS, MEDIA_ROW_GROUP_BYTES // per_row))
+
+
 def _write_split(dataset: datasets.Dataset, data_dir: Path, split: str, max_shard_bytes: int) -> int:
     """Write one split as Parquet shards with external media embedded; returns bytes written."""
     media = _media_columns(dataset, split)
-    num_shards = max(1, min(len(dataset), math.ceil(_estimated_nbytes(dataset, media) / max_shard_bytes)))
+    nbytes = _estimated_nbytes(dataset, media)
+    num_shards = max(1, min(len(dataset), math.ceil(nbytes / max_shard_bytes)))
+    rows_per_group = row_group_rows(len(dataset), nbytes) if media else None  # None: datasets' rule
     written = first_row = 0
     for index in range(num_shards):
         shard = dataset.shard(num_shards=num_shards, index=index, contiguous=True)
         path = data_dir / f"{split}-{index:05d}-of-{num_shards:05d}.parquet"
-        _embed(shard, media, split, first_row).to_parquet(str(path))
+        _embed(shard, media, split, first_row).to_parquet(str(path), batch_size=rows_per_group)
         written += path.stat().st_size
         first_row += len(shard)
     return written

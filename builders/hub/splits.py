@@ -143,7 +143,8 @@ class HubSplit:
     num_rows: int = field(init=False)
     _starts: list[int] = field(init=False, repr=False)  # first row of each (shard, row group)
     _groups: list[tuple[Path, int]] = field(init=False, repr=False)
-    _cached: tuple[tuple[Path, int, str], list[Any]] | None = field(default=None, init=False, repr=False)
+    # One row group of one column, kept as Arrow (a video cell becomes Python bytes only when asked).
+    _cached: tuple[tuple[Path, int, str], pa.ChunkedArray] | None = field(default=None, init=False, repr=False)
     # The step loop's prepare threads call cell() at once: one reads a group, the others wait for it.
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -197,9 +198,9 @@ class HubSplit:
         with self._lock:
             if self._cached is None or self._cached[0] != (shard, group, column):
                 with pq.ParquetFile(shard) as file:
-                    values = file.read_row_group(group, columns=[column]).column(column).to_pylist()
+                    values = file.read_row_group(group, columns=[column]).column(column)
                 self._cached = ((shard, group, column), values)
-            return self._cached[1][index - self._starts[at]]
+            return self._cached[1][index - self._starts[at]].as_py()
 
 
 def read_split(
