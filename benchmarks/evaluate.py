@@ -109,9 +109,11 @@ def make_hub_folder(root: Path, paths: list[Path]) -> Path:
     """The clips and rows as a one-split Hub-layout folder (video bytes embedded, like a release)."""
     import datasets
 
+    from builders.hub import layout
     from builders.hub.layout import write_hub_folder
 
-    folder = root / f"hub-{len(paths)}"
+    # Named by the writer's row-group rule too: a folder kept from an older writer is not reused.
+    folder = root / f"hub-{len(paths)}-groups-{layout.MEDIA_ROW_GROUP_ROWS}-{layout.MEDIA_ROW_GROUP_BYTES}"
     if not (folder / "README.md").exists():
         rows = bqa_rows(paths)
         table = {k: [r[k] for r in rows] for k in rows[0]}

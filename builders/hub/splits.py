@@ -197,6 +197,7 @@ class HubSplit:
         shard, group = self._groups[at]
         with self._lock:
             if self._cached is None or self._cached[0] != (shard, group, column):
+                self._cached = None  # freed before the next group is read: one group held, never two
                 with pq.ParquetFile(shard) as file:
                     values = file.read_row_group(group, columns=[column]).column(column)
                 self._cached = ((shard, group, column), values)
