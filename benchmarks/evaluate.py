@@ -21,7 +21,10 @@ Measured in the same run, each case in a fresh child process (so its peak RSS is
 - ``memory``: the BQA runner from an exported Hub-layout folder against the same clips as files,
   at the full split and at a third of it (peak RSS must not grow with the split).
 - ``pool``: preparing every clip's 16 frames with a thread pool against a process pool of ``cores``
-  workers (which the step loop should use).
+  workers (the step loop decodes in processes from ``PROCESS_MIN_ITEMS`` items on).
+
+Peak RSS is the case process's own; the decode workers' (and their forkserver's) summed PSS, sampled
+every 0.2 s, is shown beside it.
 - ``fsync``: ``--records`` step records (16,080: a MarineLife eval) added one fsync each against
   group commits (:meth:`builders.runs.steps.StepRecords.group_commits`), both timed in full.
 
@@ -175,7 +178,57 @@ def _marine_data(case: dict[str, Any]):
     return SplitData(rows, videos, lambda vid: by_index[vid], "bench", "test")
 
 
+def _descendants_rss_mb() -> float:
+    """Proportional resident memory (MB) of this process's descendants (the decode workers, their forkserver)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    total, todo = 0, list(children.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        todo += children.get(pid, [])
+        try:  # PSS: pages the forked workers share with the forkserver are counted once
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+            total += next(int(line.split()[1]) for line in rollup if line.startswith("Pss:"))
+        except (OSError, StopIteration):
+            continue
+    return total / 1024
+
+
+class _PeakOfWorkers:
+    """Samples the descendants' summed RSS every 0.2 s while a case runs; ``peak`` in MB."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak, self._stop = 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            self.peak = max(self.peak, _descendants_rss_mb())
+
+    def __enter__(self) -> _PeakOfWorkers:
+        if Path("/proc/self/stat").exists():
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+
+
 def _run_case(case: dict[str, Any]) -> dict[str, Any]:
+    with _PeakOfWorkers() as workers:
+        result = _run_case_body(case)
+    result["workers_rss_mb"] = workers.peak
+    return result
+
+
+def _run_case_body(case: dict[str, Any]) -> dict[str, Any]:
     work = Path(case["work"])
     started = time.perf_counter()
     cpu = time.process_time()
@@ -351,7 +404,7 @@ def main() -> None:
             f"(N*L/c {n * latency / c:6.1f}, decode {cpu / cores():5.1f})  {row['ratio']:.2f}x  "
             f"[vs pooled decode {pooled[frames]:.1f} s: {row['ratio_here']:.2f}x]  "
             f"requests {r.get('requests', '-')}, max in flight {r.get('max_in_flight', '-')}, peak RSS {r['rss_mb']:.0f} MB, "
-            f"CPU s: client {r['cpu']:.1f}, server {r.get('server_cpu', 0):.1f}"
+            f"+ decode workers {r.get('workers_rss_mb', 0):.0f} MB, CPU s: client {r['cpu']:.1f}, server {r.get('server_cpu', 0):.1f}"
         )
         return row
 
@@ -404,8 +457,8 @@ def main() -> None:
                     case = {"kind": "bqa", "frames": 16, "paths": subset, "c": c, "url": servers[latency].url,
                             "hub": hub, "work": fresh(f"memory-{source}-{n}")}  # fmt: skip
                     r = run_case(case, servers[latency])
-                    print(f"memory: BQA evaluate from {source:<5} N={n:<5} peak RSS {r['rss_mb']:6.0f} MB  "
-                          f"wall {r['wall']:.1f} s")  # fmt: skip
+                    print(f"memory: BQA evaluate from {source:<5} N={n:<5} peak RSS {r['rss_mb']:6.0f} MB "
+                          f"+ decode workers {r['workers_rss_mb']:4.0f} MB  wall {r['wall']:.1f} s")  # fmt: skip
                     rows.append({"source": source, "n": n, **r})
             figures["memory"] = rows
         if "pool" in only:

@@ -46,6 +46,7 @@ def test_round_trip_embeds_video_bytes(tmp_path: Path, configs) -> None:
         card_body="# Tiny\n\nProse.",
         card_data={"license": "other", "pretty_name": "Tiny"},
     )
+    originals = {p.name: p.read_bytes() for p in tmp_path.glob("v*.mp4")}
     for p in tmp_path.glob("v*.mp4"):
         p.unlink()  # the folder must stand alone
     meta, body = read_card(out)
@@ -60,8 +61,8 @@ def test_round_trip_embeds_video_bytes(tmp_path: Path, configs) -> None:
     default = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))
     assert default["train"]["q"] == ["a?", "b?"]
     row = loaded["videos"]["test"].cast_column("video", datasets.Video(decode=False))[0]
-    original = _tiny_mp4(tmp_path / "again.mp4", 120)
-    assert row["video"]["bytes"] == original.read_bytes()
+    # Against the file as written (encoding it again is not byte-stable: x264's threads under load).
+    assert row["video"] == {"path": "v3.mp4", "bytes": originals["v3.mp4"]}
 
 
 def test_rewrite_replaces_atomically_and_shards(tmp_path: Path, configs) -> None:

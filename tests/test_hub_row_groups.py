@@ -58,7 +58,9 @@ def test_large_clips_get_row_groups_of_about_the_byte_budget(tmp_path, clip, mon
     groups = _groups(folder, "videos")
     assert len(groups) == math.ceil(30 / 7) and max(groups) == 7 and sum(groups) == 30
     loaded = datasets.load_dataset(str(folder), "videos", split="test", cache_dir=str(tmp_path / "cache"))
-    assert loaded.cast_column("video", datasets.Video(decode=False))[29]["video"]["bytes"] == clip.read_bytes()
+    assert (
+        loaded.cast_column("video", datasets.Video(decode=False))[29]["video"]["bytes"] == clip.read_bytes()
+    )
 
 
 def test_row_group_rows_by_hand():

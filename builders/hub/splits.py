@@ -144,7 +144,9 @@ class HubSplit:
     _starts: list[int] = field(init=False, repr=False)  # first row of each (shard, row group)
     _groups: list[tuple[Path, int]] = field(init=False, repr=False)
     # One row group of one column, kept as Arrow (a video cell becomes Python bytes only when asked).
-    _cached: tuple[tuple[Path, int, str], pa.ChunkedArray] | None = field(default=None, init=False, repr=False)
+    _cached: tuple[tuple[Path, int, str], pa.ChunkedArray] | None = field(
+        default=None, init=False, repr=False
+    )
     # The step loop's prepare threads call cell() at once: one reads a group, the others wait for it.
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 

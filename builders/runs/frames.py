@@ -3,7 +3,9 @@
 :class:`FrameImages` samples a clip (:func:`builders.video.sampler.sample_frames`), encodes each
 frame to JPEG exactly as :func:`builders.video.sampler.frames_to_data_urls` does (same bytes, so
 the same reply-cache keys) and returns :class:`~builders.llm.messages.ImageURL` values, which carry
-the sha256 of their JPEG bytes so the cache key never decodes them again. Results are kept:
+the sha256 of their JPEG bytes so the cache key never decodes them again. Inside
+:func:`decoding_processes` (the step loop enters it for a long step) the sampling and encoding run in
+worker processes (:class:`DecodeProcesses`). Results are kept:
 
 - in memory for the last few clips (a MarineLife video's questions share its frames; concurrent
   asks for one clip wait for one decode);
@@ -17,14 +19,20 @@ the real frames would have (from the clip's index), for ``--estimate``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
 import json
+import multiprocessing
+import multiprocessing.connection
 import os
+import signal
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -33,7 +41,7 @@ from builders.llm.messages import ImageURL, jpeg_data_url
 from builders.video.frame_rules import reader_indices
 from builders.video.frame_spec import FrameSpec
 from builders.video.sampler import ClipReader, output_size
-from builders.video.source import SourceLike
+from builders.video.source import SourceLike, VideoError, VideoSource
 
 #: JPEG quality of every frame shown to an LLM (the default of ``frames_to_data_urls``).
 JPEG_QUALITY = 85
@@ -61,18 +69,172 @@ def clip_digest(source: SourceLike) -> str:
 
 
 def decode_images(source: SourceLike, spec: FrameSpec) -> list[ImageURL]:
-    """Sample and encode a clip's frames, nothing kept (the plain :data:`Images` provider).
+    """Sample and encode a clip's frames, nothing kept (the plain :data:`Images` provider); in a
+    worker process while :func:`decoding_processes` is active.
 
     One decoder thread per clip: the step loop prepares one clip per CPU at once, and more threads
     per clip would only compete with the other clips' (``benchmarks/evaluate.py``). The frames are
     :meth:`FrameSpec.sample`'s (its frame rule); a ``video`` input is :meth:`FrameSpec.data_urls`'
     one MP4 data URL."""
+    processes = _active
+    if processes is not None and spec.video_input == "images":
+        return processes.decode(source, spec)
+    return _decode_here(source, spec)
+
+
+def _decode_here(source: SourceLike, spec: FrameSpec) -> list[ImageURL]:
     if spec.video_input != "images":
         return list(spec.data_urls(source))
     with ClipReader(source, threads=1) as reader:
         indices = reader_indices(reader, spec.rule, spec.num_frames, spec.fps)
         frames = reader.get_frames_at(indices, max_side=spec.max_side)
     return [jpeg_data_url(jpeg_bytes(rgb)) for rgb in frames.frames]
+
+
+class DecodeProcesses:
+    """Worker processes that sample and encode frames for :func:`decode_images`.
+
+    Why processes: Pillow's JPEG encoder holds the GIL (py-spy on the BQA runner: 44% of the GIL's
+    time was ``ImageFile._encode_tile``), so prepare threads in one process take turns on it, and
+    the event loop sending the requests waits behind them. On 2 cores, 300 clips x 16 frames took
+    9.2-9.6 s on 2 threads and 8.1-8.4 s on 2 processes (``benchmarks/evaluate.py``, ``pool``);
+    starting the workers costs 0.13-0.2 s (a forkserver with this module preloaded; never ``fork``,
+    which would copy the locks of the step's other threads). The JPEG bytes are the same as in
+    process, so are the reply-cache keys.
+
+    Each worker has its own pipe and one clip at a time, not ``ProcessPoolExecutor``'s shared
+    queues: a worker killed while writing its result there leaves a torn message, or a queue lock
+    held, that the pool then waits on for ever (both seen in this module's test). Here a dead worker
+    is an end of file on its own pipe: its clip is decoded again in a fresh worker, and a clip whose
+    decoder dies twice is rejected (``VideoError``); no other clip is touched.
+    """
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.replaced = 0  # workers that died and were replaced
+        self._slots = threading.BoundedSemaphore(workers)
+        self._idle: list[_Worker] = []
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _context() -> multiprocessing.context.BaseContext:
+        if "forkserver" in multiprocessing.get_all_start_methods():
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload([__name__])
+            return context
+        return multiprocessing.get_context("spawn")
+
+    def decode(self, source: SourceLike, spec: FrameSpec) -> list[ImageURL]:
+        with self._slots:  # at most `workers` clips out at once; a worker is started on first need
+            with self._lock:
+                worker = self._idle.pop() if self._idle else None
+            for attempt in (1, 2):
+                worker = worker or _Worker(self._context())
+                try:
+                    kind, value = worker.call(source, spec)
+                except _WorkerDied:
+                    worker.close()
+                    worker = None
+                    with self._lock:
+                        self.replaced += 1
+                    if attempt == 2:
+                        name = VideoSource.of(source).name
+                        raise VideoError(f"{name}: the frame decoder process died on this clip") from None
+                    continue
+                with self._lock:
+                    self._idle.append(worker)
+                if kind != "ok":
+                    raise _PASSED_ON.get(kind, RuntimeError)(value)
+                return value
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.close()
+
+
+class _WorkerDied(Exception):
+    pass
+
+
+class _Worker:
+    """One decode process and its pipe (:class:`DecodeProcesses`)."""
+
+    def __init__(self, context: multiprocessing.context.BaseContext) -> None:
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child,), daemon=True, name="vqabench-decode")
+        self.process.start()
+        child.close()  # the worker holds the only other end: its death is an end of file here
+
+    def call(self, source: SourceLike, spec: FrameSpec) -> tuple[str, Any]:
+        try:
+            self.conn.send((source, spec))
+            while True:
+                ready = multiprocessing.connection.wait([self.conn, self.process.sentinel])
+                if self.conn in ready:
+                    return self.conn.recv()
+                if self.process.sentinel in ready:
+                    raise _WorkerDied
+        except (EOFError, OSError) as err:
+            raise _WorkerDied from err
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.conn.send(None)
+        self.process.join(timeout=5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+
+#: Exceptions a worker hands back by type (the step loop rejects these items); others by message.
+_PASSED_ON: dict[str, type[Exception]] = {"VideoError": VideoError, "FileNotFoundError": FileNotFoundError}
+
+
+def _serve(conn: multiprocessing.connection.Connection) -> None:
+    """A worker's loop: ``(source, spec)`` in, ``("ok", urls)`` or ``(error type, message)`` out."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle, not a crash here
+    while True:
+        try:
+            task = conn.recv()
+        except EOFError:
+            return
+        if task is None:
+            return
+        source, spec = task
+        try:
+            reply: tuple[str, Any] = ("ok", _decode_here(source, spec))
+        except Exception as err:  # pickled by name: not every exception type survives the trip
+            kind = type(err).__name__ if type(err).__name__ in _PASSED_ON else "error"
+            name = getattr(source, "name", None) or source
+            reply = (kind, f"{err}" if kind != "error" else f"{name}: {type(err).__name__}: {err}")
+        conn.send(reply)
+
+
+_active: DecodeProcesses | None = None
+_active_lock = threading.Lock()
+
+
+@contextmanager
+def decoding_processes(workers: int) -> Iterator[DecodeProcesses]:
+    """While inside, :func:`decode_images` (and so every :class:`FrameImages`) decodes in ``workers``
+    processes; re-entered, the outer pool serves both. Left, the workers are stopped."""
+    global _active
+    with _active_lock:
+        outer = _active
+        if outer is None:
+            _active = DecodeProcesses(workers)
+        processes = _active
+    try:
+        yield processes
+    finally:
+        if outer is None:
+            with _active_lock:
+                _active = None
+            processes.close()
 
 
 #: What a step calls for a clip's frames: ``images(source, spec) -> data URLs``.

@@ -13,6 +13,7 @@ decoded is rejected with reason ``video_unreadable`` instead of stopping the ste
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any
 
 from builders.llm import LLMClient, LLMRequest, LLMResult, ReplayMissError
 from builders.llm.client import ESTIMATED, OVER_BUDGET, REPLAY_MISS, LLMSession
+from builders.runs.frames import decoding_processes
 from builders.runs.progress import progress_bar
 from builders.runs.steps import (  # DEFAULT_BATCH_SIZE re-exported for the steps' signatures
     COMMIT_SECONDS,
@@ -58,11 +60,15 @@ def llm_fields(result: LLMResult, request: LLMRequest, client: LLMClient) -> dic
     }
 
 
+#: Pending items from which a step decodes its frames in worker processes (:func:`decoding_processes`):
+#: starting them costs 0.13-0.2 s, what 4-6 clips cost to decode, so a short step keeps its threads.
+PROCESS_MIN_ITEMS = 16
+
+
 def prepare_workers() -> int:
-    """Threads that sample and encode frames ahead of the requests: one per CPU. Threads, not
-    processes: PyAV and Pillow release the GIL while they decode and encode, and a process pool
-    pays for pickling every payload back (``benchmarks/evaluate.py``, section ``pool``, 2 cores:
-    300 clips x 16 frames in 16.8 s on threads, 18.4 s on processes)."""
+    """Threads that build requests ahead of the sends: one per CPU. Each waits for its clip's frames
+    from as many worker processes (:class:`builders.runs.frames.DecodeProcesses` says why
+    processes) or, in a short step, decodes them itself."""
     return available_cpus()
 
 
@@ -84,7 +90,8 @@ def run_llm_step(
     ``request_of(item)`` builds the request (VideoError/FileNotFoundError: the item is rejected as
     ``video_unreadable``); ``outcome_of(item, request, result)`` turns a validated reply into a record.
 
-    A pipeline: ``workers`` threads build requests (frames sampled and encoded) in input order,
+    A pipeline: ``workers`` threads build requests (frames sampled and encoded, in as many worker
+    processes from :data:`PROCESS_MIN_ITEMS` pending items on) in input order,
     each request is sent as soon as it is built, at most ``settings.max_concurrency`` in flight, and
     each result is recorded as it arrives (group commits: :class:`StepRecords`). At most
     ``max_concurrency + ahead`` items are between "started" and "recorded" (``ahead`` defaults to
@@ -100,7 +107,16 @@ def run_llm_step(
     workers = workers or prepare_workers()
     ahead = ahead or batch_size or 2 * workers
     desc = desc or records.name
-    with records.group_commits(), progress_bar(len(items), len(items) - len(pending), desc) as bar:
+    processes = (
+        decoding_processes(workers)
+        if workers > 1 and len(pending) >= PROCESS_MIN_ITEMS
+        else contextlib.nullcontext()
+    )
+    with (
+        records.group_commits(),
+        processes,
+        progress_bar(len(items), len(items) - len(pending), desc) as bar,
+    ):
         failures, missed = asyncio.run(
             _pipeline(records, pending, client, request_of, outcome_of, reject_failures, bar, workers, ahead)
         )

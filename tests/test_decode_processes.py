@@ -1,0 +1,165 @@
+"""Frames decoded in worker processes (builders/runs/frames.py, ``decoding_processes``): a long
+step's clips are decoded outside the main process, to the same bytes a plain in-process
+``sample_frames`` + ``frames_to_data_urls`` gives (so the same reply-cache keys); a worker killed
+mid-step costs no clip; a clip whose decoder dies every time is the only one rejected, by name."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import os
+import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from builders.llm import LLMClient, LLMRequest, LLMSettings, user_message
+from builders.runs import frames
+from builders.runs.frames import decode_images, decoding_processes
+from builders.runs.llm_step import PROCESS_MIN_ITEMS, VIDEO_UNREADABLE, Outcome, run_llm_step
+from builders.runs.steps import StepRecords
+from builders.testing.clips import write_clip
+from builders.video.frame_spec import FrameSpec
+from builders.video.sampler import frames_to_data_urls, sample_frames
+from builders.video.source import VideoError
+
+SPEC = FrameSpec(fps=None, num_frames=6)
+
+
+@pytest.fixture(scope="module")
+def clips(tmp_path_factory) -> list[Path]:
+    root = tmp_path_factory.mktemp("clips")
+    return [write_clip(root / f"c{i:02d}.mp4", num_frames=30 + i, seed=i) for i in range(PROCESS_MIN_ITEMS)]
+
+
+def _expected(clip: Path) -> list[str]:
+    return frames_to_data_urls(sample_frames(clip, num_frames=6, threads=1))
+
+
+def _children_with_open(path: Path) -> list[int]:
+    """Processes of this user that have ``path`` open (from /proc), other than this one."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if any(os.readlink(fd) == str(path) for fd in (entry / "fd").iterdir()):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_long_step_decodes_in_worker_processes_to_the_same_bytes(chat_server, tmp_path, clips):
+    chat_server.handler = lambda body: "ok"
+    seen: dict[str, tuple[bool, list[str]]] = {}
+
+    def request_of(item):
+        urls = decode_images(item["clip"], SPEC)
+        seen[item["id"]] = (frames._active is not None, urls)
+        return LLMRequest([user_message("which?", urls)], output_tokens=1)
+
+    items = [{"id": clip.stem, "clip": clip} for clip in clips]
+    settings = LLMSettings(model="m", base_url=chat_server.url, api_key_env=None, progress=False)
+    with LLMClient(settings, cache_path=tmp_path / "c.sqlite") as client:
+        failures = run_llm_step(StepRecords(tmp_path, "s"), items, client, request_of,
+                                lambda item, request, result: Outcome({"id": item["id"]}), workers=2)  # fmt: skip
+    assert failures == {} and frames._active is None  # the workers are gone with the step
+    for clip in clips:
+        in_processes, urls = seen[clip.stem]
+        assert in_processes
+        assert urls == _expected(clip)
+        for url in urls:  # the hash the cache key uses is the JPEG's, taken in the worker
+            assert url.sha256 == hashlib.sha256(base64.b64decode(url.partition(",")[2])).hexdigest()
+    # One item short of the threshold: the step keeps its threads.
+    short: dict[str, bool] = {}
+
+    def request_short(item):
+        short[item["id"]] = frames._active is not None
+        return LLMRequest([user_message("which?", decode_images(item["clip"], SPEC))], output_tokens=1)
+
+    with LLMClient(settings, cache_path=tmp_path / "c.sqlite") as client:
+        run_llm_step(StepRecords(tmp_path, "t"), items[1:], client, request_short,
+                     lambda item, request, result: Outcome({"id": item["id"]}), workers=2)  # fmt: skip
+    assert len(short) == PROCESS_MIN_ITEMS - 1 and not any(short.values())
+
+
+def test_a_worker_killed_mid_step_costs_no_clip(tmp_path):
+    # Clips slow enough to decode that the kill lands while several are in the workers.
+    slow = [
+        write_clip(tmp_path / f"s{i}.mp4", num_frames=150, width=640, height=360, seed=i) for i in range(8)
+    ]
+    spec = FrameSpec(fps=None, num_frames=16)
+    with decoding_processes(2) as processes, ThreadPoolExecutor(4) as threads:
+        futures = [threads.submit(decode_images, clip, spec) for clip in slow]
+        deadline = time.monotonic() + 30
+        victims: list[int] = []
+        while not victims and time.monotonic() < deadline:
+            victims = [pid for clip in slow for pid in _children_with_open(clip)]
+            time.sleep(0.002)
+        assert victims, "no worker process was seen decoding"
+        os.kill(victims[0], signal.SIGKILL)
+        results = [f.result(timeout=120) for f in futures]
+        assert processes.replaced == 1
+    for clip, urls in zip(slow, results, strict=True):
+        assert urls == frames_to_data_urls(sample_frames(clip, num_frames=16, threads=1))
+
+
+def test_a_clip_that_kills_its_decoder_every_time_is_the_only_one_rejected(chat_server, tmp_path, clips):
+    chat_server.handler = lambda body: "ok"
+    culprit = write_clip(tmp_path / "culprit.mp4", num_frames=250, width=1280, height=720, seed=9)
+    stop = threading.Event()
+
+    def kill_its_decoders():  # whatever process opens the culprit dies, as with a decoder crash
+        while not stop.is_set():
+            for pid in _children_with_open(culprit):
+                with contextlib.suppress(ProcessLookupError):  # it may have ended since
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.001)
+
+    watcher = threading.Thread(target=kill_its_decoders, daemon=True)
+    watcher.start()
+    items = [{"id": "culprit", "clip": culprit}] + [{"id": clip.stem, "clip": clip} for clip in clips]
+    settings = LLMSettings(model="m", base_url=chat_server.url, api_key_env=None, progress=False)
+    records = StepRecords(tmp_path, "s")
+
+    def request_of(item):
+        return LLMRequest([user_message("which?", decode_images(item["clip"], SPEC))], output_tokens=1)
+
+    try:
+        with LLMClient(settings, cache_path=tmp_path / "c.sqlite") as client:
+            failures = run_llm_step(records, items, client, request_of,
+                                    lambda item, request, result: Outcome({"id": item["id"]}), workers=2)  # fmt: skip
+    finally:
+        stop.set()
+        watcher.join()
+    assert failures == {}
+    records.finish(item["id"] for item in items)
+    (rejected,) = records.rejects()
+    assert rejected["id"] == "culprit" and rejected["_reason"] == VIDEO_UNREADABLE
+    assert f"{culprit}: the frame decoder process died on this clip" in rejected["_detail"]
+    assert sorted(r["id"] for r in records.kept()) == sorted(clip.stem for clip in clips)
+
+
+def test_decode_errors_cross_the_process_boundary_as_video_errors(tmp_path):
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x17" * 4000)
+    with decoding_processes(2), pytest.raises(VideoError, match="broken.mp4"):
+        decode_images(broken, SPEC)
+    with decoding_processes(2), pytest.raises(FileNotFoundError, match="gone.mp4"):
+        decode_images(tmp_path / "gone.mp4", SPEC)
+
+
+def test_embedded_bytes_decode_in_processes_and_errors_name_the_cell(tmp_path, clips):
+    cell = {"path": "clip.mp4", "bytes": clips[0].read_bytes()}  # a Hub folder's video value
+    with decoding_processes(2) as processes:
+        assert decode_images(cell, SPEC) == _expected(clips[0])
+        with pytest.raises(VideoError, match=r"clip\.mp4 \(embedded bytes\)"):
+            decode_images({"path": "clip.mp4", "bytes": b"\x00\x00\x00\x18ftypmp42" + b"\x17" * 4000}, SPEC)
+        workers = [w.process for w in processes._idle]
+        assert workers and all(w.is_alive() for w in workers)
+    assert not any(w.is_alive() for w in workers)  # stopped with the context
