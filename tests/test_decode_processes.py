@@ -10,6 +10,8 @@ import contextlib
 import hashlib
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -161,5 +163,26 @@ def test_embedded_bytes_decode_in_processes_and_errors_name_the_cell(tmp_path, c
         with pytest.raises(VideoError, match=r"clip\.mp4 \(embedded bytes\)"):
             decode_images({"path": "clip.mp4", "bytes": b"\x00\x00\x00\x18ftypmp42" + b"\x17" * 4000}, SPEC)
         workers = [w.process for w in processes._idle]
-        assert workers and all(w.is_alive() for w in workers)
-    assert not any(w.is_alive() for w in workers)  # stopped with the context
+        assert workers and all(w.poll() is None for w in workers)
+    assert all(w.poll() == 0 for w in workers)  # stopped with the context, cleanly
+
+
+def test_a_script_without_a_main_guard_runs_once(tmp_path, clips):
+    script = tmp_path / "plain_script.py"
+    script.write_text(  # no `if __name__ == "__main__":`, as many research scripts are written
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from builders.runs.frames import decode_images, decoding_processes\n"
+        "from builders.video.frame_spec import FrameSpec\n"
+        "with Path(sys.argv[1]).open('a') as log:\n"
+        "    log.write('ran\\n')\n"
+        "with decoding_processes(2):\n"
+        "    print(len(decode_images(sys.argv[2], FrameSpec(fps=None, num_frames=4))))\n"
+    )
+    log = tmp_path / "runs.log"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # this checkout's package
+    done = subprocess.run([sys.executable, str(script), str(log), str(clips[0])], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["4"]
+    assert log.read_text() == "ran\n"  # the workers did not run the script again

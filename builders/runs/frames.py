@@ -23,10 +23,10 @@ import contextlib
 import hashlib
 import io
 import json
-import multiprocessing
-import multiprocessing.connection
 import os
-import signal
+import pickle
+import subprocess
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -97,16 +97,16 @@ class DecodeProcesses:
     Why processes: Pillow's JPEG encoder holds the GIL (py-spy on the BQA runner: 44% of the GIL's
     time was ``ImageFile._encode_tile``), so prepare threads in one process take turns on it, and
     the event loop sending the requests waits behind them. On 2 cores, 300 clips x 16 frames took
-    9.2-9.6 s on 2 threads and 8.1-8.4 s on 2 processes (``benchmarks/evaluate.py``, ``pool``);
-    starting the workers costs 0.13-0.2 s (a forkserver with this module preloaded; never ``fork``,
-    which would copy the locks of the step's other threads). The JPEG bytes are the same as in
-    process, so are the reply-cache keys.
+    9.2-9.6 s on 2 threads and 8.1-8.4 s on 2 processes (``benchmarks/evaluate.py``, ``pool``).
+    The JPEG bytes are the same as in process, so are the reply-cache keys.
 
-    Each worker has its own pipe and one clip at a time, not ``ProcessPoolExecutor``'s shared
-    queues: a worker killed while writing its result there leaves a torn message, or a queue lock
-    held, that the pool then waits on for ever (both seen in this module's test). Here a dead worker
-    is an end of file on its own pipe: its clip is decoded again in a fresh worker, and a clip whose
-    decoder dies twice is rejected (``VideoError``); no other clip is touched.
+    A worker is ``python -m builders.runs.decode_worker``, not a ``multiprocessing`` child: those
+    import the caller's ``__main__`` again (a researcher's script without a ``__main__`` guard
+    would run again in every worker), and ``ProcessPoolExecutor``'s shared queues wait for ever on
+    a worker killed while writing its result there (seen in this module's test). Each worker has
+    its own pipes and one clip at a time, so a dead worker is an end of file on its own pipe: its
+    clip is decoded again in a fresh worker, and a clip whose decoder dies twice is rejected
+    (``VideoError``); no other clip is touched.
     """
 
     def __init__(self, workers: int) -> None:
@@ -116,20 +116,12 @@ class DecodeProcesses:
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
 
-    @staticmethod
-    def _context() -> multiprocessing.context.BaseContext:
-        if "forkserver" in multiprocessing.get_all_start_methods():
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload([__name__])
-            return context
-        return multiprocessing.get_context("spawn")
-
     def decode(self, source: SourceLike, spec: FrameSpec) -> list[ImageURL]:
         with self._slots:  # at most `workers` clips out at once; a worker is started on first need
             with self._lock:
                 worker = self._idle.pop() if self._idle else None
             for attempt in (1, 2):
-                worker = worker or _Worker(self._context())
+                worker = worker or _Worker()
                 try:
                     kind, value = worker.call(source, spec)
                 except _WorkerDied:
@@ -144,7 +136,7 @@ class DecodeProcesses:
                 with self._lock:
                     self._idle.append(worker)
                 if kind != "ok":
-                    raise _PASSED_ON.get(kind, RuntimeError)(value)
+                    raise PASSED_ON.get(kind, RuntimeError)(value)
                 return value
         raise AssertionError("unreachable")
 
@@ -160,58 +152,50 @@ class _WorkerDied(Exception):
 
 
 class _Worker:
-    """One decode process and its pipe (:class:`DecodeProcesses`)."""
+    """One ``builders.runs.decode_worker`` process: pickles in on its stdin, out on its stdout."""
 
-    def __init__(self, context: multiprocessing.context.BaseContext) -> None:
-        self.conn, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child,), daemon=True, name="vqabench-decode")
-        self.process.start()
-        child.close()  # the worker holds the only other end: its death is an end of file here
+    def __init__(self) -> None:
+        # The parent's import path, so a checkout run without installing finds the same package.
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "builders.runs.decode_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
 
     def call(self, source: SourceLike, spec: FrameSpec) -> tuple[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
         try:
-            self.conn.send((source, spec))
-            while True:
-                ready = multiprocessing.connection.wait([self.conn, self.process.sentinel])
-                if self.conn in ready:
-                    return self.conn.recv()
-                if self.process.sentinel in ready:
-                    raise _WorkerDied
-        except (EOFError, OSError) as err:
+            pickle.dump((source, spec), self.process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            self.process.stdin.flush()
+            return pickle.load(self.process.stdout)  # the worker holds the only write end
+        except (EOFError, OSError, pickle.UnpicklingError) as err:  # dead, or died mid-reply
             raise _WorkerDied from err
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
-            self.conn.send(None)
-        self.process.join(timeout=5)
-        if self.process.is_alive():
+            self.process.stdin.close()  # type: ignore[union-attr]  # end of input: the worker exits
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
             self.process.kill()
-            self.process.join()
-        self.conn.close()
+            self.process.wait()
+        self.process.stdout.close()  # type: ignore[union-attr]
 
 
 #: Exceptions a worker hands back by type (the step loop rejects these items); others by message.
-_PASSED_ON: dict[str, type[Exception]] = {"VideoError": VideoError, "FileNotFoundError": FileNotFoundError}
+PASSED_ON: dict[str, type[Exception]] = {"VideoError": VideoError, "FileNotFoundError": FileNotFoundError}
 
 
-def _serve(conn: multiprocessing.connection.Connection) -> None:
-    """A worker's loop: ``(source, spec)`` in, ``("ok", urls)`` or ``(error type, message)`` out."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle, not a crash here
-    while True:
-        try:
-            task = conn.recv()
-        except EOFError:
-            return
-        if task is None:
-            return
-        source, spec = task
-        try:
-            reply: tuple[str, Any] = ("ok", _decode_here(source, spec))
-        except Exception as err:  # pickled by name: not every exception type survives the trip
-            kind = type(err).__name__ if type(err).__name__ in _PASSED_ON else "error"
-            name = getattr(source, "name", None) or source
-            reply = (kind, f"{err}" if kind != "error" else f"{name}: {type(err).__name__}: {err}")
-        conn.send(reply)
+def decode_reply(source: SourceLike, spec: FrameSpec) -> tuple[str, Any]:
+    """A worker's answer for one clip: ``("ok", urls)`` or ``(error type, message)``."""
+    try:
+        return "ok", _decode_here(source, spec)
+    except Exception as err:  # by name: not every exception type survives pickling
+        kind = type(err).__name__ if type(err).__name__ in PASSED_ON else "error"
+        name = getattr(source, "name", None) or source
+        return kind, f"{err}" if kind != "error" else f"{name}: {type(err).__name__}: {err}"
 
 
 _active: DecodeProcesses | None = None
