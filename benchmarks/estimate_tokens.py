@@ -55,7 +55,9 @@ def text_parts(request: Any) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--root", type=Path, default=Path("/tmp/vqabench-tokens"))
     args = parser.parse_args()
     enc = encoder()
@@ -76,8 +78,9 @@ def main() -> None:
     shutil.rmtree(args.root, ignore_errors=True)
     root = args.root
     model = ["--llm-model", "gpt-4o"]
-    assert cli(["bqa", "build", "--sample", "--replay", "--work", str(root / "bqa-data"), "--export", str(root / "bqa")]) == 0
-    assert cli(["marinelife", "build", "--sample", "--replay", "--work", str(root / "ml-data"), "--export", str(root / "ml")]) == 0
+    for name, data in (("bqa", "bqa"), ("marinelife", "ml")):  # the samples as Hub folders to evaluate
+        work, out = str(root / f"{data}-data"), str(root / data)
+        assert cli([name, "build", "--sample", "--replay", "--work", work, "--export", out]) == 0
     runs = {
         "BQA build, STEP2 questions": ["bqa", "build", "--sample", "--work", str(root / "bqa-w"), "--estimate", *model],
         "MarineLife build, captions": ["marinelife", "build", "--sample", "--work", str(root / "ml-w"), "--estimate", *model],
@@ -89,7 +92,9 @@ def main() -> None:
     for name, argv in runs.items():
         label[0] = name
         cli(argv)  # an estimate exits 0; printed lines are the command's own
-    print(f"\n{'requests of':<30} {'n':>4} {'estimated text':>15} {'o200k_base':>11} {'ratio':>6} {'per request':>13}")
+    print(
+        f"\n{'requests of':<30} {'n':>4} {'estimated text':>15} {'o200k_base':>11} {'ratio':>6} {'per request':>13}"
+    )
     figures = {}
     for name in runs:
         rows = [(r, e) for n, r, e in seen if n == name]
