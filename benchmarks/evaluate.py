@@ -20,8 +20,9 @@ Measured in the same run, each case in a fresh child process (so its peak RSS is
   over every clip.
 - ``memory``: the BQA runner from an exported Hub-layout folder against the same clips as files,
   at the full split and at a third of it (peak RSS must not grow with the split).
-- ``pool``: preparing every clip's 16 frames with a thread pool against a process pool of ``cores``
-  workers (the step loop decodes in processes from ``PROCESS_MIN_ITEMS`` items on).
+- ``pool``: preparing every clip's 16 frames as a step does, ``cores`` prepare threads decoding in
+  themselves against the same threads handing clips to the step's worker processes
+  (:func:`builders.runs.frames.decoding_processes`; a step uses them from ``PROCESS_MIN_ITEMS`` items on).
 
 Peak RSS is the case process's own; the decode workers' (and their forkserver's) summed PSS, sampled
 every 0.2 s, is shown beside it.
@@ -38,6 +39,7 @@ than c=8 where N*L/c dominates; reruns send 0 requests.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import os
@@ -45,8 +47,9 @@ import random
 import resource
 import shutil
 import sys
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -203,8 +206,6 @@ class _PeakOfWorkers:
     """Samples the descendants' summed RSS every 0.2 s while a case runs; ``peak`` in MB."""
 
     def __init__(self) -> None:
-        import threading
-
         self.peak, self._stop = 0.0, threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -274,10 +275,17 @@ def _run_case_body(case: dict[str, Any]) -> dict[str, Any]:
         from builders.video.frame_spec import FrameSpec
 
         spec = FrameSpec(fps=None, num_frames=case["frames"])
-        pool_type = ThreadPoolExecutor if case["pool"] == "threads" else ProcessPoolExecutor
-        with pool_type(case["workers"]) as pool:
-            for _ in pool.map(spec.data_urls, case["paths"]):
-                pass
+        if case["pool"] == "threads":  # the researcher's sampler, on a thread pool (the floor's check)
+            with ThreadPoolExecutor(case["workers"]) as pool:
+                for _ in pool.map(spec.data_urls, case["paths"]):
+                    pass
+        else:  # what a step does: its prepare threads, decoding in threads or in its worker processes
+            from builders.runs.frames import decode_images, decoding_processes
+
+            processes = decoding_processes(case["workers"]) if case["pool"] == "step processes" else None
+            with processes or contextlib.nullcontext(), ThreadPoolExecutor(case["workers"]) as pool:
+                for _ in pool.map(decode_images, case["paths"], [spec] * len(case["paths"])):
+                    pass
     result["wall"] = time.perf_counter() - started
     result["cpu"] = time.process_time() - cpu
     result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -463,10 +471,10 @@ def main() -> None:
             figures["memory"] = rows
         if "pool" in only:
             rows = []
-            for pool in ("threads", "processes"):
+            for pool in ("step threads", "step processes"):
                 r = run_case({"kind": "pool", "pool": pool, "workers": cores(), "frames": 16, "paths": paths,
                               "work": fresh("pool")})  # fmt: skip
-                print(f"prepare pool: {pool:<9} x{cores()}: {r['wall']:.1f} s wall for {len(paths)} clips "
+                print(f"prepare pool: {pool:<14} x{cores()}: {r['wall']:.1f} s wall for {len(paths)} clips "
                       f"({len(paths) / r['wall']:.1f} clips/s)")  # fmt: skip
                 rows.append({"pool": pool, **r})
             figures["pool"] = rows

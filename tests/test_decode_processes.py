@@ -186,3 +186,11 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path, clips):
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["4"]
     assert log.read_text() == "ran\n"  # the workers did not run the script again
+
+
+def test_other_errors_come_back_as_runtime_errors_naming_the_source():
+    with (
+        decoding_processes(2),
+        pytest.raises(RuntimeError, match=r"^int: TypeError: unsupported video source type int"),
+    ):
+        decode_images(12345, SPEC)

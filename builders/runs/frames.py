@@ -194,8 +194,13 @@ def decode_reply(source: SourceLike, spec: FrameSpec) -> tuple[str, Any]:
         return "ok", _decode_here(source, spec)
     except Exception as err:  # by name: not every exception type survives pickling
         kind = type(err).__name__ if type(err).__name__ in PASSED_ON else "error"
-        name = getattr(source, "name", None) or source
-        return kind, f"{err}" if kind != "error" else f"{name}: {type(err).__name__}: {err}"
+        if kind != "error":
+            return kind, str(err)
+        try:  # the clip's name, never the repr of its embedded bytes
+            name = VideoSource.of(source).name
+        except Exception:
+            name = type(source).__name__
+        return kind, f"{name}: {type(err).__name__}: {err}"
 
 
 _active: DecodeProcesses | None = None

@@ -2,8 +2,8 @@
 (:mod:`builders.evaluation.run`).
 
 Pending items flow through a pipeline (:func:`run_llm_step`): requests are built ahead by a pool
-of threads (a long step's frames decoded in worker processes), requests go out as soon as they are ready, and each finished item is recorded at once
-(:class:`builders.runs.steps.StepRecords`), so a killed run loses nothing that was answered, and the
+of threads (a long step's frames decoded in worker processes), requests go out as soon as they are
+ready, and each finished item is recorded at once (:class:`builders.runs.steps.StepRecords`), so a killed run loses nothing that was answered, and the
 engine's reply cache means a rerun never pays twice for a reply that validated. An item whose call
 failed after the engine's retries is *not* recorded: it stays pending for the next run and is
 reported (or, with ``reject_failures``, rejected with reason ``llm_failure``). A clip that cannot be
