@@ -23,7 +23,7 @@ from pathlib import Path
 from reference_extractors import lmms_eval_extract, vlmevalkit_can_infer
 
 from bqa.accuracy import BQA_PARSER
-from builders.scoring.answer_parsing import PARSERS, get_parser
+from builders.scoring.answer_parsing import get_parser, parser_names
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 REAL = DATA / "real_replies" / "replies.jsonl"
@@ -77,8 +77,8 @@ def lmms_eval(row: dict) -> str | None:
 
 def extractors() -> dict[str, Extractor]:
     out: dict[str, Extractor] = {}
-    for name, cls in PARSERS.items():
-        out[f"{name}@{cls.version}"] = parser_extractor(f"{name}@{cls.version}")
+    for name in parser_names():
+        out[name] = parser_extractor(name)
     out["VLMEvalKit can_infer"] = vlmevalkit(before_1175=False)
     out["VLMEvalKit can_infer <#1175"] = vlmevalkit(before_1175=True)
     out["lmms-eval extract_characters_regex"] = lmms_eval
