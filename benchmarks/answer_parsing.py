@@ -69,7 +69,7 @@ def main() -> None:
             for size in args.sizes:
                 text = word * (size // len(word))
                 parsed = reader.parse(text, CHOICES)
-                t_parse = best_of(args.repeats, lambda t=text: parse_choice(t, CHOICES, parser=reader))
+                t_parse = best_of(args.repeats, lambda t=text, r=reader: parse_choice(t, CHOICES, parser=r))
                 t_scan = best_of(args.repeats, lambda t=text: sum(1 for _ in _BASELINE.finditer(t)))
                 print(
                     f"{name:>18} {label:>16} {len(text):>10,} {t_parse:>9.4f} {t_scan:>9.4f} "

@@ -907,7 +907,7 @@ class ChoiceParserV3(ChoiceParser):
     rules: ClassVar[_Rules] = _V3_RULES
 
 
-DEFAULT_PARSER = f"{ChoiceParser.name}@{ChoiceParser.version}"
+DEFAULT_PARSER = f"{ChoiceParserV3.name}@{ChoiceParserV3.version}"
 
 
 def get_parser(name: str = DEFAULT_PARSER, aliases: Aliases | None = None) -> AnswerParser:
