@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 
-from builders.scoring.answer_parsing import get_parser, reason_counts
+from builders.scoring.answer_parsing import AnswerParser, get_parser, reason_counts
 from builders.scoring.stats import cluster_interval, proportion
 from builders.scoring.validation import check_reply, check_same_length
 from marinelife16k.vocabulary import (
@@ -18,6 +18,13 @@ from marinelife16k.vocabulary import (
 OVERALL = "overall"
 #: How MarineLife-16K replies are read: the shared parser; option texts are per item, so no aliases.
 MARINELIFE_PARSER = get_parser()
+
+
+def marinelife_parser(name: str | None = None) -> AnswerParser:
+    """The shared parser at ``name@version`` (default: the current default), as MarineLife-16K reads replies."""
+    return MARINELIFE_PARSER if name is None else get_parser(name)
+
+
 # Table 3 column order.
 ACCURACY_DIMENSIONS: tuple[str, ...] = tuple(d for d in DIMENSIONS if d in MCQ_DIMENSIONS)
 
@@ -79,7 +86,7 @@ def marinelife_accuracy(
     ``answer_parser``: ``NAME@VERSION`` of the parser that reads the replies (default: the current
     default; an older version re-scores as old results were scored).
     """
-    parser = MARINELIFE_PARSER if answer_parser is None else get_parser(answer_parser)
+    parser = marinelife_parser(answer_parser)
     n = check_same_length(
         predictions=predictions,
         references=references,

@@ -104,7 +104,7 @@ CASES = [
         "two",
         UNPARSED,
     ),
-    # An option the reply rules out is not the one left over by a descriptive mention.
+    # An option whose last mention rules it out is not the one left over by an earlier mention.
     (
         "Point B does not correspond. The location of point C (bottom right) is far from it. Therefore, point C does not correspond either.",
         POINTS,

@@ -58,9 +58,9 @@ no wrong option. It adds:
 9. **Exclusion lists.** A trailing negation with a plural or modal verb negates every option of
    the coordinated list before it ("so options C and D can be excluded", "B, C or E are
    unlikely"), so the exclusion is no declaration of C; "D is wrong" still negates D alone.
-   Options joined by commas share a leading negation too ("rules out B, C"). An option ruled
-   out anywhere is not the option left over when nothing is declared ("point C does not
-   correspond" outweighs "the location of point C").
+   Options joined by commas share a leading negation too ("rules out B, C"). An option whose
+   last mention rules it out is not the option left over when nothing is declared ("the location
+   of point C ... Therefore, point C does not correspond").
 10. **Answers after a colon and a line break.** A declaration's answer may open the next line
    ("Therefore, the best option is:\n\nD. Fighting"), and a line ending on a copula and a colon
    declares the option that opens the next line ("... shares the style of the reference is:\n(A)
@@ -431,7 +431,7 @@ class _Rules:
     complete_lists: bool = False  # any list naming every option ("A, B, C, and D") is not an answer
     paraphrase: bool = False  # a declaration may name an option by the stems of all its content words
     answer_tags: bool = False  # "<answer>C</answer>" declares C, like "\\boxed{C}"
-    excluded_stay_out: bool = False  # an option ruled out anywhere is not the one left over
+    excluded_stay_out: bool = False  # an option whose last mention rules it out is not the one left over
 
 
 _V2_RULES = _Rules()
@@ -707,9 +707,9 @@ class _Item:
                 return ParsedChoice(None, AMBIGUOUS)
             return ParsedChoice(index, NEGATION_RESOLVED if resolved else DECLARED)
         kept = [m for m in live if not m.negated]
-        if self.rules.excluded_stay_out:  # "point C does not correspond" outweighs "the location of point C"
-            excluded = {m.option for m in live if m.negated}
-            kept = [m for m in kept if m.option not in excluded]
+        if self.rules.excluded_stay_out:  # "the location of point C ... point C does not correspond"
+            last = {m.option: m.negated for m in live}  # the reply's last word on each option
+            kept = [m for m in kept if not last[m.option]]
         strong = [m for m in kept if not m.weak]
         options = {m.option for m in strong or kept}  # a weak mention names the answer only alone
         if len(options) > 1:
