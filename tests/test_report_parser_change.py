@@ -91,9 +91,9 @@ def _write(path: Path, rows: list[dict], recorded: str | None) -> Path:
     return path
 
 
-def _report(work: Path, predictions: Path, out: Path, *parser: str) -> int:
+def _report(work: Path, predictions: Path, out: Path, *more: str) -> int:
     argv = ["report", "bqa", "--data", str(work), "--split", "test", "--out", str(out)]
-    return cli_main([*argv, "--predictions", f"model={predictions}", *parser])
+    return cli_main([*argv, "--predictions", f"model={predictions}", *more])
 
 
 def _expected(rows: list[dict], reverse: bool = False) -> dict:
@@ -160,13 +160,25 @@ def test_a_file_that_records_no_parser_is_compared_with_the_default(bqa_work, tm
     predictions = _write(tmp_path / "bare.jsonl", rows, None)
     assert _report(work, predictions, tmp_path / "out") == 0  # nothing to compare: no section
     assert "Answer parser change" not in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
-    assert _report(work, predictions, tmp_path / "old", "--parser", "vqabench-choice@2") == 0
-    change = json.loads((tmp_path / "old" / "metrics.json").read_text(encoding="utf-8"))["models"]["model"][
-        "parser_change"
-    ]
+    twin = _write(tmp_path / "twin.jsonl", rows, None)
+    assert (
+        _report(
+            work,
+            predictions,
+            tmp_path / "old",
+            "--parser",
+            "vqabench-choice@2",
+            "--predictions",
+            f"twin={twin}",
+        )
+        == 0
+    )
+    models = json.loads((tmp_path / "old" / "metrics.json").read_text(encoding="utf-8"))["models"]
     expected = _expected(rows, reverse=True)
-    assert change["from"] == V3_BQA and change["from_source"] == "default (the file records no parser)"
-    assert {k: v for k, v in change["transitions"].items() if v} == expected["moves"]
+    for name in ("model", "twin"):  # every model is compared, each on its own replies
+        change = models[name]["parser_change"]
+        assert change["from"] == V3_BQA and change["from_source"] == "default (the file records no parser)"
+        assert {k: v for k, v in change["transitions"].items() if v} == expected["moves"]
     assert "Answer parser change" in (tmp_path / "old" / "report.md").read_text(encoding="utf-8")
 
 

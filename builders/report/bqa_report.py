@@ -145,7 +145,7 @@ def score_bqa(
             demographic_codes=split.demographic_codes,
             answer_parser=parser.signature,
         )
-        items = [
+        readings = [
             ChangeItem(line["raw_output"], line["choices"], None, line["choices"].index(line["reference"]))
             for line in lines
         ]
@@ -159,7 +159,7 @@ def score_bqa(
             "parser_change": run_parser_change(
                 runs[name]["answer_parser"],
                 parser,
-                items,
+                readings,
                 ids,
                 bqa_parser,
                 explicit=answer_parser is not None,

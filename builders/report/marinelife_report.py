@@ -167,7 +167,7 @@ def score_marinelife(
         )
         correct = result.pop("correct")
         provenance = run_provenance(path)
-        items = [
+        readings = [
             ChangeItem(
                 line["raw_output"], line["options"], OPTION_LABELS, OPTION_LABELS.index(line["reference"])
             )
@@ -182,7 +182,7 @@ def score_marinelife(
             "parser_change": run_parser_change(
                 provenance["answer_parser"],
                 parser,
-                items,
+                readings,
                 ids,
                 marinelife_parser,
                 explicit=answer_parser is not None,
