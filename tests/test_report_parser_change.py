@@ -13,24 +13,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from bqa_work import write_work_folder
 from markdown_tables import read_table
 
-from bqa.bold import read_bold
-from bqa.candidates import extract_candidates
-from bqa.records import Provenance, StepProvenance
-from bqa.sample import sample_root
-from bqa.workfolder import ReleaseMeta, make_record, write_release
 from builders.cli import main as cli_main
 from marinelife16k.sample import sample_qa_path, write_sample_work_folder
 from marinelife16k.vocabulary import OPTION_LABELS
 
 V2_BQA = "vqabench-choice@2|aliases:bqa-labels-v1"
 V3_BQA = "vqabench-choice@3|aliases:bqa-labels-v1"
-PROVENANCE = Provenance(*(StepProvenance("test-model", s, "1") for s in ("question", "filter", "difficulty")))
 # What each item's reply does: (kind, reading by version 2, reading by version 3).
 PLAN = [
     ("exclusion", "wrong", "right"),
@@ -60,24 +54,9 @@ def _bqa_reply(kind: str, choices: list[str], answer: str) -> str:
 @pytest.fixture(scope="module")
 def bqa_work(tmp_path_factory) -> tuple[Path, list[dict]]:
     work = tmp_path_factory.mktemp("bqa-work")
-    records = []
-    for a in read_bold(sample_root()).annotations:
-        record = make_record(
-            a,
-            extract_candidates(a.emotions, key=a.id, seed=5),
-            question="How?",
-            difficulty="Easy",
-            provenance=PROVENANCE,
-        )
-        (work / record.clip).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(a.clip_path, work / record.clip)
-        records.append(record)
-    test = [
-        dataclasses.replace(r, difficulty="Hard" if i % 2 else "Easy")
-        for i, r in enumerate(records[: len(PLAN)])
-    ]
-    rest = records[len(PLAN) :]
-    write_release(work, {"train": rest[:20], "validation": rest[20:], "test": test}, ReleaseMeta(seed=5))
+    test = write_work_folder(
+        work, len(PLAN), lambda i, r: dataclasses.replace(r, difficulty=("Easy", "Hard")[i % 2])
+    )
     return work, [{"id": r.id, "choices": list(r.choices), "answer": r.answer} for r in test]
 
 
