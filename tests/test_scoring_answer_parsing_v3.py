@@ -127,13 +127,17 @@ def test_version_3_reads_what_version_2_missed(reply, options, expected, v2_read
     [
         # A singular negation stays with its option: C is still the answer.
         ("The answer is C, and D is wrong.", ABCD),
+        # A comma does not carry a leading negation forward: the third clip is the answer.
+        ("Not the second clip, the third clip.", ABCD),
+        # A line ending on "is:" that opens a list of options declares none of them.
+        ("My reading of each clip is:\nA. first clip: people stand\nB. second clip: people run", ABCD),
         # Numbers inside a calculation are no option.
         ("Section A: 30 fish\nSection B: 40 fish\nTherefore, the total is:\n\n30 + 40 = 70 fish", NUMBERS),
     ],
 )
 def test_version_3_keeps_what_it_should_not_read(reply, options):
     parsed = V3.parse(reply, options)
-    if "C, and D" in reply:
+    if "C, and D" in reply or "Not the second" in reply:
         assert parsed.answer(options) == options[2]
     else:
         assert parsed.index is None
@@ -145,6 +149,8 @@ def test_version_3_keeps_what_it_should_not_read(reply, options):
         "The answer is that he is drawing his sword from the sheath.",  # "unsheathing a sword": no stem shared enough
         "The answer is that the fish swims toward the reef.",  # "camera" missing: not every content word
         "The answer is that the fish is swimming toward and then away from the camera.",  # two options whole
+        "The answer is not that the fish is swimming toward the camera.",  # negated
+        "The answer is not that the fish swims toward the camera.",  # negated, named as such
     ],
 )
 def test_paraphrase_is_refused_without_a_wide_margin(reply):

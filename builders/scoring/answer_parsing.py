@@ -57,8 +57,8 @@ no wrong option. It adds:
 
 9. **Exclusion lists.** A trailing negation with a plural or modal verb negates every option of
    the coordinated list before it ("so options C and D can be excluded", "B, C or E are
-   unlikely"), so the exclusion is no declaration of C; "D is wrong" still negates D alone.
-   Options joined by commas share a leading negation too ("rules out B, C"). An option whose
+   unlikely"), so the exclusion is no declaration of C; "D is wrong" still negates D alone, and
+   "Not Anger, Surprise." still chooses Surprise. An option whose
    last mention rules it out is not the option left over when nothing is declared ("the location
    of point C ... Therefore, point C does not correspond").
 10. **Answers after a colon and a line break.** A declaration's answer may open the next line
@@ -346,7 +346,8 @@ _PLURAL_NEGATION = re.compile(
     r"\s*(?:are|were|do|did|can|could|would|should|must|may|might)\b|\s*(?:are|were|do|did|ca|could|would|should)n['’]t\b",
     re.IGNORECASE,
 )
-# Coordinated options: "C and D", "C, D or E", "B, C, D", "neither B nor C".
+# Coordinated options before a trailing plural negation: "C and D", "C, D or E", "B, C, D". (A comma
+# alone does not carry a leading negation forward: "Not Anger, Surprise." chooses Surprise.)
 _JOINED_V3 = re.compile(
     r"\s*(?:,\s*(?:(?:and|or|nor)\s+)?|(?:and|or|nor|&|/)\s*)(?:(?:the\s+)?(?:options?|choices?)\s+)?",
     re.IGNORECASE,
@@ -423,6 +424,7 @@ class _Rules:
     negation_cue: re.Pattern[str] = _NEGATION_CUE
     negation_after: re.Pattern[str] = _NEGATION_AFTER
     joined: re.Pattern[str] = _JOINED
+    coordinated: re.Pattern[str] = _JOINED  # the gaps of a list a trailing plural negation covers
     unit_marks: str = ""  # characters that make a capital beside them a unit ("10°C"), not a letter
     colon_break: bool = False  # "is:\n\n(D) Point D" declares D
     coordinated_exclusion: bool = False  # "options C and D can be excluded" excludes C too
@@ -440,7 +442,7 @@ _V3_RULES = _Rules(
     backward=_BACKWARD_V3,
     negation_cue=_NEGATION_CUE_V3,
     negation_after=_NEGATION_AFTER_V3,
-    joined=_JOINED_V3,
+    coordinated=_JOINED_V3,
     unit_marks="°",
     colon_break=True,
     coordinated_exclusion=True,
@@ -631,7 +633,7 @@ class _Item:
         if rules.coordinated_exclusion:
             run: list[_Mention] = []  # options coordinated by commas, "and", "or": "options C and D"
             for m in [*live, None]:
-                if m is not None and run and rules.joined.fullmatch(text, run[-1].end, m.start):
+                if m is not None and run and rules.coordinated.fullmatch(text, run[-1].end, m.start):
                     run.append(m)
                     continue
                 last = run[-1] if run else None
@@ -780,12 +782,26 @@ class _Item:
             if len(gap) > _GAP_CHARS or _SENTENCE_END.search(gap) or len(_GAP_WORD.findall(gap)) > max_words:
                 break
             if not m.negated:
+                if max_words == 0 and self._opens_a_list(text, live, k):
+                    return None  # "each option is:\nA. ...\nB. ...": a list, not an answer
                 return self._follow(text, live, k), skipped, self._option_run_end(text, live, k)
             skipped, pos, max_words = True, m.end, _GAP_WORDS
             k += 1
             if k - first > _MAX_SKIPPED:
                 break
         return None
+
+    @staticmethod
+    def _opens_a_list(text: str, live: list[_Mention], k: int) -> bool:
+        """Whether the line after mention ``k``'s line opens with another option ("A. ...\nB. ...")."""
+        line_end = text.find("\n", live[k].end)
+        if line_end < 0:
+            return False
+        following = len(text) - len(text[line_end:].lstrip())
+        for m in live[k + 1 :]:
+            if m.start >= following:
+                return m.start == following and m.option != live[k].option
+        return False
 
     def _paraphrase(self, text: str, pos: int) -> tuple[int, bool, int] | None:
         """The option a declaration names in other inflections ("the fish is swimming toward the
@@ -795,6 +811,8 @@ class _Item:
         end = min(len(text), pos + _PARAPHRASE_CHARS)
         stop = _SENTENCE_END.search(text, pos, end)
         end = stop.start() if stop else end
+        if self.rules.negation_cue.search(text, pos, end) or self.text_mentions(text[pos:end]):
+            return None  # "the answer is not that ...", or an option named as such: no paraphrase
         said = _content_stems(text[pos:end])
         full = [i for i, c in enumerate(self.content) if len(c) >= 2 and c <= said]
         if len(full) != 1:
