@@ -1,7 +1,7 @@
 """Answer parsing is linear in the reply: degenerate 1 MB replies, timed against a plain regex scan.
 
-A model that loops can return a megabyte of one word. Each reply below is parsed with the shared
-parser (BQA choices and label aliases) and, in the same run, scanned once by a plain regex over
+A model that loops can return a megabyte of one word. Each reply below is parsed with every
+registered parser version (BQA choices and label aliases) and, in the same run, scanned once by a plain regex over
 the same text (every word): the linear baseline. The ratio is what the parser costs over that
 scan. By default the parser cleans the whole reply (linear) and then reads at most its first and
 last 8 KB, so the ratio falls as the reply grows; with ``--unbounded`` it reads everything, and
@@ -9,6 +9,7 @@ the ratio must stay flat (a quadratic parser's ratio grows with the size; v1 too
 of one option name, about 40 minutes extrapolated for 1 MB).
 
     python benchmarks/answer_parsing.py [--sizes 10000 100000 1000000] [--repeats 3] [--unbounded]
+        [--parser vqabench-choice@3]
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Callable
 
 from bqa.accuracy import BQA_PARSER
 from builders.scoring import answer_parsing
-from builders.scoring.answer_parsing import parse_choice
+from builders.scoring.answer_parsing import get_parser, parse_choice, parser_names
 
 CHOICES = ["Surprise", "Confidence", "Anger", "Embarrassment"]
 # Degenerate replies: an option's name, a letter, a negated option, a word that names nothing.
@@ -30,6 +31,11 @@ WORDS = {
     "negated option": "not Anger, ",
     "other word": "hmm ",
     "declaration": "I would say Anger. ",
+    # version 3's new paths: colon cues, coordinated lists, answer tags, calculations
+    "colon cue": "the answer is:\n",
+    "coordinated list": "C, D and ",
+    "answer tag": "<answer>",
+    "calculation": "30 + ",
 }
 _BASELINE = re.compile(r"\w+", re.IGNORECASE)
 
@@ -52,19 +58,23 @@ def main() -> None:
     parser.add_argument(
         "--unbounded", action="store_true", help="read the whole reply, not its first and last 8 KB"
     )
+    parser.add_argument("--parser", action="append", help="NAME@VERSION (default: every registered one)")
     args = parser.parse_args()
     if args.unbounded:
         answer_parsing._HEAD_CHARS = answer_parsing._TAIL_CHARS = 1 << 40
-    print(f"{'reply':>16} {'bytes':>10} {'parse s':>9} {'scan s':>9} {'ratio':>7}  result")
-    for label, word in WORDS.items():
-        for size in args.sizes:
-            text = word * (size // len(word))
-            parsed = BQA_PARSER.parse(text, CHOICES)
-            t_parse = best_of(args.repeats, lambda t=text: parse_choice(t, CHOICES, parser=BQA_PARSER))
-            t_scan = best_of(args.repeats, lambda t=text: sum(1 for _ in _BASELINE.finditer(t)))
-            print(
-                f"{label:>16} {len(text):>10,} {t_parse:>9.4f} {t_scan:>9.4f} {t_parse / t_scan:>7.1f}  {parsed}"
-            )
+    print(f"{'parser':>18} {'reply':>16} {'bytes':>10} {'parse s':>9} {'scan s':>9} {'ratio':>7}  result")
+    for name in args.parser or parser_names():
+        reader = get_parser(name, BQA_PARSER.aliases)
+        for label, word in WORDS.items():
+            for size in args.sizes:
+                text = word * (size // len(word))
+                parsed = reader.parse(text, CHOICES)
+                t_parse = best_of(args.repeats, lambda t=text, r=reader: parse_choice(t, CHOICES, parser=r))
+                t_scan = best_of(args.repeats, lambda t=text: sum(1 for _ in _BASELINE.finditer(t)))
+                print(
+                    f"{name:>18} {label:>16} {len(text):>10,} {t_parse:>9.4f} {t_scan:>9.4f} "
+                    f"{t_parse / t_scan:>7.1f}  {parsed}"
+                )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ interval and every demographic breakdown a chi-square test, so small groups are 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 from numbers import Integral
 from pathlib import Path
 
@@ -24,13 +25,23 @@ from bqa.vocabulary import (
     GroupMapping,
     load_group_mapping,
 )
-from builders.scoring.answer_parsing import Aliases, get_parser, reason_counts
+from builders.scoring.answer_parsing import DEFAULT_PARSER, Aliases, AnswerParser, get_parser, reason_counts
 from builders.scoring.stats import MIN_EXPECTED_COUNT, chi_square_independence, proportion
 from builders.scoring.validation import check_reply, check_same_length, is_missing
 
 N_CHOICES = 4
-#: How BQA replies are read: the shared parser with the vocabulary's label aliases ("Confusion").
-BQA_PARSER = get_parser(aliases=Aliases(LABEL_ALIASES_NAME, LABEL_PARTS, LABEL_FORMS))
+LABEL_ALIASES = Aliases(LABEL_ALIASES_NAME, LABEL_PARTS, LABEL_FORMS)
+
+
+@cache
+def bqa_parser(name: str = DEFAULT_PARSER) -> AnswerParser:
+    """The shared parser at ``name@version`` (any registered one), with the vocabulary's label
+    aliases ("Confusion"): how BQA replies are read."""
+    return get_parser(name, LABEL_ALIASES)
+
+
+#: How BQA replies are read by default.
+BQA_PARSER = bqa_parser()
 DEMOGRAPHIC_FIELDS: tuple[str, ...] = ("gender", "age", "ethnicity")
 
 
@@ -160,6 +171,7 @@ def bqa_accuracy(
     group_mapping: GroupMapping | str | Path | None = None,
     demographic_codes: Mapping[str, Mapping[int, str]] | None = None,
     confidence: float = 0.95,
+    answer_parser: str | None = None,
 ) -> dict:
     """Score raw model replies on BQA items; see the metric card for every key of the result.
 
@@ -167,7 +179,8 @@ def bqa_accuracy(
     ``references`` the correct labels; ``choices`` the four labels per item; ``difficulty``
     Easy/Hard. ``gender``/``age``/``ethnicity`` take labels or BoLD integer codes (decoded with
     ``demographic_codes``, default ``DEFAULT_DEMOGRAPHIC_CODES``). ``rationales``: CoT rationales
-    to check for answer leakage.
+    to check for answer leakage. ``answer_parser``: ``NAME@VERSION`` of the parser that reads the
+    replies (default: the current default; an older version re-scores as old results were scored).
     """
     n = check_same_length(
         predictions=predictions,
@@ -184,7 +197,8 @@ def bqa_accuracy(
     for i in range(n):
         _check_item(i, references[i], choices[i], difficulty[i])
 
-    parses = [BQA_PARSER.parse(check_reply(i, predictions[i]), choices[i]) for i in range(n)]
+    parser = BQA_PARSER if answer_parser is None else bqa_parser(answer_parser)
+    parses = [parser.parse(check_reply(i, predictions[i]), choices[i]) for i in range(n)]
     chosen: list[int | None] = [p.index for p in parses]
     correct = [c is not None and choices[i][c] == references[i] for i, c in enumerate(chosen)]
     wrong = [not c for c in correct]
@@ -202,7 +216,7 @@ def bqa_accuracy(
     result["n_unparsed"] = len(unparsed)
     result["unparsed_indices"] = unparsed
     result["parse_reasons"] = reason_counts(parses)
-    result["answer_parser"] = BQA_PARSER.signature
+    result["answer_parser"] = parser.signature
     result["correct"] = correct
 
     for field, values in zip(DEMOGRAPHIC_FIELDS, (gender, age, ethnicity), strict=True):
@@ -212,10 +226,10 @@ def bqa_accuracy(
         labels = _demographic_labels(field, values, codes[field])
         result[f"by_{field}"] = error_breakdown(labels, wrong, list(codes[field].values()), confidence)
 
-    result["confusion"] = _confusion(predictions, references, choices, chosen, correct, mapping)
+    result["confusion"] = _confusion(predictions, references, choices, chosen, correct, mapping, parser)
     result["group_mapping"] = mapping.name
     result["leakage"] = (
-        None if rationales is None else _leakage(rationales, references, choices, correct, confidence)
+        None if rationales is None else _leakage(rationales, references, choices, correct, confidence, parser)
     )
     return result
 
@@ -227,6 +241,7 @@ def _confusion(
     chosen: Sequence[int | None],
     correct: Sequence[bool],
     mapping: GroupMapping,
+    parser: AnswerParser,
 ) -> dict[str, dict[str, int]]:
     """Wrong answers: true emotion group -> group of the emotion answered, or Others.
 
@@ -241,7 +256,7 @@ def _confusion(
         if chosen[i] is not None:
             answered: str | None = choices[i][chosen[i]]
         else:
-            anywhere = BQA_PARSER.parse(predictions[i], EMOTIONS, ()).index
+            anywhere = parser.parse(predictions[i], EMOTIONS, ()).index
             answered = None if anywhere is None else EMOTIONS[anywhere]
         predicted = OTHERS if answered is None else mapping.group_of[answered]
         table[mapping.group_of[references[i]]][predicted] += 1
@@ -254,13 +269,14 @@ def _leakage(
     choices: Sequence[Sequence[str]],
     correct: Sequence[bool],
     confidence: float,
+    parser: AnswerParser,
 ) -> dict:
     """A rationale leaks when it names the correct label and no other choice (the paper's CoT caveat)."""
     leaking = []
     for i, rationale in enumerate(rationales):
         if rationale is not None and not isinstance(rationale, str):
             raise ValueError(f"rationales[{i}]: expected text or None, got {type(rationale).__name__}")
-        named = BQA_PARSER.mentioned(rationale, choices[i])
+        named = parser.mentioned(rationale, choices[i])
         if named == {list(choices[i]).index(references[i])}:
             leaking.append(i)
     leak_set = set(leaking)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 
-from builders.scoring.answer_parsing import get_parser, reason_counts
+from builders.scoring.answer_parsing import AnswerParser, get_parser, reason_counts
 from builders.scoring.stats import cluster_interval, proportion
 from builders.scoring.validation import check_reply, check_same_length
 from marinelife16k.vocabulary import (
@@ -18,6 +18,13 @@ from marinelife16k.vocabulary import (
 OVERALL = "overall"
 #: How MarineLife-16K replies are read: the shared parser; option texts are per item, so no aliases.
 MARINELIFE_PARSER = get_parser()
+
+
+def marinelife_parser(name: str | None = None) -> AnswerParser:
+    """The shared parser at ``name@version`` (default: the current default), as MarineLife-16K reads replies."""
+    return MARINELIFE_PARSER if name is None else get_parser(name)
+
+
 # Table 3 column order.
 ACCURACY_DIMENSIONS: tuple[str, ...] = tuple(d for d in DIMENSIONS if d in MCQ_DIMENSIONS)
 
@@ -66,6 +73,7 @@ def marinelife_accuracy(
     options: Sequence[Sequence[str | Mapping[str, str]]] | None = None,
     videos: Sequence[Hashable] | None = None,
     confidence: float = 0.95,
+    answer_parser: str | None = None,
 ) -> dict:
     """Accuracy (0-100) per multiple-choice dimension and overall, with counts and unparsed replies.
 
@@ -75,7 +83,10 @@ def marinelife_accuracy(
     Without ``options`` only letters are read from the replies; with them (texts in A-D order, or
     the dataset's ``options`` records) an option's text counts too. ``videos`` (the dataset's
     ``id``): adds ``ci95_cluster``, intervals robust to the questions of one video being correlated.
+    ``answer_parser``: ``NAME@VERSION`` of the parser that reads the replies (default: the current
+    default; an older version re-scores as old results were scored).
     """
+    parser = marinelife_parser(answer_parser)
     n = check_same_length(
         predictions=predictions,
         references=references,
@@ -97,7 +108,7 @@ def marinelife_accuracy(
                 f"references[{i}]: {references[i]!r} is not an option letter {list(OPTION_LABELS)}"
             )
         texts = None if options is None else _option_texts(i, options[i])
-        parses.append(MARINELIFE_PARSER.parse(check_reply(i, predictions[i]), texts, OPTION_LABELS))
+        parses.append(parser.parse(check_reply(i, predictions[i]), texts, OPTION_LABELS))
         chosen = parses[-1].index
         hit = chosen is not None and OPTION_LABELS[chosen] == references[i]
         correct.append(hit)
@@ -125,6 +136,6 @@ def marinelife_accuracy(
     result["n_unparsed"] = {key: t[2] for key, t in totals.items()}
     result["n_open_ended_skipped"] = correct.count(None)
     result["parse_reasons"] = reason_counts(parses)
-    result["answer_parser"] = MARINELIFE_PARSER.signature
+    result["answer_parser"] = parser.signature
     result["correct"] = correct
     return result

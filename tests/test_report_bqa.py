@@ -10,28 +10,19 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
+from bqa_work import write_work_folder
 from markdown_tables import read_table
 from PIL import Image
 from scipy.stats import binomtest, chi2_contingency
 
 from bqa.accuracy import BQA_PARSER
-from bqa.bold import read_bold
-from bqa.candidates import extract_candidates
 from bqa.export import export_release
-from bqa.records import Provenance, StepProvenance
-from bqa.sample import sample_root
 from bqa.vocabulary import DEFAULT_GROUP_MAPPING, EMOTIONS, OTHERS
-from bqa.workfolder import ReleaseMeta, make_record, write_release
 from builders.cli import main as cli_main
 from builders.report import write_bqa_report
-
-PROVENANCE = Provenance(
-    *(StepProvenance("test-model", step, "1") for step in ("question", "filter", "difficulty"))
-)
 
 # Test split: (difficulty, gender, age, ethnicity) per item.
 DESIGN = [
@@ -93,24 +84,12 @@ def _outside(row: dict) -> str:
 def bqa_data(tmp_path_factory) -> dict:
     """A work folder (clips copied from the sample) and its export in Hub layout."""
     work = tmp_path_factory.mktemp("bqa-work")
-    records = []
-    for a in read_bold(sample_root()).annotations:
-        record = make_record(
-            a,
-            extract_candidates(a.emotions, key=a.id, seed=5),
-            question="How does the person in this clip feel?",
-            difficulty="Easy",
-            provenance=PROVENANCE,
-        )
-        (work / record.clip).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(a.clip_path, work / record.clip)
-        records.append(record)
-    test = [
-        dataclasses.replace(r, difficulty=d, gender=g, age=a, ethnicity=e)
-        for r, (d, g, a, e) in zip(records[:10], DESIGN, strict=True)
-    ]
-    write_release(
-        work, {"train": records[10:30], "validation": records[30:], "test": test}, ReleaseMeta(seed=5)
+    test = write_work_folder(
+        work,
+        len(DESIGN),
+        lambda i, r: dataclasses.replace(
+            r, difficulty=DESIGN[i][0], gender=DESIGN[i][1], age=DESIGN[i][2], ethnicity=DESIGN[i][3]
+        ),
     )
     hub = tmp_path_factory.mktemp("bqa-hub") / "BQA"
     export_release(work, hub, self_bleu=False, cache_dir=tmp_path_factory.mktemp("cache"))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bqa.accuracy import BQA_PARSER
+from bqa.accuracy import BQA_PARSER, bqa_parser
 from bqa.vocabulary import EMOTIONS, LABEL_FORMS, LABEL_PARTS
 from builders.scoring.answer_parsing import (
     PARSERS,
@@ -237,11 +237,12 @@ def test_an_alias_two_options_share_names_neither():
 
 
 def test_signature_and_registry():
-    assert PARSERS["vqabench-choice"] is ChoiceParser
-    assert MARINELIFE_PARSER.signature == "vqabench-choice@2|aliases:none"
-    assert BQA_PARSER.signature == "vqabench-choice@2|aliases:bqa-labels-v1"
-    assert get_parser("vqabench-choice@2|aliases:none").signature == MARINELIFE_PARSER.signature
-    with pytest.raises(ValueError, match="version 2 here, not 1"):
+    assert PARSERS["vqabench-choice"][2] is ChoiceParser
+    assert MARINELIFE_PARSER.signature == "vqabench-choice@3|aliases:none"  # the default since issue 26
+    assert BQA_PARSER.signature == "vqabench-choice@3|aliases:bqa-labels-v1"
+    assert bqa_parser("vqabench-choice@2").signature == "vqabench-choice@2|aliases:bqa-labels-v1"
+    assert get_parser("vqabench-choice@3|aliases:none").signature == MARINELIFE_PARSER.signature
+    with pytest.raises(ValueError, match="no version '1'"):
         get_parser("vqabench-choice@1")
     with pytest.raises(ValueError, match="unknown answer parser"):
         get_parser("lmms-eval")
@@ -271,17 +272,19 @@ def test_degenerate_megabyte_reply_is_read_quickly(word):
     )
 
 
-def test_corpus_agrees_with_a_careful_reader():
-    """The issue's acceptance test: >= 95% agreement with the person, and never a wrong option."""
+@pytest.mark.parametrize("version", sorted(PARSERS["vqabench-choice"]))
+def test_corpus_agrees_with_a_careful_reader(version):
+    """Issues 14 and 26: every version keeps >= 99% agreement with the person, never a wrong option."""
     rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
     assert len(rows) >= 150
     agree, wrong = 0, []
+    bqa, marine = bqa_parser(f"vqabench-choice@{version}"), get_parser(f"vqabench-choice@{version}")
     for row in rows:
-        parser = BQA_PARSER if row["dataset"] == "bqa" else MARINELIFE_PARSER
+        parser = bqa if row["dataset"] == "bqa" else marine
         got = parser.parse(row["reply"], row["options"]).index
         got_text = None if got is None else row["options"][got]
         agree += got_text == row["expected"]
         if got_text is not None and got_text != row["expected"]:
             wrong.append((row["id"], row["reply"], got_text, row["expected"]))
     assert wrong == []
-    assert agree / len(rows) >= 0.95, f"{agree}/{len(rows)}"
+    assert agree / len(rows) >= 0.99, f"{agree}/{len(rows)}"

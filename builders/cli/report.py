@@ -31,6 +31,33 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="lay side by side runs whose recorded frame spec, prompt version or parser version differ "
         "(marked as mixed in the report) instead of refusing",
     )
+    parser.add_argument(
+        "--parser",
+        metavar="NAME@VERSION",
+        help="answer parser version that reads the raw replies (default: the current one; e.g. "
+        "vqabench-choice@2 scores as before version 3; an unknown one is refused, naming those "
+        "registered). Nothing is asked of the model again: the report re-reads each file and, per "
+        "model, counts the items this version reads differently from the version the run recorded "
+        "(right->wrong, wrong->right, parsed->unparsed ...), in its 'Answer parser change' section "
+        "and on the terminal",
+    )
+
+
+def _checked_parser(args: argparse.Namespace) -> str | None:
+    """``--parser`` as given, refused before any file is read when no such version is registered."""
+    if args.parser is not None:
+        from builders.scoring.answer_parsing import get_parser
+
+        get_parser(args.parser)  # ValueError naming the registered versions
+    return args.parser
+
+
+def _print_changes(models: dict, key: str) -> None:
+    from builders.report.parser_change import describe
+
+    for name, model in models.items():
+        if model.get(key):
+            print(describe(name, model[key]))
 
 
 # The modules doing the work load inside the handlers: lazy for start-up speed.
@@ -114,6 +141,7 @@ def _bqa(args: argparse.Namespace) -> int:
     from builders.hub.source import data_from_args
     from builders.report import named_paths, write_bqa_report
 
+    answer_parser = _checked_parser(args)
     report = write_bqa_report(
         data_from_args(args),
         args.split,
@@ -122,6 +150,7 @@ def _bqa(args: argparse.Namespace) -> int:
         allow_missing=args.allow_missing,
         group_mapping=args.group_mapping,
         allow_mixed=args.allow_mixed,
+        answer_parser=answer_parser,
     )
     for name, m in report.metrics["models"].items():
         r = m["metrics"]
@@ -131,6 +160,7 @@ def _bqa(args: argparse.Namespace) -> int:
             if r["n_easy"] and r["n_hard"]
             else f"{name}: accuracy {r['accuracy']:.3f} on {r['n']} items; {r['n_unparsed']} unparsed"
         )
+    _print_changes(report.metrics["models"], "parser_change")
     _print_done(report)
     return 0
 
@@ -139,6 +169,7 @@ def _marinelife(args: argparse.Namespace) -> int:
     from builders.hub.source import data_from_args
     from builders.report import named_paths, write_marinelife_report
 
+    answer_parser = _checked_parser(args)
     report = write_marinelife_report(
         data_from_args(args),
         args.split,
@@ -147,11 +178,13 @@ def _marinelife(args: argparse.Namespace) -> int:
         judge_results=args.judge_results,
         allow_missing=args.allow_missing,
         allow_mixed=args.allow_mixed,
+        answer_parser=answer_parser,
     )
     for name, m in report.metrics["models"].items():
         if "accuracy" in m:
             print(
                 f"{name}: overall multiple-choice accuracy {m['accuracy']['overall']:.1f} on {m['accuracy']['n']['overall']} questions"
             )
+    _print_changes(report.metrics["models"], "parser_change")
     _print_done(report)
     return 0

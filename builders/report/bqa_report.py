@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bqa.accuracy import BQA_PARSER, DEMOGRAPHIC_FIELDS, bqa_accuracy, resolve_group_mapping
+from bqa.accuracy import DEMOGRAPHIC_FIELDS, bqa_accuracy, bqa_parser, resolve_group_mapping
 from bqa.data import open_split
 from bqa.predictions import accuracy_inputs, item_fields
 from bqa.vocabulary import (
@@ -31,6 +31,7 @@ from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, preview, read_predictions
 from builders.report.paired import accuracy_pairs, paired_section
 from builders.report.paper_tables import confusion_table
+from builders.report.parser_change import parser_change_section, run_parser_change
 from builders.report.plots import Bar, grouped_bars, heatmaps
 from builders.report.provenance import (
     as_source,
@@ -40,6 +41,8 @@ from builders.report.provenance import (
     runs_section_body,
 )
 from builders.report.tables import fmt_number, fmt_p_value, fmt_rate, markdown_table, parse_reasons_table
+from builders.scoring.answer_parsing import DEFAULT_PARSER
+from builders.scoring.parser_change import ChangeItem
 
 COLUMNS: tuple[str, ...] = (
     "id",
@@ -108,10 +111,14 @@ def score_bqa(
     *,
     allow_missing: bool,
     allow_mixed: bool = False,
+    answer_parser: str | None = None,
 ) -> dict:
     """Per model: the ``bqa_accuracy`` result, plus the ids behind its missing and unparsed counts
     and how the run was made; between models, exact McNemar tests. Runs made with other frames,
-    prompt or parser versions are refused unless ``allow_mixed`` (then listed under ``mixed``)."""
+    prompt or parser versions are refused unless ``allow_mixed`` (then listed under ``mixed``).
+    ``answer_parser``: ``NAME@VERSION`` that reads the replies (default: the current default); each
+    model's ``parser_change`` compares it with the version its run recorded."""
+    parser = bqa_parser(answer_parser or DEFAULT_PARSER)
     if not predictions:
         raise ValueError("no predictions to report on")
     runs = {name: run_provenance(path) for name, path in predictions.items()}
@@ -136,7 +143,12 @@ def score_bqa(
             **accuracy_inputs(lines),
             group_mapping=split.group_mapping,
             demographic_codes=split.demographic_codes,
+            answer_parser=parser.signature,
         )
+        readings = [
+            ChangeItem(line["raw_output"], line["choices"], None, line["choices"].index(line["reference"]))
+            for line in lines
+        ]
         correct[name] = result.pop("correct")
         models[name] = {
             "predictions": str(path),
@@ -144,6 +156,14 @@ def score_bqa(
             "unparsed_ids": [ids[i] for i in result["unparsed_indices"]],
             "metrics": result,
             "provenance": runs[name],
+            "parser_change": run_parser_change(
+                runs[name]["answer_parser"],
+                parser,
+                readings,
+                ids,
+                bqa_parser,
+                explicit=answer_parser is not None,
+            ),
         }
     source = split.data
     return {
@@ -152,11 +172,9 @@ def score_bqa(
         "split": split.split,
         "n_items": len(ids),
         "group_mapping": split.group_mapping.name,
-        "answer_parser": BQA_PARSER.signature,
+        "answer_parser": parser.signature,
         "interval": "95% Wilson score interval",
-        "provenance": None
-        if source is None
-        else report_provenance(source, split.split, BQA_PARSER.signature),
+        "provenance": None if source is None else report_provenance(source, split.split, parser.signature),
         "mixed": mixed,
         "paired": accuracy_pairs(correct),
         "models": models,
@@ -323,6 +341,7 @@ def write_bqa_report(
     allow_missing: bool = False,
     group_mapping: GroupMapping | str | Path | None = None,
     allow_mixed: bool = False,
+    answer_parser: str | None = None,
 ) -> Report:
     """Score each model's predictions on ``split`` of ``data`` and write the report to ``out_dir``.
 
@@ -330,9 +349,17 @@ def write_bqa_report(
     ``predictions``: model name -> JSONL file (``{"id", "raw_output", "rationale"?}`` per line).
     Writes ``report.md``, ``metrics.json`` and the PNGs it links. ``allow_mixed``: lay side by side
     runs made with other frames, prompt or parser versions (marked), instead of refusing.
+    ``answer_parser``: ``NAME@VERSION`` reading the replies (``--parser``; default the current
+    default); the "Answer parser change" section shows what it changes against each run's own.
     """
     reference = load_bqa_split(data, split, group_mapping=group_mapping)
-    metrics = score_bqa(reference, predictions, allow_missing=allow_missing, allow_mixed=allow_mixed)
+    metrics = score_bqa(
+        reference,
+        predictions,
+        allow_missing=allow_missing,
+        allow_mixed=allow_mixed,
+        answer_parser=answer_parser,
+    )
     out = Path(out_dir)
     models = metrics["models"]
     counts = {d: sum(r["difficulty"] == d for r in reference.rows) for d in DIFFICULTIES}
@@ -364,4 +391,7 @@ def write_bqa_report(
         sections.append(leakage)
     reasons = {name: m["metrics"]["parse_reasons"] for name, m in models.items()}
     sections.append(Section("Answer parsing", parse_reasons_table(reasons, metrics["answer_parser"])))
+    change = parser_change_section({name: m["parser_change"] for name, m in models.items()})
+    if change:
+        sections.append(change)
     return write_report(out, f"BQA report: {split} split", intro, sections, metrics)

@@ -31,6 +31,7 @@ from builders.report.harness_outputs import read_prediction_lines
 from builders.report.inputs import align, read_predictions
 from builders.report.paired import accuracy_pairs, paired_section, score_pairs
 from builders.report.paper_tables import camera_scores, table3, table4
+from builders.report.parser_change import parser_change_section, run_parser_change
 from builders.report.plots import Bar, grouped_bars
 from builders.report.provenance import (
     as_source,
@@ -40,10 +41,18 @@ from builders.report.provenance import (
     runs_section_body,
 )
 from builders.report.tables import fmt_number, fmt_rate, markdown_table, parse_reasons_table
-from marinelife16k.accuracy import ACCURACY_DIMENSIONS, MARINELIFE_PARSER, OVERALL, marinelife_accuracy
+from builders.scoring.answer_parsing import DEFAULT_PARSER
+from builders.scoring.parser_change import ChangeItem
+from marinelife16k.accuracy import ACCURACY_DIMENSIONS, OVERALL, marinelife_accuracy, marinelife_parser
 from marinelife16k.data import open_split
 from marinelife16k.predictions import accuracy_inputs, item_fields, joined_lines
-from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA, DIMENSION_OF_TYPE, MULTIPLE_CHOICE
+from marinelife16k.vocabulary import (
+    CAMERA_KINDS,
+    CAPTION_CRITERIA,
+    DIMENSION_OF_TYPE,
+    MULTIPLE_CHOICE,
+    OPTION_LABELS,
+)
 
 log = logging.getLogger(__name__)
 
@@ -127,11 +136,18 @@ def judgeable_rows(
 
 
 def score_marinelife(
-    split: MarineLifeSplit, predictions: Mapping[str, str | os.PathLike[str]], *, allow_missing: bool
+    split: MarineLifeSplit,
+    predictions: Mapping[str, str | os.PathLike[str]],
+    *,
+    allow_missing: bool,
+    answer_parser: str | None = None,
 ) -> dict[str, Any]:
     """Per model: the ``marinelife_accuracy`` result on the split's multiple-choice questions (with
     intervals clustered by video), how its run was made (``provenance``) and, under ``correct``,
-    right/wrong per question for the paired tests."""
+    right/wrong per question for the paired tests. ``answer_parser``: ``NAME@VERSION`` that reads
+    the replies (default: the current default); ``parser_change`` compares it with the version each
+    run recorded."""
+    parser = marinelife_parser(answer_parser or DEFAULT_PARSER)
     ids = [r["question_id"] for r in split.rows]
     models: dict[str, Any] = {}
     for name, path in predictions.items():
@@ -146,14 +162,31 @@ def score_marinelife(
             ignored_ids=split.open_ended_ids,  # judged separately
         )
         lines = [{**item, "raw_output": text} for item, text in zip(split.rows, aligned.texts, strict=True)]
-        result = marinelife_accuracy(**accuracy_inputs(lines), videos=[line["video"] for line in lines])
+        result = marinelife_accuracy(
+            **accuracy_inputs(lines), videos=[line["video"] for line in lines], answer_parser=parser.signature
+        )
         correct = result.pop("correct")
+        provenance = run_provenance(path)
+        readings = [
+            ChangeItem(
+                line["raw_output"], line["options"], OPTION_LABELS, OPTION_LABELS.index(line["reference"])
+            )
+            for line in lines
+        ]
         models[name] = {
             "predictions": str(path),
             "missing_ids": aligned.missing,
             "accuracy": result,
-            "provenance": run_provenance(path),
+            "provenance": provenance,
             "correct": correct,
+            "parser_change": run_parser_change(
+                provenance["answer_parser"],
+                parser,
+                readings,
+                ids,
+                marinelife_parser,
+                explicit=answer_parser is not None,
+            ),
         }
     return models
 
@@ -405,6 +438,7 @@ def write_marinelife_report(
     judge_results: Sequence[str | os.PathLike[str]] = (),
     allow_missing: bool = False,
     allow_mixed: bool = False,
+    answer_parser: str | None = None,
 ) -> Report:
     """Score each model's multiple-choice replies on ``split`` of ``data``, add the judge results,
     and write ``report.md``, ``metrics.json`` and the PNGs to ``out_dir``.
@@ -413,12 +447,17 @@ def write_marinelife_report(
     ``predictions``: model name -> JSONL (``{"question_id", "raw_output"}`` per line; replies to
     open-ended questions may be present and are left to the judge). ``allow_mixed``: lay side by
     side runs made with other frames, prompt or parser versions (marked), instead of refusing.
+    ``answer_parser``: ``NAME@VERSION`` reading the replies (``--parser``; default the current
+    default); the "Answer parser change" section shows what it changes against each run's own.
     """
     judge = read_judge_results(judge_results)
     if not predictions and not judge:
         raise ValueError("nothing to report: give --predictions and/or --judge-results")
     reference = load_marinelife_split(data, split)
-    accuracy = score_marinelife(reference, predictions, allow_missing=allow_missing)
+    accuracy = score_marinelife(
+        reference, predictions, allow_missing=allow_missing, answer_parser=answer_parser
+    )
+    signature = marinelife_parser(answer_parser or DEFAULT_PARSER).signature
     mixed = mixed_settings({n: m["provenance"] for n, m in accuracy.items()}, allow_mixed=allow_mixed)
     correct = {name: m.pop("correct") for name, m in accuracy.items()}
     out = Path(out_dir)
@@ -452,8 +491,8 @@ def write_marinelife_report(
         "n_multiple_choice": len(reference.rows),
         "n_open_ended": len(reference.open_ended_ids),
         "interval": "95% Wilson score interval (accuracy); ci95_cluster: 95% cluster-robust interval by video",
-        "answer_parser": MARINELIFE_PARSER.signature,
-        "provenance": report_provenance(reference.data, split, MARINELIFE_PARSER.signature),
+        "answer_parser": signature,
+        "provenance": report_provenance(reference.data, split, signature),
         "mixed": mixed,
         "paired": paired,
         "models": {name: {**accuracy.get(name, {}), "judge": judge.get(name, {})} for name in names},
@@ -500,4 +539,9 @@ def write_marinelife_report(
     if accuracy:
         reasons = {name: m["accuracy"]["parse_reasons"] for name, m in accuracy.items()}
         sections.append(Section("Answer parsing", parse_reasons_table(reasons, metrics["answer_parser"])))
+        change = parser_change_section(
+            {name: m["parser_change"] for name, m in accuracy.items()}, scale=100.0
+        )
+        if change:
+            sections.append(change)
     return write_report(out, f"MarineLife-16K report: {split} split", intro, sections, metrics)

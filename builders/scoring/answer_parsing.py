@@ -3,10 +3,12 @@
 One parser serves every multiple-choice metric, runner and report. It reads a reply the way a
 careful person does, and where that person would hesitate it refuses: an unparsed reply is
 scored as wrong and reported, never guessed. Every parse says why (:data:`REASONS`), and every
-result records the parser's signature (``vqabench-choice@2|aliases:...``, like sacrebleu's), so
-numbers from two parser versions are never compared unknowingly.
+result records the parser's signature (``vqabench-choice@3|aliases:...``, like sacrebleu's), so
+numbers from two parser versions are never compared unknowingly. Every version stays registered
+(:data:`PARSERS`, :func:`get_parser` ``"vqabench-choice@2"``): old results can be re-scored with
+the version that made them and compared with the current one (``vqabench report --parser``).
 
-Reading, in order:
+Version 2 reads, in order:
 
 1. **Cleaning.** Unicode NFKC (full-width ``Ｂ``, ``（Ｃ）``, ``：`` become ASCII), ``<think>``
    blocks, code fences, markdown emphasis and line markers are dropped; ``\\boxed{X}`` reads as a
@@ -48,6 +50,44 @@ Reading, in order:
    forms describe and never take a declaration back ("Excitement: he jumps and looks happy").
 8. **Otherwise** the one option still named after the exclusions is the choice; none is
    ``no_option`` (or ``negated_only``), two or more is ``ambiguous``.
+
+Version 3 (``vqabench-choice@3``) reads real models' chain-of-thought replies; on 213 of them
+(``tests/data/real_replies``) it agrees with a careful reader on 96% where version 2 did on 86%, with
+no wrong option. It adds:
+
+9. **Exclusion lists.** A trailing negation with a plural or modal verb negates every option of
+   the coordinated list before it ("so options C and D can be excluded", "B, C or E are
+   unlikely"), so the exclusion is no declaration of C; "D is wrong" still negates D alone, and
+   "Not Anger, Surprise." still chooses Surprise. An option whose
+   last mention rules it out is not the option left over when nothing is declared ("the location
+   of point C ... Therefore, point C does not correspond").
+10. **Answers after a colon and a line break.** A declaration's answer may open the next line
+   ("Therefore, the best option is:\n\nD. Fighting"), and a line ending on a copula and a colon
+   declares the option that opens the next line ("... shares the style of the reference is:\n(A)
+   the second image"). ``<answer>C</answer>`` declares C, closed or not.
+11. **Stray capitals.** A capital beside a degree sign ("10°C", "(C°7)") is a unit, not a letter.
+12. **Hypothetical and contrastive mentions** are set aside like negated ones: in a clause opened
+   by if/unless/in contrast to/as opposed to/compared to ("If the video were panning, ...", "In
+   contrast to normal speed, ..."), or followed by would/could and a verb other than be, fit,
+   match, suit, describe ("slow motion would show blurred leaves").
+13. **More declarations**: "best described by option C", "the best answer based on the given
+   video is A" (up to six words between the noun and "is"), "I would conclude that", and backward
+   "X (C) is most similar / more accurate / most consistent" (a parenthetical label may stand
+   between the option and the cue).
+14. **Option texts that are letters, numbers or very short** ("30", "-84", "E", "k") are weak:
+   matched case-sensitively as whole tokens, never inside a calculation ("4 + 3 = 7"), never the
+   article ("A sea turtle"), never taking a declaration back, and naming the answer only where no
+   other option is named. **Options that contain their letters** ("Point A", "A is closer"): a bare
+   letter in the reply is the label of a point or box ("point A is on the far wall"), and counts
+   as a choice only in brackets, as "option B", or right after a declaration.
+15. **A list of every option** ("the four choices: Chair, Drums, Hotdog, and Lego", "A, B, C, and
+   D", "left or right") is not an answer, letters included, for two options too.
+16. **Paraphrase** is read only in a declaration's sentence, only where it is safe by a wide
+   margin: every content word of exactly one option (of at least two words) is there by stem
+   ("the fish is swimming toward the camera" for "The fish swims toward the camera") and no word
+   that only other options have ("away"). Synonyms are not guessed ("drawing his sword from the
+   sheath" is not "unsheathing a sword"): a dataset names them as aliases. Everything else is
+   refused.
 
 Every step is one regular-expression scan or one pass over the mentions, so parsing is linear in
 the reply's length. A reply still longer than 16 KB once cleaned is a model looping: it is read on
@@ -174,8 +214,8 @@ _WORD_CHARS = "A-Za-z0-9"  # ASCII only: CJK characters next to a letter do not 
 _LEAD = re.compile(r"[\s\"'“”‘’(\[:]*(?:(?:the\s+)?(?:option|choice|letter)\s+)?", re.IGNORECASE)
 _BARE_STRIP = " \t\r\n\"'“”‘’.()[]:!。"
 # Forward cues: the option they declare follows (within _GAP_WORDS words; "short" cues: 2 words).
-_DECLARATION = re.compile(
-    r"(?P<long>\banswer[\"']?\s*[:=]"
+_DECLARATION_LONG = (
+    r"\banswer[\"']?\s*[:=]"
     r"|\banswer\s+(?:is(?:n['’]t)?|would\s+be|will\s+be|should\s+be|must\s+be|seems\s+to\s+be"
     r"|appears\s+to\s+be|here\s+is)\b"
     r"|\b(?:correct|right|best|final|most\s+likely|most\s+suitable|most\s+fitting|most\s+appropriate)\s+"
@@ -186,20 +226,22 @@ _DECLARATION = re.compile(
     r"|\bI\s+(?:think|believe|guess)\b"
     r"|\blean(?:ing|s)?\s+towards?\b|\bmost\s+(?:likely|probably)\b"
     r"|\b(?:actually|wait|on\s+second\s+thought|on\s+reflection|correction)\b"
-    r"|答案|答え|正解|选择|选|정답|\b(?:ответ|antwort|respuesta|réponse|risposta|resposta)\b\s*[:=]?)"
-    r"|(?P<short>\b(?:so|therefore|thus|hence)\b)",
-    re.IGNORECASE,
+    r"|答案|答え|正解|选择|选|정답|\b(?:ответ|antwort|respuesta|réponse|risposta|resposta)\b\s*[:=]?"
 )
+_DECLARATION_SHORT = r"\b(?:so|therefore|thus|hence)\b"
+_DECLARATION = re.compile(rf"(?P<long>{_DECLARATION_LONG})|(?P<short>{_DECLARATION_SHORT})", re.IGNORECASE)
 _GAP_WORDS, _SHORT_GAP_WORDS, _GAP_CHARS = 5, 2, 60
 _MAX_SKIPPED = 4  # negated options a declaration may pass over ("not A, not B, it is C"): keeps it linear
 _GAP_WORD = re.compile(rf"[{_WORD_CHARS}'’]+")
 _SENTENCE_END = re.compile(r"[.!?;](?:\s|$)|[\n。！？；]")
 # Backward cues: "X is correct", "X is the most suitable emotion", "X fits best".
+_BACKWARD_VERB = r"(?:is|would\s+be|seems|appears)\s+(?:to\s+be\s+)?(?:the\s+)?"
+_BACKWARD_FITS = (
+    r"|\s+(?:fits|matches|describes\s+it)\s+(?:best|better)\b|\s+best\s+(?:fits|matches|describes)\b"
+)
 _BACKWARD = re.compile(
-    r"\s*[)\]]?\s*(?:is|would\s+be|seems|appears)\s+(?:to\s+be\s+)?(?:the\s+)?"
-    r"(?:correct|right|best|answer|likeliest"
-    r"|(?:more|most)\s+(?:suitable|likely|fitting|appropriate|plausible|probable))\b"
-    r"|\s+(?:fits|matches|describes\s+it)\s+(?:best|better)\b|\s+best\s+(?:fits|matches|describes)\b",
+    rf"\s*[)\]]?\s*{_BACKWARD_VERB}(?:correct|right|best|answer|likeliest"
+    r"|(?:more|most)\s+(?:suitable|likely|fitting|appropriate|plausible|probable))\b" + _BACKWARD_FITS,
     re.IGNORECASE,
 )
 # A reply that opens with an option and then stops ("Peace. He sits quietly", "B) ...") declares it.
@@ -214,13 +256,13 @@ _FOLLOW = re.compile(
 _LABEL_AFTER_LETTER = re.compile(r"\s*[.):\-–—]?\s*")
 _LABEL_END = re.compile(r"\s*(?:[.!;)\n]|$)")
 # Negations before a mention (in its clause, within 5 words) and after it.
-_NEGATION_CUE = re.compile(
-    r"\b(?:not|no|never|neither|nor|without|cannot|unlike|except|excluding|none\s+of"
+_NEGATION_WORDS = (
+    r"not|no|never|neither|nor|without|cannot|unlike|except|excluding|none\s+of"
     r"|lack(?:s|ing)?(?:\s+of)?|absence\s+of|rather\s+than|instead\s+of|other\s+than|anything\s+but"
     r"|rul(?:e|es|ed|ing)\s+out|exclud(?:e|es|ed|ing)|eliminat(?:e|es|ed|ing)|hardly|barely|scarcely"
-    r"|far\s+from)\b|n['’]t\b|不是|并非|而非",
-    re.IGNORECASE,
+    r"|far\s+from"
 )
+_NEGATION_CUE = re.compile(rf"\b(?:{_NEGATION_WORDS})\b|n['’]t\b|不是|并非|而非", re.IGNORECASE)
 # Between a negation and the mention it negates: at most 4 words, and no clause boundary.
 _NEGATION_REACH = re.compile(rf"(?:[^{_WORD_CHARS}]+[{_WORD_CHARS}'’]+){{0,4}}[^{_WORD_CHARS}]*")
 _JOINED = re.compile(r"\s*,?\s*(?:and|or|nor|&|/)\s*(?:(?:the\s+)?(?:option|choice)\s+)?", re.IGNORECASE)
@@ -232,7 +274,7 @@ _CLAUSE_BREAK = re.compile(
 # Before a later option: words that offer it as a possibility, not as the answer.
 _HEDGE = re.compile(r"\b(?:might|may|could|possibly|perhaps|maybe|also|or|partly|some)\b", re.IGNORECASE)
 _SENTENCE_FINAL = re.compile(r"\s*(?:[.!?\n。！？]|$)")
-_NEGATION_AFTER = re.compile(
+_NEGATION_AFTER_BODY = (
     r"\s*(?:\?\s*(?:(?:definitely|certainly|probably|surely)\s+)?(?:no|nope|unlikely|not)\b|\s*[-–—:]\s*(?:no|nope)\b"
     r"|(?:is|are|was|seems|looks|appears|does|do|did|would|could|can|should|must)\s+"
     r"(?:(?:definitely|clearly|certainly|probably|really|be)\s+)?(?:not\b|n['’]t\b)"
@@ -240,9 +282,9 @@ _NEGATION_AFTER = re.compile(
     r"|(?:(?:is|seems|looks|appears|would\s+be|is\s+probably|is\s+definitely|is\s+clearly)\s+)?"
     r"(?:unlikely|wrong|incorrect|ruled\s+out|excluded|eliminated|absent|implausible|out\s+of\s+place"
     r"|out\s+of\s+the\s+question)\b"
-    r"|can\s+be\s+(?:ruled\s+out|excluded|eliminated))",
-    re.IGNORECASE,
+    r"|can\s+be\s+(?:ruled\s+out|excluded|eliminated))"
 )
+_NEGATION_AFTER = re.compile(_NEGATION_AFTER_BODY, re.IGNORECASE)
 # Echoed lists: the gap inside "(A) Fear" and between "Fear" and "(B)"; between listed texts.
 _PAIR_GAP = re.compile(r"[\s.:)\-–—]{0,4}")
 _LIST_GAP = re.compile(r"[\s,;.|/]{1,6}")
@@ -258,6 +300,76 @@ _FOLLOWER = re.compile(r"\s+([A-Za-z]+)")
 _KEY_SPACE = re.compile(r"\s+")
 _KEY_SLASH = re.compile(r"\s*/\s*")
 
+# --- what version 3 adds ----------------------------------------------------------------------------
+# Declarations: the answer set off after a colon and a line break ("the best option is:\n\nD.
+# Fighting"), a copula ending its line on a colon ("... the reference image is:\n(A) the second
+# image"), "best described by", "the best answer based on the given video is A", "I would conclude".
+_COPULA = r"(?:is|would\s+be|will\s+be|should\s+be|must\s+be|seems\s+to\s+be|appears\s+to\s+be)"
+_DECLARATION_V3 = re.compile(
+    rf"(?P<long>{_DECLARATION_LONG}"
+    r"|\b(?:correct|right|best|final|most\s+likely|most\s+suitable|most\s+fitting|most\s+appropriate)[^\S\n]+"
+    rf"(?:option|choice|letter|emotion|label|answer)(?:[^\S\n]+[\w'’-]+){{1,6}}?[^\S\n]+(?:is|would\s+be)\b"
+    r"|\bbest[^\S\n]+(?:described|captured|represented|explained|characteri[sz]ed|reflected|matched)[^\S\n]+by\b"
+    r"|\bI[^\S\n]*(?:would[^\S\n]+|['’]d[^\S\n]+)?conclude(?:[^\S\n]+that)?\b)"
+    rf"|(?P<short>{_DECLARATION_SHORT})"
+    rf"|(?P<colon>\b{_COPULA}[^\S\n]*:(?=[^\S\n]*\n))",
+    re.IGNORECASE,
+)
+# After a cue, a colon and line breaks before the answer ("is:\n\n(D) Point D"): not a sentence end.
+_COLON_BREAK = re.compile(r"[^\S\n]*:?[^\S\n]*\n\s*")
+# Backward cues also after a parenthetical label ("The third image (B) is most similar") and with
+# the comparatives that answer "which is most similar / accurate ..." questions.
+_BACKWARD_V3 = re.compile(
+    rf"(?:[^\S\n]*\([^()\n]{{1,20}}\))?\s*[)\]]?\s*{_BACKWARD_VERB}(?:correct|right|best|answer|likeliest"
+    r"|(?:more|most)\s+(?:suitable|likely|fitting|appropriate|plausible|probable|similar|accurate|consistent))\b"
+    + _BACKWARD_FITS,
+    re.IGNORECASE,
+)
+# Mentions set aside like negated ones: hypothetical ("If the video were panning", "slow motion
+# would show ...") and contrastive ("In contrast to normal speed", "as opposed to", "compared to").
+_NEGATION_CUE_V3 = re.compile(
+    rf"\b(?:{_NEGATION_WORDS}|if|unless|in\s+contrast\s+(?:to|with)|as\s+opposed\s+to|compared\s+(?:to|with))\b"
+    r"|n['’]t\b|不是|并非|而非",
+    re.IGNORECASE,
+)
+_NEGATION_AFTER_V3 = re.compile(
+    _NEGATION_AFTER_BODY[:-1]
+    + r"|(?:are|were|seem|look|appear)\s+(?:(?:all|both|probably|definitely|clearly)\s+)?"
+    r"(?:unlikely|wrong|incorrect|ruled\s+out|excluded|eliminated|absent|implausible)\b"
+    r"|(?:would|could)\s+(?!(?:be|fit|fits|match|suit|work|describe|best|also|likely|still|probably"
+    r"|definitely|certainly|clearly|really|not)\b)[a-z]+\b)",
+    re.IGNORECASE,
+)
+# A trailing negation with a plural or modal verb negates the whole coordinated list before it
+# ("options C and D can be excluded", "B, C or E are not correct"); "D is wrong" negates D alone.
+_PLURAL_NEGATION = re.compile(
+    r"\s*(?:are|were|do|did|can|could|would|should|must|may|might)\b|\s*(?:are|were|do|did|ca|could|would|should)n['’]t\b",
+    re.IGNORECASE,
+)
+# Coordinated options before a trailing plural negation: "C and D", "C, D or E", "B, C, D". (A comma
+# alone does not carry a leading negation forward: "Not Anger, Surprise." chooses Surprise.)
+_JOINED_V3 = re.compile(
+    r"\s*(?:,\s*(?:(?:and|or|nor)\s+)?|(?:and|or|nor|&|/)\s*)(?:(?:the\s+)?(?:options?|choices?)\s+)?",
+    re.IGNORECASE,
+)
+# Option texts that are numbers or at most two characters ("30", "-84", "E", "k") are weak: matched
+# case-sensitively as whole tokens, never taking a declaration back, and naming the answer only
+# where no other option is named.
+_WEAK_TEXT = re.compile(r"[-+]?\d+(?:[.,]\d+)?%?|\S{1,2}")
+# Paraphrase: content words, compared by a crude stem (the inflections of English).
+_CONTENT_WORD = re.compile(r"[a-z]{3,}")
+_STEM_SUFFIX = re.compile(r"(?:ing|ed|es|s|ly)$")
+_FUNCTION_WORDS = frozenset(
+    "the and for with from into onto that this these those its his her their our your are was were been "
+    "being has have had does did not but also very more most than then there here its which who whom what "
+    "when where while into over under about again".split()
+)
+# An R1-style answer tag, closed or not: "<answer>C</answer>".
+_ANSWER_TAG = re.compile(r"<answer>([^<]{0,200})", re.IGNORECASE)
+_ARITHMETIC_AFTER = re.compile(r"[^\S\n]*[+*/×÷=−-][^\S\n]*\d")
+_ARITHMETIC_BEFORE = re.compile(r"\d[^\S\n]*[+*/×÷=−-][^\S\n]*\Z")
+_PARAPHRASE_CHARS = 200  # a declaration's paraphrase is read within this many characters of the cue
+
 
 def _governed(text: str, cues: list[tuple[int, int]], pos: int, reach: re.Pattern[str] | None = None) -> bool:
     """Whether the nearest cue (a sorted span) before ``pos`` is in its clause, within ``reach``."""
@@ -268,6 +380,15 @@ def _governed(text: str, cues: list[tuple[int, int]], pos: int, reach: re.Patter
     return (reach is None or reach.fullmatch(text, end, pos) is not None) and not _CLAUSE_BREAK.search(
         text, end, pos
     )
+
+
+def _reach(cue: re.Match[str]) -> int:
+    """How many words a declaration cue may stand from its option: "so"/"therefore" 2, a copula
+    ending its line on a colon none (the option opens the next line), any other 5."""
+    groups = cue.groupdict()
+    if groups.get("colon"):
+        return 0
+    return _SHORT_GAP_WORDS if groups.get("short") else _GAP_WORDS
 
 
 def _key(name: str) -> str:
@@ -289,16 +410,89 @@ class _Mention:
     option: int
     letter: bool
     form: bool = False
+    weak: bool = False  # a number or a text of one or two characters (version 3)
     negated: bool = False
     echo: bool = False
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """What one parser version reads. The defaults are version 2; each flag is a rule of version 3."""
+
+    declaration: re.Pattern[str] = _DECLARATION
+    backward: re.Pattern[str] = _BACKWARD
+    negation_cue: re.Pattern[str] = _NEGATION_CUE
+    negation_after: re.Pattern[str] = _NEGATION_AFTER
+    joined: re.Pattern[str] = _JOINED
+    coordinated: re.Pattern[str] = _JOINED  # the gaps of a list a trailing plural negation covers
+    unit_marks: str = ""  # characters that make a capital beside them a unit ("10°C"), not a letter
+    colon_break: bool = False  # "is:\n\n(D) Point D" declares D
+    coordinated_exclusion: bool = False  # "options C and D can be excluded" excludes C too
+    letter_labels: bool = False  # options that contain their letters ("Point A"): bare letters are labels
+    weak_texts: bool = False  # numbers and very short option texts are weak mentions
+    complete_lists: bool = False  # any list naming every option ("A, B, C, and D") is not an answer
+    paraphrase: bool = False  # a declaration may name an option by the stems of all its content words
+    answer_tags: bool = False  # "<answer>C</answer>" declares C, like "\\boxed{C}"
+    excluded_stay_out: bool = False  # an option whose last mention rules it out is not the one left over
+
+
+_V2_RULES = _Rules()
+_V3_RULES = _Rules(
+    declaration=_DECLARATION_V3,
+    backward=_BACKWARD_V3,
+    negation_cue=_NEGATION_CUE_V3,
+    negation_after=_NEGATION_AFTER_V3,
+    coordinated=_JOINED_V3,
+    unit_marks="°",
+    colon_break=True,
+    coordinated_exclusion=True,
+    letter_labels=True,
+    weak_texts=True,
+    complete_lists=True,
+    paraphrase=True,
+    answer_tags=True,
+    excluded_stay_out=True,
+)
+
+
+def _stem(word: str) -> str:
+    """A crude English stem: "swimming", "swims", "swim" -> "swim"; "rotates", "rotating" -> "rotat"."""
+    word = _STEM_SUFFIX.sub("", word)
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+        word = word[:-1]  # "swimm" -> "swim"
+    return word.rstrip("e") if len(word) > 3 else word
+
+
+def _content_stems(text: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in _CONTENT_WORD.findall(text.lower()) if w not in _FUNCTION_WORDS)
+
+
+def _is_article(text: str, end: int) -> bool:
+    """Whether a capital "A" ending at ``end`` is the article: an ordinary lower-case word follows."""
+    follower = _FOLLOWER.match(text, end)
+    return bool(follower and follower.group(1).islower() and follower.group(1) not in _LETTER_A_FOLLOWERS)
+
+
+def _labels_own_letter(text: str, letters: Sequence[str]) -> bool:
+    """Whether an option text contains an option letter as a word that is not the article ("Point A",
+    "A is closer"; not "A sea turtle swims")."""
+    if not letters:
+        return False
+    pattern = rf"(?<![{_WORD_CHARS}])[{''.join(letters)}](?![{_WORD_CHARS}])"
+    return any(not (m.group() == "A" and _is_article(text, m.end())) for m in re.finditer(pattern, text))
 
 
 class _Item:
     """The options of one item, compiled once: one regex for every name, one for letters."""
 
     def __init__(
-        self, options: tuple[str, ...] | None, letters: tuple[str, ...] | None, aliases: Aliases | None
+        self,
+        options: tuple[str, ...] | None,
+        letters: tuple[str, ...] | None,
+        aliases: Aliases | None,
+        rules: _Rules = _V2_RULES,
     ):
+        self.rules = rules
         if options is None and not letters:
             raise ValueError("give the option texts, the option letters, or both")
         n = len(options) if options is not None else len(letters)  # type: ignore[arg-type]
@@ -315,6 +509,10 @@ class _Item:
         self.option_of: dict[str, int] = {}
         self.forms: set[str] = set()  # keys of inflected forms
         self.names: re.Pattern[str] | None = None
+        self.weak_re: re.Pattern[str] | None = None
+        self.weak_of: dict[str, int] = {}
+        self.letter_labels = False
+        self.content: list[frozenset[str]] = []
         if options is not None:
             texts = [" ".join(str(o).split()).rstrip(".").strip() for o in options]
             if any(not o for o in texts):
@@ -337,25 +535,46 @@ class _Item:
             for k in shared:
                 if spelled[k] not in texts:
                     del self.option_of[k]
-            body = "|".join(_name_pattern(spelled[k]) for k in sorted(self.option_of, key=len, reverse=True))
-            self.names = re.compile(rf"(?<![{_WORD_CHARS}])(?:{body})(?![{_WORD_CHARS}])", re.IGNORECASE)
+            weak = {k for k in self.option_of if rules.weak_texts and _WEAK_TEXT.fullmatch(spelled[k])}
+            strong = sorted((k for k in self.option_of if k not in weak), key=len, reverse=True)
+            if strong:
+                body = "|".join(_name_pattern(spelled[k]) for k in strong)
+                self.names = re.compile(rf"(?<![{_WORD_CHARS}])(?:{body})(?![{_WORD_CHARS}])", re.IGNORECASE)
+            self.weak_of = {spelled[k]: self.option_of[k] for k in weak}
+            if weak:  # case-sensitive whole tokens: "E" is not "e", "30" is not "30.5" or "300"
+                body = "|".join(re.escape(w) for w in sorted(self.weak_of, key=len, reverse=True))
+                self.weak_re = re.compile(rf"(?<![\w.,\-])(?:{body})(?![\w]|[.,]\d)")
+            self.letter_labels = rules.letter_labels and any(
+                _labels_own_letter(t, self.letters) for t in texts
+            )
+            self.content = [_content_stems(t) for t in texts] if rules.paraphrase else []
         self.letter_re: re.Pattern[str] | None = None
         if self.letters:
             cls = "".join(self.letters) + "".join(self.letters).lower()
+            near = f"{_WORD_CHARS}'’/&\\-{rules.unit_marks}"
+            plural = "s?" if rules.complete_lists else ""
             self.letter_re = re.compile(
-                rf"(?<![{_WORD_CHARS}'’/&\-])(?P<open>[(\[]\s*)?(?P<l>[{cls}])(?P<close>\s*[)\]])?"
-                rf"(?![{_WORD_CHARS}'’/&\-])"
-                rf"|(?i:\b(?:option|choice|letter)\s+)(?P<named>[{cls}])(?![{_WORD_CHARS}'’])"
+                rf"(?<![{near}])(?P<open>[(\[]\s*)?(?P<l>[{cls}])(?P<close>\s*[)\]])?(?![{near}])"
+                rf"|(?i:\b(?:option{plural}|choice{plural}|letter{plural})\s+)(?P<named>[{cls}])(?![{_WORD_CHARS}'’])"
             )
 
     # --- mentions -----------------------------------------------------------------------------------
     def text_mentions(self, text: str) -> list[_Mention]:
-        if self.names is None:
-            return []
         found = []
-        for m in self.names.finditer(text):
-            k = _key(m.group())
-            found.append(_Mention(m.start(), m.end(), self.option_of[k], False, k in self.forms))
+        if self.names is not None:
+            for m in self.names.finditer(text):
+                k = _key(m.group())
+                found.append(_Mention(m.start(), m.end(), self.option_of[k], False, k in self.forms))
+        if self.weak_re is not None:
+            for m in self.weak_re.finditer(text):
+                if _ARITHMETIC_AFTER.match(text, m.end()) or _ARITHMETIC_BEFORE.search(
+                    text, max(0, m.start() - 16), m.start()
+                ):
+                    continue  # "4 + 3 + 1 + 2 = 10": a term of a calculation, not an option
+                if m.group() == "A" and _is_article(text, m.end()):
+                    continue  # "A sea turtle": the article
+                found.append(_Mention(m.start(), m.end(), self.weak_of[m.group()], False, weak=True))
+            found.sort(key=lambda m: m.start)
         return found
 
     def _letter_mentions(self, text: str, texts: list[_Mention], cue_ends: list[int]) -> list[_Mention]:
@@ -372,14 +591,14 @@ class _Item:
                         continue  # "a", "b" are words unless they answer a declaration
                     if not _CLOSES.match(text, end):
                         continue  # "the answer is a bit unclear"
-                elif letter == "A":
-                    follower = _FOLLOWER.match(text, end)
-                    if (
-                        follower
-                        and follower.group(1).islower()
-                        and follower.group(1) not in _LETTER_A_FOLLOWERS
-                    ):
-                        continue  # the article: "A person clenching his fists"
+                elif (
+                    self.letter_labels
+                    and not m.group("open")
+                    and not self._right_after_cue(text, start, cue_ends)
+                ):
+                    continue  # options "Point A", "A is closer": "point A", "labeled B" name the labels
+                elif letter == "A" and _is_article(text, end):
+                    continue  # the article: "A person clenching his fists"
             k = bisect_right(text_starts, start) - 1
             if k >= 0 and texts[k].end > start:
                 continue  # a capital letter inside an option's own text
@@ -391,23 +610,38 @@ class _Item:
         k = bisect_right(cue_ends, pos) - 1
         return k >= 0 and _LEAD.match(text, cue_ends[k]).end() >= pos
 
-    def mentions(self, text: str, cues: list[tuple[int, int, bool]]) -> list[_Mention]:
+    def mentions(self, text: str, cues: list[tuple[int, int, int]]) -> list[_Mention]:
         """Every option mention in reading order, with echo and negation marks."""
+        rules = self.rules
         texts = self.text_mentions(text)
         found = sorted(
             texts + self._letter_mentions(text, texts, [e for _, e, _ in cues]), key=lambda m: m.start
         )
         self._mark_echoes(text, found)
-        negations = [m.span() for m in _NEGATION_CUE.finditer(text)]
+        negations = [m.span() for m in rules.negation_cue.finditer(text)]
         previous: _Mention | None = None
+        live: list[_Mention] = []
         for m in found:
             if not m.echo:
                 m.negated = self._negated(text, m, negations) or bool(
-                    previous and previous.negated and _JOINED.fullmatch(text, previous.end, m.start)
+                    previous and previous.negated and rules.joined.fullmatch(text, previous.end, m.start)
                 )  # "rules out Surprise and Embarrassment", "can't choose between Fear and Anger"
                 if previous and self._is_pair(text, previous, m) and previous.negated != m.negated:
                     previous.negated = m.negated = True  # "(A) Fear is not it": the letter goes with its text
                 previous = m
+                live.append(m)
+        if rules.coordinated_exclusion:
+            run: list[_Mention] = []  # options coordinated by commas, "and", "or": "options C and D"
+            for m in [*live, None]:
+                if m is not None and run and rules.coordinated.fullmatch(text, run[-1].end, m.start):
+                    run.append(m)
+                    continue
+                last = run[-1] if run else None
+                if last and len(run) > 1 and _PLURAL_NEGATION.match(text, last.end):
+                    if rules.negation_after.match(text, last.end):  # "... can be excluded", "... are not"
+                        for x in run:
+                            x.negated = True
+                run = [] if m is None else [m]
         return found
 
     def _mark_echoes(self, text: str, found: list[_Mention]) -> None:
@@ -423,18 +657,19 @@ class _Item:
                 for j in run:
                     found[j].echo = found[j + 1].echo = True
             run = [] if k is None else [k]
-        if self.n < 3:
+        lists = self.rules.complete_lists  # version 3: letters too ("A, B, C, and D"), and two options
+        if self.n < (2 if lists else 3):
             return
         texts: list[int] = []  # option texts separated only by commas, "and", "or"
         for k in [*range(len(found)), None]:
-            if k is not None and texts and not found[k].letter:
+            if k is not None and texts and (lists or not found[k].letter):
                 if _TEXT_LIST_GAP.fullmatch(text, found[texts[-1]].end, found[k].start):
                     texts.append(k)
                     continue
             if len({found[j].option for j in texts}) == self.n:
                 for j in texts:
                     found[j].echo = True
-            texts = [k] if k is not None and not found[k].letter else []
+            texts = [k] if k is not None and (lists or not found[k].letter) else []
 
     @staticmethod
     def _is_pair(text: str, letter: _Mention, name: _Mention) -> bool:
@@ -445,24 +680,26 @@ class _Item:
             and _PAIR_GAP.fullmatch(text, letter.end, name.start) is not None
         )
 
-    @staticmethod
-    def _negated(text: str, m: _Mention, negations: list[tuple[int, int]]) -> bool:
+    def _negated(self, text: str, m: _Mention, negations: list[tuple[int, int]]) -> bool:
         """Negated by the nearest negation before it in its clause, or by one right after it."""
         return _governed(text, negations, m.start, _NEGATION_REACH) or bool(
-            _NEGATION_AFTER.match(text, m.end)
+            self.rules.negation_after.match(text, m.end)
         )
 
     # --- reading ------------------------------------------------------------------------------------
     def parse(self, reply: str | None) -> ParsedChoice:
         if reply is None:
             return ParsedChoice(None, EMPTY)
-        text = _bounded(clean_reply(str(reply)))
+        text = str(reply)
+        if self.rules.answer_tags:
+            text = _ANSWER_TAG.sub(lambda m: f" Answer: {m.group(1)} \n", text)
+        text = _bounded(clean_reply(text))
         bare = text.strip(_BARE_STRIP)
         if not bare:
             return ParsedChoice(None, EMPTY)
         if len(bare) == 1 and bare.upper() in self.letters:
             return ParsedChoice(self.letters.index(bare.upper()), LETTER)
-        cues = [(m.start(), m.end(), m.group("short") is not None) for m in _DECLARATION.finditer(text)]
+        cues = [(m.start(), m.end(), _reach(m)) for m in self.rules.declaration.finditer(text)]
         found = self.mentions(text, cues)
         live = [m for m in found if not m.echo]
         declared = self._declarations(text, cues, live)
@@ -472,7 +709,11 @@ class _Item:
                 return ParsedChoice(None, AMBIGUOUS)
             return ParsedChoice(index, NEGATION_RESOLVED if resolved else DECLARED)
         kept = [m for m in live if not m.negated]
-        options = {m.option for m in kept}
+        if self.rules.excluded_stay_out:  # "the location of point C ... point C does not correspond"
+            last = {m.option: m.negated for m in live}  # the reply's last word on each option
+            kept = [m for m in kept if not last[m.option]]
+        strong = [m for m in kept if not m.weak]
+        options = {m.option for m in strong or kept}  # a weak mention names the answer only alone
         if len(options) > 1:
             return ParsedChoice(None, AMBIGUOUS)
         if not options:
@@ -480,7 +721,7 @@ class _Item:
         (index,) = options
         if any(m.negated for m in live):
             return ParsedChoice(index, NEGATION_RESOLVED)
-        return ParsedChoice(index, LETTER if all(m.letter for m in kept) else OPTION_TEXT)
+        return ParsedChoice(index, LETTER if all(m.letter for m in strong or kept) else OPTION_TEXT)
 
     @staticmethod
     def _contradicted(text: str, live: list[_Mention], index: int, end: int) -> bool:
@@ -496,25 +737,27 @@ class _Item:
             if m.option == index:
                 names_declared = True
                 continue
-            if names_declared or m.negated or m.form or not _SENTENCE_FINAL.match(text, m.end):
+            if names_declared or m.negated or m.form or m.weak or not _SENTENCE_FINAL.match(text, m.end):
                 continue
             if not _governed(text, hedges, m.start):
                 return True
         return False
 
     def _declarations(
-        self, text: str, cues: list[tuple[int, int, bool]], live: list[_Mention]
+        self, text: str, cues: list[tuple[int, int, int]], live: list[_Mention]
     ) -> list[tuple[int, int | None, bool, int]]:
         """(position, option or None for a double answer, whether negations were set aside, end of
         the target) per declaration."""
         starts = [m.start for m in live]
         declared: list[tuple[int, int | None, bool, int]] = []
-        for position, end, short in cues:
-            target = self._target(text, end, starts, live, _SHORT_GAP_WORDS if short else _GAP_WORDS)
+        for position, end, reach in cues:
+            target = self._target(text, end, starts, live, reach)
+            if target is None and reach != _SHORT_GAP_WORDS and self.content:
+                target = self._paraphrase(text, end)
             if target is not None:
                 declared.append((position, *target))
         for k, m in enumerate(live):
-            if not m.negated and _BACKWARD.match(text, m.end):
+            if not m.negated and self.rules.backward.match(text, m.end):
                 declared.append((m.start, self._follow(text, live, k), False, m.end))
         if live and not live[0].negated and not text[: live[0].start].strip(_BARE_STRIP):
             first_end = self._option_run_end(text, live, 0)
@@ -527,6 +770,10 @@ class _Item:
         self, text: str, pos: int, starts: list[int], live: list[_Mention], max_words: int
     ) -> tuple[int | None, bool, int] | None:
         """What a declaration ending at ``pos`` names: the first option within its gap, skipping negated ones."""
+        if self.rules.colon_break:  # "the best option is:\n\nD. Fighting"
+            brk = _COLON_BREAK.match(text, pos)
+            if brk and (":" in brk.group() or text[pos - 1 : pos] == ":"):
+                pos = brk.end()
         k = first = bisect_left(starts, pos)
         skipped = False
         while k < len(live):
@@ -535,12 +782,46 @@ class _Item:
             if len(gap) > _GAP_CHARS or _SENTENCE_END.search(gap) or len(_GAP_WORD.findall(gap)) > max_words:
                 break
             if not m.negated:
+                if max_words == 0 and self._opens_a_list(text, live, k):
+                    return None  # "each option is:\nA. ...\nB. ...": a list, not an answer
                 return self._follow(text, live, k), skipped, self._option_run_end(text, live, k)
             skipped, pos, max_words = True, m.end, _GAP_WORDS
             k += 1
             if k - first > _MAX_SKIPPED:
                 break
         return None
+
+    @staticmethod
+    def _opens_a_list(text: str, live: list[_Mention], k: int) -> bool:
+        """Whether the line after mention ``k``'s line opens with another option ("A. ...\nB. ...")."""
+        line_end = text.find("\n", live[k].end)
+        if line_end < 0:
+            return False
+        following = len(text) - len(text[line_end:].lstrip())
+        for m in live[k + 1 :]:
+            if m.start >= following:
+                return m.start == following and m.option != live[k].option
+        return False
+
+    def _paraphrase(self, text: str, pos: int) -> tuple[int, bool, int] | None:
+        """The option a declaration names in other inflections ("the fish is swimming toward the
+        camera" for "The fish swims toward the camera"): the declaration's sentence holds, by stem,
+        every content word of exactly one option (of at least two), and no content word that only
+        other options have ("away" for "The fish swims away from the camera")."""
+        end = min(len(text), pos + _PARAPHRASE_CHARS)
+        stop = _SENTENCE_END.search(text, pos, end)
+        end = stop.start() if stop else end
+        if self.rules.negation_cue.search(text, pos, end) or self.text_mentions(text[pos:end]):
+            return None  # "the answer is not that ...", or an option named as such: no paraphrase
+        said = _content_stems(text[pos:end])
+        full = [i for i, c in enumerate(self.content) if len(c) >= 2 and c <= said]
+        if len(full) != 1:
+            return None
+        (index,) = full
+        own = self.content[index]
+        if any((c - own) & said for i, c in enumerate(self.content) if i != index):
+            return None
+        return index, False, end
 
     def _option_run_end(self, text: str, live: list[_Mention], k: int) -> int:
         """End of mention ``k`` and of the mentions of the same option glued to it ("C (Anger)", "B. Anger")."""
@@ -593,24 +874,32 @@ class AnswerParser(ABC):
         """Indices of the options ``text`` names by text or alias (letters and negations not considered)."""
 
 
-PARSERS: dict[str, type[AnswerParser]] = {}
+#: Every registered parser, by name and version: old versions stay, so old results can be re-scored.
+PARSERS: dict[str, dict[int, type[AnswerParser]]] = {}
 
 
 def register_parser(cls: type[AnswerParser]) -> type[AnswerParser]:
-    PARSERS[cls.name] = cls
+    PARSERS.setdefault(cls.name, {})[cls.version] = cls
     return cls
+
+
+def parser_names() -> list[str]:
+    """``name@version`` of every registered parser, oldest first."""
+    return [f"{name}@{v}" for name, versions in sorted(PARSERS.items()) for v in sorted(versions)]
 
 
 @register_parser
 class ChoiceParser(AnswerParser):
-    """The rules of this module's docstring."""
+    """Version 2: the rules of this module's docstring up to "Version 3"."""
 
     name = "vqabench-choice"
     version = 2
+    rules: ClassVar[_Rules] = _V2_RULES
 
     def __init__(self, aliases: Aliases | None = None):
         super().__init__(aliases)
-        self._item = lru_cache(maxsize=4096)(lambda options, letters: _Item(options, letters, aliases))
+        rules = self.rules
+        self._item = lru_cache(maxsize=4096)(lambda options, letters: _Item(options, letters, aliases, rules))
 
     def item(self, options: Sequence[str] | None, letters: Sequence[str] | None) -> _Item:
         return self._item(
@@ -628,21 +917,33 @@ class ChoiceParser(AnswerParser):
         return {m.option for m in self.item(options, ()).text_mentions(clean_reply(text))}
 
 
-DEFAULT_PARSER = ChoiceParser.name
+@register_parser
+class ChoiceParserV3(ChoiceParser):
+    """Version 3: version 2 plus the rules of this module's docstring under "Version 3"."""
+
+    version = 3
+    rules: ClassVar[_Rules] = _V3_RULES
+
+
+DEFAULT_PARSER = f"{ChoiceParserV3.name}@{ChoiceParserV3.version}"
 
 
 def get_parser(name: str = DEFAULT_PARSER, aliases: Aliases | None = None) -> AnswerParser:
-    """A registered parser by name (a signature's ``name@version`` part is accepted and checked)."""
-    base, _, version = name.partition("|")[0].partition("@")
-    if base not in PARSERS:
-        raise ValueError(f"unknown answer parser {base!r}; known: {sorted(PARSERS)}")
-    cls = PARSERS[base]
-    if version and version != str(cls.version):
-        raise ValueError(f"answer parser {base!r} is version {cls.version} here, not {version}")
-    return cls(aliases)
+    """A registered parser by ``name@version`` (a whole signature is accepted: its aliases part is
+    ignored, give ``aliases``); a bare name is its newest version."""
+    base, _, version = name.partition("|")[0].strip().partition("@")
+    versions = PARSERS.get(base)
+    if not versions:
+        raise ValueError(f"unknown answer parser {base!r}; known: {', '.join(parser_names())}")
+    if not version:
+        return versions[max(versions)](aliases)
+    if not version.isdigit() or int(version) not in versions:
+        known = ", ".join(f"{base}@{v}" for v in sorted(versions))
+        raise ValueError(f"answer parser {base!r} has no version {version!r}; known: {known}")
+    return versions[int(version)](aliases)
 
 
-_PLAIN = ChoiceParser()
+_PLAIN = get_parser()
 
 
 def parse_reply(
