@@ -80,6 +80,15 @@ def check_judge_settings(environ: Mapping[str, str] | None = None) -> None:
         ) from None
 
 
+def _judge_failed(what: str) -> None:
+    log.error(
+        "marinelife16k_open: the judge failed (%s); its scores leave those items out, or are NaN. The "
+        "replies are kept in lmms-eval's sample log (--log_samples): judge them again with 'vqabench "
+        "marinelife judge <date>_samples_marinelife16k_open.jsonl' (the same rubric and reply cache)",
+        what,
+    )
+
+
 def _harness_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -292,13 +301,13 @@ class TaskFunctions:
             try:
                 with judge_client(cache_path=os.environ.get(JUDGE_CACHE_ENV), caller="environment") as client:
                     _JUDGED[key] = it.marinelife_judged(lines, client)
+                failed = {t: r["n_failed"] for t, r in _JUDGED[key].items() if r.get("n_failed")}
+                if failed:
+                    _judge_failed(
+                        ", ".join(f"{t}: {n} of {_JUDGED[key][t]['n']} items" for t, n in failed.items())
+                    )
             except Exception as err:  # noqa: BLE001 - any judge failure: keep the generations
-                log.error(
-                    "marinelife16k_open: the judge failed (%s); its scores are NaN. The replies are kept "
-                    "in lmms-eval's sample log (--log_samples): score them with 'vqabench marinelife "
-                    "judge <date>_samples_marinelife16k_open.jsonl'",
-                    err,
-                )
+                _judge_failed(str(err))
                 _JUDGED[key] = {}
         return _JUDGED[key]
 
