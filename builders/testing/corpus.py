@@ -51,7 +51,7 @@ def write_encoded(
         if cover_art:
             art = container.add_stream("mjpeg")
             art.width, art.height, art.pix_fmt = 64, 48, "yuvj420p"
-            art.disposition = av.stream.Disposition.attached_pic
+            art.disposition = av.stream.Disposition.attached_pic.value  # PyAV 15 takes an int only
         stream = container.add_stream(codec, rate=fps)
         stream.width, stream.height, stream.pix_fmt = width, height, pix_fmt
         stream.codec_context.time_base = Fraction(1, fps)
