@@ -8,10 +8,11 @@ model asked for) next to ``model`` (as the server reported it), ``prompt``/``pro
 be checked, and the report says so. Runs whose frame spec, prompt version or parser version differ
 are refused unless ``allow_mixed``, and are then marked in the report.
 
-Frames are compared strictly: the frames of a run that does not record them (a hand-written file,
-an old harness output), or that records frames no registered rule names (a harness whose model
-sampled the clip itself: ``{"rule": null, "sampled_by": ...}``), are unknown, and an unknown run is
-never laid beside another one unless ``allow_mixed``: nobody can say it saw the same frames.
+Frames are compared strictly: a run that records frames no registered rule names (a harness whose
+model sampled the clip itself: ``{"rule": null, "sampled_by": ...}``) is never laid beside another
+run, and a run that records no frames (a hand-written file, an old harness output) is not laid
+beside one that does, unless ``allow_mixed``: nobody can say they saw the same frames. Runs none of
+which records frames (hand-written files compared with each other) are shown as "not recorded".
 """
 
 from __future__ import annotations
@@ -162,17 +163,18 @@ def mixed_settings(runs: Mapping[str, Mapping[str, Any]], *, allow_mixed: bool) 
 
 
 def _frames_difference(runs: Mapping[str, Mapping[str, Any]]) -> str | None:
-    """The frames line of :func:`mixed_settings`: runs on other frame specs, or (with more than one
-    run) any run whose frames are unknown (not recorded, or sampled by a harness's model)."""
+    """The frames line of :func:`mixed_settings` (see the module doc), or None."""
     values = {name: run.get("frames") for name, run in runs.items()}
-    unknown = [n for n, v in values.items() if not isinstance(v, list) and not frames_known(v)]
     keys = []
     for value in values.values():
         key = value if isinstance(value, list) else _frame_key(value) if frames_known(value) else None
         if key is not None and key not in keys:
             keys.append(key)
-    within = any(isinstance(v, list) for v in values.values())
-    if within or len(keys) > 1 or (unknown and len(values) > 1):
+    recorded = [v for v in values.values() if v is not None]
+    sampled = [v for v in recorded if not isinstance(v, list) and not frames_known(v)]
+    within = any(isinstance(v, list) for v in recorded)
+    missing = recorded and len(recorded) < len(values)
+    if within or len(keys) > 1 or missing or (sampled and len(values) > 1):
         return "frames: " + "; ".join(f"{n} {show(v)}" for n, v in values.items())
     return None
 

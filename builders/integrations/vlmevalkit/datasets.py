@@ -28,7 +28,7 @@ not pickled but opened again where it is needed.
 ``evaluate(eval_file)`` reads VLMEvalKit's result file through the read-back mapping
 (:mod:`builders.report.harness_outputs`; every row carries its predictions-line fields in
 ``vqabench_item``) and scores it with this project's metrics: the same numbers as ``vqabench report``
-on that file.
+on that file, also written beside it as ``<result file>_score.json``.
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ class BQAVideoDataset(_ProjectVideoDataset):
     def evaluate(self, eval_file: str, **judge_kwargs: Any) -> dict[str, float | None]:
         """The report's numbers on VLMEvalKit's result file (accuracy 0-1, demographic error rates)."""
         result = it.bqa_scores(read_harness_lines(eval_file), self.items)
-        return {name: it.bqa_metric(result, name) for name in it.bqa_metric_names()}
+        return _scores_file(eval_file, {name: it.bqa_metric(result, name) for name in it.bqa_metric_names()})
 
 
 class MarineLife16KVideoDataset(_ProjectVideoDataset):
@@ -250,9 +250,16 @@ class MarineLife16KVideoDataset(_ProjectVideoDataset):
     def evaluate(self, eval_file: str, **judge_kwargs: Any) -> dict[str, float | None]:
         """Accuracy (0-100) per dimension and overall, as ``metrics/marinelife_qa`` and the report."""
         result = it.marinelife_scores(read_harness_lines(eval_file))
-        return {name: result[name] for name in it.MARINELIFE_MCQ_METRICS} | {
-            "n_unparsed": result["n_unparsed"][it.OVERALL]
-        }
+        scores = {name: result[name] for name in it.MARINELIFE_MCQ_METRICS}
+        return _scores_file(eval_file, scores | {"n_unparsed": result["n_unparsed"][it.OVERALL]})
+
+
+def _scores_file(eval_file: str, scores: dict[str, Any]) -> dict[str, Any]:
+    """``scores``, also written beside the result file as ``<name>_score.json`` (VLMEvalKit's datasets
+    leave their scores there; its run.py only logs what ``evaluate`` returns)."""
+    path = Path(eval_file)
+    it.write_text_atomic(path.with_name(f"{path.stem}_score.json"), json.dumps(scores, indent=2))
+    return scores
 
 
 #: VLMEvalKit config entries (``--data NAME``), as in its ``video_dataset_config.py``.
