@@ -95,9 +95,13 @@ def main() -> int:
                    "VQABENCH_JUDGE_MODEL": "check-judge", "VQABENCH_JUDGE_BASE_URL": server.url,
                    "VQABENCH_JUDGE_API_KEY_ENV": "none", "VQABENCH_JUDGE_CACHE": str(judge_cache)}  # fmt: skip
             model_args = f"model_version=check-model,base_url={server.url},max_frames_num={args.frames}"
-            step(f"lmms-eval, {path_name}", [*launch, "--model", "openai", "--model_args", model_args, *flags,
-                 "--tasks", ",".join(TASKS), "--include_path", tasks, "--output_path", out, "--log_samples"],
-                 env=env)  # fmt: skip
+            # From an empty folder: lmms-eval reads --tasks bqa as a folder of task YAMLs when ./bqa
+            # exists (the checkout's bqa/ package, a data folder named bqa) and fails (exit 0).
+            run_dir = tmp / f"run-{len(table)}"
+            run_dir.mkdir()
+            done = step(f"lmms-eval, {path_name}", [*launch, "--model", "openai", "--model_args", model_args, *flags,
+                        "--tasks", ",".join(TASKS), "--include_path", tasks, "--output_path", out, "--log_samples"],
+                        env=env, cwd=run_dir)  # fmt: skip
             print(f"   {ledger.summary()}")
             for line in ledger.unmatched[:3]:
                 print(f"   not the rule's frames: {line}")
@@ -106,6 +110,7 @@ def main() -> int:
             results_files = list(out.rglob("*_results.json"))
             if not results_files:
                 print("   lmms-eval wrote no results (it exits 0 on errors): FAILED")
+                print((done.stdout + done.stderr)[-4000:])
                 failures += 1
                 continue
             results = json.loads(results_files[0].read_text())["results"]
