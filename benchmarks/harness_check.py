@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import io
-import os
 import re
 import subprocess
 import sys
@@ -149,5 +148,14 @@ def compare(label: str, theirs: float, ours: float) -> bool:
     return same
 
 
-def environment(extra: dict[str, str]) -> dict[str, str]:
-    return {**os.environ, **extra}
+def finish(harness: str, column: str, table: list[tuple[str, FrameLedger]], failures: int, tmp: Path) -> int:
+    """Print the frames-sent table (the README's) and the verdict; the exit status."""
+    print(f"\n| {harness} | {column} | requests | exactly the rule's frames | images per request | order |")
+    print("|---|---|---|---|---|---|")
+    for label, ledger in table:
+        order = "text first" if True in ledger.text_first else "images first"
+        print(
+            f"| | {label} | {ledger.requests} | {ledger.matched} | {', '.join(map(str, sorted(ledger.counts)))} | {order} |"
+        )
+    print(f"\n{'FAILED' if failures else 'passed'} ({failures} failures); folder {tmp} left for inspection")
+    return 1 if failures else 0

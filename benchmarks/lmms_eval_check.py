@@ -32,7 +32,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness_check import ROOT, FrameLedger, build_env, compare, expected_item, installed, samples, step  # noqa: E402
+from harness_check import (  # noqa: E402
+    ROOT,
+    FrameLedger,
+    build_env,
+    compare,
+    expected_item,
+    finish,
+    installed,
+    samples,
+    step,
+)
 
 from builders.integrations import items as it  # noqa: E402
 from builders.testing.chat_server import ChatServer  # noqa: E402
@@ -116,14 +126,7 @@ def main() -> int:
             results = json.loads(results_files[0].read_text())["results"]
             for task in TASKS:
                 failures += not check_task(task, out, results, hubs, bin_dir, spec, tmp, env)
-    print("\n| lmms-eval | model path | requests | exactly the rule's frames | images per request | order |")
-    print("|---|---|---|---|---|---|")
-    for path_name, ledger in table:
-        order = "text first" if True in ledger.text_first else "images first"
-        print(f"| {version} | {path_name} | {ledger.requests} | {ledger.matched} | "
-              f"{', '.join(map(str, sorted(ledger.counts)))} | {order} |")  # fmt: skip
-    print(f"\n{'FAILED' if failures else 'passed'} ({failures} failures); folder {tmp} left for inspection")
-    return 1 if failures else 0
+    return finish(f"lmms-eval {version}", "model path", table, failures, tmp)
 
 
 def check_task(task, out, results, hubs, bin_dir, spec, tmp, env) -> bool:

@@ -31,7 +31,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness_check import ROOT, FrameLedger, build_env, compare, expected_item, installed, samples, step  # noqa: E402
+from harness_check import (  # noqa: E402
+    ROOT,
+    FrameLedger,
+    build_env,
+    compare,
+    expected_item,
+    finish,
+    installed,
+    samples,
+    step,
+)
 
 from builders.integrations import items as it  # noqa: E402
 from builders.integrations.vlmevalkit import SUPPORTED  # noqa: E402
@@ -91,14 +101,7 @@ def main() -> int:
         table.append((" ".join(mode) or "default", ledger))
         for name in DATASETS:
             failures += not check_dataset(name, work, hubs, python.parent, log)
-    print(f"\n| {distribution} | mode | requests | exactly the rule's frames | images per request | order |")
-    print("|---|---|---|---|---|---|")
-    for mode, ledger in table:
-        order = "text first" if True in ledger.text_first else "images first"
-        print(f"| {version} | {mode} | {ledger.requests} | {ledger.matched} | "
-              f"{', '.join(map(str, sorted(ledger.counts)))} | {order} |")  # fmt: skip
-    print(f"\n{'FAILED' if failures else 'passed'} ({failures} failures); folder {tmp} left for inspection")
-    return 1 if failures else 0
+    return finish(f"{distribution} {version}", "mode", table, failures, tmp)
 
 
 def check_dataset(name: str, work: Path, hubs: dict[str, Path], bin_dir: Path, log: str) -> bool:
