@@ -143,10 +143,13 @@ def assert_exact(got, ref: list[np.ndarray], name: str) -> None:
     assert not bad, f"{name}: frames {bad[:5]} differ from the full decode"
 
 
-#: PyAV 15.1 (FFmpeg 7.1, the lowest av the project supports): after a seek into the mid-GOP HEVC
-#: cut, two sampled frames differ from the full decode (found by .ci/run's lowest-av venv; open).
+#: PyAV 15.1 (the lowest av the project supports): after a seek into the mid-GOP HEVC cut, two
+#: sampled frames differed from the full decode in 1 of 2 runs (found by .ci/run's lowest-av venv;
+#: open, not reproduced on PyAV 18).
 _OLD_AV = int(av.__version__.split(".")[0]) < 16
-_OLD_AV_HEVC_CUT = pytest.mark.xfail(_OLD_AV, reason="PyAV 15: seek into a mid-GOP HEVC cut", strict=True)
+_OLD_AV_HEVC_CUT = pytest.mark.xfail(
+    _OLD_AV, reason="PyAV 15: seek into a mid-GOP HEVC cut, intermittent", strict=False
+)
 
 
 @pytest.mark.parametrize(
