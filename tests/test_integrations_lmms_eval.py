@@ -14,6 +14,8 @@ import importlib.util
 import io
 import json
 import math
+import os
+import socket
 from pathlib import Path
 
 import av
@@ -55,8 +57,9 @@ def load_yaml(path: Path) -> dict:
 def load_task(folder: Path, task: str) -> tuple[dict, list[dict]]:
     config = load_yaml(folder / f"{task}.yaml")
     docs = datasets.load_dataset(
-        config["dataset_path"], config.get("dataset_name"), split=config["test_split"]
-    )
+        config["dataset_path"], config.get("dataset_name"), split=config["test_split"],
+        **config.get("dataset_kwargs", {}),
+    )  # fmt: skip
     if "process_docs" in config:
         docs = config["process_docs"](docs)
     return config, list(docs)
@@ -197,11 +200,11 @@ def test_marinelife_mcq_equals_the_report(tasks, tmp_path):
 
 def test_marinelife_open_is_judged_like_the_cli(tasks, tmp_path, chat_server, monkeypatch, capsys):
     folder, hubs = tasks
-    config, docs = load_task(folder, "marinelife16k_open")
-    assert docs and all(d["question_format"] != "multiple_choice" for d in docs)
     for name, value in {"MODEL": "judge-model", "BASE_URL": chat_server.url, "API_KEY_ENV": "none",
                         "PROGRESS": "false", "CACHE": str(tmp_path / "judge.sqlite")}.items():  # fmt: skip
         monkeypatch.setenv(f"VQABENCH_JUDGE_{name}", value)
+    config, docs = load_task(folder, "marinelife16k_open")
+    assert docs and all(d["question_format"] != "multiple_choice" for d in docs)
     lines = []
 
     def reply_of(doc, text):
@@ -239,3 +242,145 @@ def test_shipped_folder_says_how_to_configure(capsys):
         config["doc_to_visual"]({"id": "x"})
     assert main(["integrations", "path", "lmms-eval", "--data", "bqa=/nowhere", "--out", "/tmp/x"]) != 0
     assert "/nowhere: not a Hub-layout folder" in capsys.readouterr().err
+
+
+# -- what the model of the run is handed and sends ----------------------------------------------------
+# Stand-ins with the names and layout of lmms-eval's classes (lmms_eval.api.model.lmms, the simple and
+# the chat openai model): as in lmms-eval, the model's generate_until calls the task's doc_to_visual.
+class lmms:  # noqa: N801 - the name the task recognises
+    pass
+
+
+class SimpleOpenAI(lmms):
+    def __init__(self, max_frames_num: int = 10, video_fps: float | None = None):
+        self.max_frames_num, self.video_fps = max_frames_num, video_fps
+
+    def encode_video(self, video_path, for_get_frames_num):
+        raise AssertionError("not called here")
+
+    def generate_until(self, doc_to_visual, doc):
+        return doc_to_visual(doc)
+
+
+class ChatOpenAI(SimpleOpenAI):
+    pass_video_url = False
+
+    def generate_until(self, doc_to_visual, doc):
+        return doc_to_visual(doc)
+
+
+class QwenVL(lmms):
+    max_num_frames = 32
+
+    def generate_until(self, doc_to_visual, doc):
+        return doc_to_visual(doc)
+
+
+for _cls, _module in ((lmms, "lmms_eval.api.model"), (SimpleOpenAI, "lmms_eval.models.simple.openai"),
+                      (ChatOpenAI, "lmms_eval.models.chat.openai"), (QwenVL, "lmms_eval.models.chat.qwen2_5_vl")):  # fmt: skip
+    _cls.__module__ = _module
+SimpleOpenAI.__qualname__ = ChatOpenAI.__qualname__ = "OpenAICompatible"
+
+
+def openai_indices(total: int, n: int) -> list[int]:
+    """lmms-eval's openai encode_video without video_fps, by hand: np.linspace(0, T-1, min(n, T),
+    dtype=int), plus the last frame when missing, sorted without repeats."""
+    chosen = np.linspace(0, total - 1, min(n, total), dtype=int).tolist()
+    return sorted(set([*chosen, total - 1]))
+
+
+def test_the_frames_the_calling_model_sends_are_recorded(tasks):
+    folder, hubs = tasks
+    config, docs = load_task(folder, "bqa")
+    doc = docs[0]
+    everything = decode(open_bqa(hubs["bqa"], "test").video(0))
+    spec = {
+        "fps": None,
+        "num_frames": 16,
+        "max_side": None,
+        "rule": "lmms-eval-openai",
+        "video_input": "images",
+    }
+
+    (path,) = SimpleOpenAI(max_frames_num=16).generate_until(config["doc_to_visual"], doc)
+    assert path.endswith(".mp4")  # it decodes the clip itself, by the rule recorded
+    run = config["process_results"](doc, ["Fear"])["accuracy"]["provenance"]
+    assert run["frames"] == spec and run["harness"].startswith("lmms-eval") and run["split"] == "test"
+
+    images = ChatOpenAI(max_frames_num=16).generate_until(config["doc_to_visual"], doc)
+    expected = [everything[i] for i in openai_indices(len(everything), 16)]
+    assert len(images) == len(expected)  # the frames themselves, full size, as images
+    assert all(np.array_equal(np.asarray(im), e) for im, e in zip(images, expected, strict=True))
+    assert config["process_results"](doc, ["Fear"])["accuracy"]["provenance"]["frames"] == spec
+
+    (path,) = QwenVL().generate_until(config["doc_to_visual"], doc)
+    frames = config["process_results"](doc, ["Fear"])["accuracy"]["provenance"]["frames"]
+    assert (
+        frames["rule"] is None
+        and "qwen2_5_vl" in frames["sampled_by"]
+        and "max_num_frames=32" in frames["sampled_by"]
+    )
+
+
+def test_open_task_checks_the_judge_when_it_is_built(tasks, monkeypatch):
+    """Measured: without the judge variables marinelife16k_open failed at aggregation, after every
+    generation, naming a --llm-model flag lmms-eval does not have."""
+    folder, _ = tasks
+    for name in [n for n in os.environ if n.startswith("VQABENCH_JUDGE_")]:
+        monkeypatch.delenv(name)
+    with pytest.raises(ValueError, match="VQABENCH_JUDGE_MODEL") as refused:
+        load_task(folder, "marinelife16k_open")
+    assert "--llm-model" not in str(refused.value)
+    monkeypatch.setenv("VQABENCH_JUDGE_MODEL", "judge")
+    monkeypatch.setenv("VQABENCH_JUDGE_API_KEY_ENV", "MY_JUDGE_KEY")
+    monkeypatch.delenv("MY_JUDGE_KEY", raising=False)
+    with pytest.raises(ValueError, match="MY_JUDGE_KEY .*is not set"):
+        load_task(folder, "marinelife16k_open")
+
+
+def test_a_judge_failing_at_aggregation_keeps_the_generations(tasks, monkeypatch, caplog):
+    """lmms-eval writes its sample log after aggregating: a judge error there lost every reply; now
+    the judge's numbers are NaN, the error is logged, and the lines are there to be judged again."""
+    folder, _ = tasks
+    with socket.socket() as probe:  # a port nobody listens on: every judge request fails at once
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    for name, value in {"MODEL": "judge", "BASE_URL": f"http://127.0.0.1:{port}/v1", "API_KEY_ENV": "none",
+                        "MAX_RETRIES": "0", "PROGRESS": "false"}.items():  # fmt: skip
+        monkeypatch.setenv(f"VQABENCH_JUDGE_{name}", value)
+    config, docs = load_task(folder, "marinelife16k_open")
+    with caplog.at_level("ERROR"):
+        numbers = run_task(config, docs, lambda doc, text: "A fish.")
+    assert all(math.isnan(v) for v in numbers.values())
+    assert "the judge failed" in caplog.text and "vqabench marinelife judge" in caplog.text
+
+
+def test_two_folders_of_one_name_keep_their_own_docs(built_samples, tmp_path, monkeypatch):
+    """datasets names a local folder's cache after the folder: two Hub folders called 'bqa' shared
+    one entry, and lmms-eval iterated the other folder's docs."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf"))  # never the user's
+    first, second = tmp_path / "a" / "bqa", tmp_path / "b" / "bqa"
+    shutil.copytree(built_samples["bqa"].hub, first)
+    shutil.copytree(built_samples["bqa"].hub, second)
+    (part,) = (second / "data").glob("*/test-*.parquet")
+    table = pq.read_table(part)
+    pq.write_table(table.take(list(range(table.num_rows))[::-1]), part)  # the same items, reversed
+    ids = {}
+    for name, folder in (("a", first), ("b", second)):
+        out = tmp_path / f"tasks-{name}"
+        assert main(["integrations", "path", "lmms-eval", "--data", f"bqa={folder}", "--out", str(out)]) == 0
+        _, docs = load_task(out, "bqa")
+        ids[name] = [d["id"] for d in docs]
+    assert ids["a"] == [r["id"] for r in open_bqa(first, "test").rows]
+    assert ids["b"] == [r["id"] for r in open_bqa(second, "test").rows] == ids["a"][::-1]
+
+
+def test_docs_of_other_data_are_refused(tasks):
+    folder, _ = tasks
+    config = load_yaml(folder / "bqa.yaml")
+    with pytest.raises(ValueError, match="datasets cache holds another folder's data"):
+        config["process_docs"](datasets.Dataset.from_dict({"id": ["somebody-else"]}))

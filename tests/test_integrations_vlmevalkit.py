@@ -51,7 +51,7 @@ def test_config_entries():
 
 @pytest.mark.parametrize("entry", ["BQA_16frame", "BQA_1fps"])
 def test_bqa_frames_are_vlmevalkits(built_samples, frame_root, entry):
-    dataset = SUPPORTED[entry](data=built_samples["bqa"].hub, frame_root=frame_root)
+    dataset = SUPPORTED[entry](data_dir=built_samples["bqa"].hub, frame_root=frame_root)
     assert len(dataset) == len(dataset.items.data.rows) and dataset.dataset_name == "BQA"
     line = dataset[0]
     message = dataset.build_prompt(0, video_llm=False)
@@ -68,8 +68,8 @@ def test_bqa_frames_are_vlmevalkits(built_samples, frame_root, entry):
     assert [m["type"] for m in message[:-1]] == ["image"] * len(indices)
     for path, index in zip(images, indices, strict=True):
         assert np.array_equal(np.asarray(Image.open(path).convert("RGB")), everything[index])
-    (video,) = dataset.build_prompt(line, video_llm=True)[:-1]
-    assert video["type"] == "video" and Path(video["value"]).suffix == ".mp4"
+    with pytest.raises(ValueError, match="video LLM"):  # it would sample the clip itself
+        dataset.build_prompt(line, video_llm=True)
 
 
 def _result_file(dataset, replies: list[str], path: Path) -> Path:
@@ -86,7 +86,7 @@ def _result_file(dataset, replies: list[str], path: Path) -> Path:
 @pytest.mark.parametrize("suffix", [".xlsx", ".tsv"])
 def test_bqa_result_file_scores_like_the_report(built_samples, frame_root, tmp_path, suffix, capsys):
     hub = built_samples["bqa"].hub
-    dataset = SUPPORTED["BQA_16frame"](data=hub, frame_root=frame_root)
+    dataset = SUPPORTED["BQA_16frame"](data_dir=hub, frame_root=frame_root)
     rows = dataset.items.data.rows
     kinds = ["text", "letter", "wrong", "failed", "nothing"]
     replies = []
@@ -117,7 +117,7 @@ def test_bqa_result_file_scores_like_the_report(built_samples, frame_root, tmp_p
 
 def test_marinelife_result_file_scores_like_the_report(built_samples, frame_root, tmp_path):
     hub = built_samples["marinelife16k"].hub
-    dataset = SUPPORTED["MarineLife16K_8frame"](data=hub, frame_root=frame_root)
+    dataset = SUPPORTED["MarineLife16K_8frame"](data_dir=hub, frame_root=frame_root)
     assert set(dataset.data["question_id"]) == {
         r["question_id"] for r in dataset.items.data.rows if r["question_format"] == "multiple_choice"
     }
@@ -158,3 +158,112 @@ def test_result_file_without_the_item_column_is_refused(tmp_path):
     path.write_text("index\tquestion\tprediction\n0\tq\tA\n")
     with pytest.raises(ValueError, match="row 2: no 'vqabench_item' column"):
         read_prediction_lines(path)
+
+
+def _frames_of(paths) -> list[np.ndarray]:
+    return [np.asarray(Image.open(p).convert("RGB")) for p in paths]
+
+
+def test_frame_cache_is_keyed_by_the_clip_not_the_name(built_samples, tmp_path, monkeypatch):
+    """Two BQA folders named alike whose first item's clip differs (the measured failure: after
+    pointing VQABENCH_BQA_DATA at other data, the old clips' frames were sent): the frames of the
+    second folder's item are its own clip's, with the cache shared."""
+    import shutil
+
+    from bqa.data import open_split
+
+    monkeypatch.setenv("VQABENCH_VIDEO_CACHE", str(tmp_path / "videos"))
+    first, second = tmp_path / "a" / "bqa", tmp_path / "b" / "bqa"
+    shutil.copytree(built_samples["bqa"].work, first)
+    shutil.copytree(built_samples["bqa"].work, second)
+    rows = open_split(second, "test").rows
+    clips = [open_split(second, "test").video(i) for i in range(2)]
+    assert Path(clips[0]).read_bytes() != Path(clips[1]).read_bytes()
+    shutil.copyfile(clips[1], clips[0])  # same name, same item id, other content
+    shared = tmp_path / "frames"
+    monkeypatch.setenv("VQABENCH_BQA_DATA", str(first))
+    old = SUPPORTED["BQA_16frame"](frame_root=shared)
+    old_frames = _frames_of(old.save_video_frames(rows[0]["id"]))
+    monkeypatch.setenv("VQABENCH_BQA_DATA", str(second))
+    new = SUPPORTED["BQA_16frame"](frame_root=shared)
+    new_paths = new.save_video_frames(rows[0]["id"])
+    everything = decode(clips[1])
+    expected = [everything[int(i * (len(everything) / 17))] for i in range(1, 17)]
+    new_frames = _frames_of(new_paths)
+    assert all(np.array_equal(a, b) for a, b in zip(new_frames, expected, strict=True))
+    assert not all(np.array_equal(a, b) for a, b in zip(new_frames, old_frames, strict=True))
+    # the same clip under another item (or dataset name) shares the cached frames
+    assert new.save_video_frames(rows[1]["id"]) == new_paths
+
+
+def test_parallel_writers_never_share_a_temporary_file(built_samples, frame_root, monkeypatch):
+    """Two threads write the same clip's frames at once (MarineLife16K_8frame failed 3 of 3 times
+    when threads shared 'frame-1-of-8.tmp.png'): both wait inside the first frame's write until the
+    other is there too, so both write before either renames; each must finish with the right frames."""
+    import threading
+
+    dataset = SUPPORTED["MarineLife16K_8frame"](
+        data_dir=built_samples["marinelife16k"].hub, frame_root=frame_root
+    )
+    video = dataset.data["video"][0]
+    barrier = threading.Barrier(2, timeout=60)
+    save = Image.Image.save
+    waited = []
+
+    def slow_save(self, fp, *args, **kwargs):
+        save(self, fp, *args, **kwargs)
+        if not waited or len(waited) < 2:
+            waited.append(str(fp))
+            barrier.wait()
+
+    monkeypatch.setattr(Image.Image, "save", slow_save)
+    results, errors = [], []
+
+    def write():
+        try:
+            results.append(dataset.save_video_frames(video))
+        except Exception as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=write) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == [] and len(results) == 2 and results[0] == results[1]
+    assert len(set(waited)) == 2  # two temporary files, one per writer
+    source = dataset.items.data.video(video)
+    everything = decode(source)
+    expected = [everything[int(i * (len(everything) / 9))] for i in range(1, 9)]
+    monkeypatch.setattr(Image.Image, "save", save)
+    assert all(np.array_equal(a, b) for a, b in zip(_frames_of(results[0]), expected, strict=True))
+
+
+def test_datasets_take_vlmevalkits_arguments_and_pickle(built_samples, frame_root):
+    """build_dataset passes every CLI argument (model, data as the list of names, limit...); --api-mode
+    pickles the dataset into a worker; ms-vlmeval's base declares prepare_dataset abstract."""
+    import pickle
+
+    hub = built_samples["bqa"].hub
+    dataset = SUPPORTED["BQA_16frame"](data_dir=hub, frame_root=frame_root, model=["GPT4o"],
+                                       data=["BQA_16frame"], limit=None, work_dir="./outputs")  # fmt: skip
+    assert dataset.prepare_dataset("BQA")["root"] == str(hub)
+    for name in ("prepare_dataset", "build_prompt", "evaluate"):
+        assert not getattr(getattr(type(dataset), name), "__isabstractmethod__", False), name
+    assert type(dataset).supported_datasets() == ["BQA_16frame", "BQA_1fps"]
+    copy = pickle.loads(pickle.dumps(dataset))
+    assert copy.build_prompt(1) == dataset.build_prompt(1)
+    with pytest.raises(ValueError, match=r"video LLM.*set the model's VIDEO_LLM to False"):
+        dataset.build_prompt(0, video_llm=True)
+
+
+def test_rows_record_the_frames_sent(built_samples, frame_root, tmp_path):
+    """The result file carries the dataset's frame spec, so the report can compare it."""
+    from builders.report.provenance import run_provenance
+
+    dataset = SUPPORTED["BQA_1fps"](data_dir=built_samples["bqa"].hub, frame_root=frame_root)
+    result = _result_file(dataset, ["x"] * len(dataset), tmp_path / "m_BQA_1fps.tsv")
+    run = run_provenance(result)
+    assert run["frames"] == {"fps": 1.0, "num_frames": None, "max_side": None, "rule": "vlmevalkit",
+                             "video_input": "images"}  # fmt: skip
+    assert run["data"]["folder"] == str(built_samples["bqa"].hub.resolve()) and run["split"] == "test"

@@ -159,3 +159,50 @@ def test_judge_scores_are_compared_item_by_item(built_samples, tmp_path):
         "Judge scores (open-ended questions on camera and object motion (OEMU))"
         in report.markdown.read_text()
     )
+
+
+def _lmms_eval_log(path, rows, provenance=None):
+    """An lmms-eval sample log as the shipped tasks write it (every metric holds the predictions
+    line); without ``provenance``, as they wrote it before frames were recorded."""
+    lines = []
+    for k, r in enumerate(rows):
+        line = {
+            "id": r["id"],
+            "raw_output": r["answer"],
+            **({"provenance": provenance} if provenance else {}),
+        }
+        lines.append({"doc_id": k, "filtered_resps": [r["answer"]], "accuracy": line, "accuracy_easy": line})
+    write_jsonl_atomic(path, lines)
+    return path
+
+
+@pytest.mark.parametrize(
+    "frames, shown",
+    [(None, "lmms not recorded"),
+     ({"rule": None, "sampled_by": "lmms-eval model qwen2_5_vl"}, "lmms unknown (sampled by lmms-eval model qwen2_5_vl)"),
+     ({"fps": None, "num_frames": 10, "max_side": None, "rule": "lmms-eval-openai", "video_input": "images"},
+      "lmms 10 frames, lmms-eval-openai rule")],
+)  # fmt: skip
+def test_a_harness_run_on_unknown_or_other_frames_is_refused_beside_a_project_run(
+    bqa, tmp_path, capsys, frames, shown
+):
+    """Measured: a 10-frame lmms-eval run (recording no frames) was laid beside a 16-frame project run
+    without a word."""
+    hub, rows, files, _ = bqa
+    log = _lmms_eval_log(tmp_path / "20260101_samples_bqa.jsonl", rows, frames and {"frames": frames})
+    argv = ["report", "bqa", "--data", str(hub), "--predictions", f"project={files['strong']}",
+            "--predictions", f"lmms={log}", "--out", str(tmp_path / "out")]  # fmt: skip
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert "frames: project 16 frames" in err and shown in err and "--allow-mixed" in err
+    assert cli_main([*argv, "--allow-mixed"]) == 0
+    assert "**Mixed settings (--allow-mixed):**" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_a_harness_run_on_the_same_frames_is_compared(bqa, tmp_path):
+    """A spec recorded before rule and video_input existed is the uniform rule's, as images."""
+    hub, rows, files, _ = bqa
+    frames = {"fps": None, "num_frames": 16, "max_side": None, "rule": "uniform", "video_input": "images"}
+    log = _lmms_eval_log(tmp_path / "20260101_samples_bqa.jsonl", rows, {"frames": frames})
+    report = write_bqa_report(hub, "test", {"project": files["strong"], "lmms": log}, tmp_path / "out")
+    assert json.loads(report.metrics_file.read_text())["mixed"] == []

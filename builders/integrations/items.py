@@ -22,11 +22,13 @@ from bqa import data as bqa_data
 from bqa.accuracy import DEMOGRAPHIC_FIELDS, bqa_accuracy
 from bqa.predictions import accuracy_inputs as bqa_inputs
 from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES
+from builders import tool_version
 from builders.evaluation.bqa import prediction_record as bqa_record
 from builders.evaluation.bqa_answers import answer_prompt, format_options
 from builders.evaluation.marinelife import PROMPT_NAME, judge
 from builders.evaluation.marinelife import prediction_record as marinelife_record
 from builders.files.jsonio import write_file_atomic
+from builders.hub.source import resolve_data
 from builders.llm.prompts import load_prompt
 from builders.video.source import SourceLike
 from marinelife16k import data as marinelife_data
@@ -60,6 +62,38 @@ def video_file(source: SourceLike) -> str:
     if not target.is_file():
         write_file_atomic(target, lambda tmp: Path(tmp).write_bytes(data))
     return str(target)
+
+
+def write_png(path: Path, rgb: Any) -> None:
+    """One RGB frame as a PNG file, written atomically under a temporary name of its own."""
+    from PIL import Image  # lazy: only the frame writers need it
+
+    write_file_atomic(path, lambda tmp: Image.fromarray(rgb).save(tmp, format="PNG"))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_file_atomic(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+@lru_cache(maxsize=16)
+def data_provenance(location: str) -> dict[str, Any]:
+    """What a harness run records about its data: the folder and its fingerprint (as the runners)."""
+    return resolve_data(location).provenance()
+
+
+def harness_provenance(
+    harness: str, frames: Mapping[str, Any] | None, location: str, split: str
+) -> dict[str, Any]:
+    """The ``provenance`` of a predictions line written through a harness: the frames the model was
+    really sent (a :class:`~builders.video.frame_spec.FrameSpec` as JSON, or
+    :func:`unknown_frames`), the harness, this tool's version, the data and the split."""
+    return {"tool": tool_version(), "harness": harness, "frames": frames,
+            "data": data_provenance(location), "split": split}  # fmt: skip
+
+
+def unknown_frames(sampled_by: str) -> dict[str, Any]:
+    """The frames record of a run whose frames no registered rule names (the model sampled them)."""
+    return {"rule": None, "sampled_by": sampled_by}
 
 
 # -- BQA ---------------------------------------------------------------------------------------------

@@ -135,7 +135,8 @@ class LLMSettings(BaseModel):
         override, switches an optional setting off: no key (``api_key_env``, for keyless local
         servers like vLLM or Ollama), the server's default ``temperature`` or ``max_tokens``, no
         ``seed``, no ``extra_body``. ``environ`` (default ``os.environ``) is only read. ``caller``
-        (``"cli"`` or ``"python"``) words the errors for whoever gave the overrides: a flag or an argument.
+        (``"cli"``, ``"python"`` or ``"environment"``) words the errors for whoever gave the overrides: a
+        flag, an argument, or nothing but the variables (a harness that has no flags for them).
         """
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
@@ -155,7 +156,7 @@ class LLMSettings(BaseModel):
             if _is_none(values.get(name)):
                 values[name] = None
         if not values.get("model"):
-            how = "pass model=... " if caller == "python" else "pass --llm-model MODEL "
+            how = {"python": "pass model=... ", "environment": ""}.get(caller, "pass --llm-model MODEL ")
             raise ValueError(f"no model configured: {how}or set {prefix}MODEL")
         return cls(**values)
 

@@ -6,13 +6,15 @@ lmms-eval per-sample log (``--log_samples``: ``<date>_samples_<task>.jsonl``, on
 with ``doc_id``, ``filtered_resps`` and each metric's per-doc value; v0.7.2
 ``lmms_eval/loggers/evaluation_tracker.py``)
     The tasks of :mod:`builders.integrations.lmms_eval` log, as every metric's value, the
-    predictions line the project's runner writes (item fields, ``raw_output``, ``rationale``...).
+    predictions line the project's runner writes (item fields, ``raw_output``, ``rationale``...),
+    with the run's ``provenance`` (the frames the model was really sent, the harness, data, split).
     That line is taken as it is; a log without one (another task) is an error naming the line.
 
 VLMEvalKit result file (``<model>_<dataset>.xlsx`` or ``.tsv``: the dataset's table plus a
 ``prediction`` column; ``vlmeval/inference_video.py``)
     The datasets of :mod:`builders.integrations.vlmevalkit` carry each item's predictions-line
-    fields as JSON in the :data:`ITEM_COLUMN` column; the line is those fields plus
+    fields as JSON in the :data:`ITEM_COLUMN` column, with the run's ``provenance`` (the frames the
+    dataset sent, the harness, the data and split); the line is those fields plus
     ``raw_output`` = ``prediction``. An empty prediction, or VLMEvalKit's failure text
     (:data:`VLMEVALKIT_FAILED`), is no reply (``None``: scored as unparsed, as a missing reply).
 
@@ -66,7 +68,7 @@ def _lmms_eval_lines(path: Path) -> list[dict[str, Any]]:
 
 
 def read_table(path: Path) -> list[dict[str, Any]]:
-    """The rows of a VLMEvalKit xlsx/tsv file (pandas; xlsx needs openpyxl: ``pip install .[harness]``)."""
+    """The rows of a VLMEvalKit xlsx/tsv file (pandas; xlsx needs openpyxl: the ``harness`` extra)."""
     import pandas as pd  # lazy: the report loads it only for harness tables
 
     if path.suffix.lower() == ".tsv":
@@ -76,7 +78,8 @@ def read_table(path: Path) -> list[dict[str, Any]]:
             frame = pd.read_excel(path, dtype=str, keep_default_na=False)
         except ImportError as err:
             raise RuntimeError(
-                f"{path}: reading xlsx needs openpyxl (pip install 'vqabench[harness]')"
+                f"{path}: reading xlsx needs openpyxl: pip install 'videoqa-bench-tools[harness]' "
+                "(in a checkout: pip install -e '.[harness]'), or read VLMEvalKit's .tsv result file"
             ) from err
     return frame.to_dict(orient="records")
 

@@ -7,6 +7,12 @@ model asked for) next to ``model`` (as the server reported it), ``prompt``/``pro
 ``builders/report/predictions.schema.json``). A value a file does not record is ``None``: it cannot
 be checked, and the report says so. Runs whose frame spec, prompt version or parser version differ
 are refused unless ``allow_mixed``, and are then marked in the report.
+
+Frames are compared strictly: a run that records frames no registered rule names (a harness whose
+model sampled the clip itself: ``{"rule": null, "sampled_by": ...}``) is never laid beside another
+run, and a run that records no frames (a hand-written file, an old harness output) is not laid
+beside one that does, unless ``allow_mixed``: nobody can say they saw the same frames. Runs none of
+which records frames (hand-written files compared with each other) are shown as "not recorded".
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from builders import tool_version
 from builders.hub.source import DataSource, resolve_data
 from builders.report.harness_outputs import read_prediction_lines
 from builders.report.tables import markdown_table
+from builders.video.frame_rules import DEFAULT_RULE
 
 #: What must agree between runs laid side by side (a difference changes what the numbers mean).
 COMPARED: tuple[str, ...] = ("frames", "prompt", "answer_parser")
@@ -34,6 +41,22 @@ FIELDS: tuple[str, ...] = (
     "split",
 )
 MIXED_FLAG = "--allow-mixed"
+
+
+def frames_known(value: Any) -> bool:
+    """Whether a recorded frames value names frames a registered rule reproduces."""
+    return isinstance(value, Mapping) and value.get("sampled_by") is None and _frame_key(value) is not None
+
+
+def _frame_key(value: Mapping[str, Any]) -> Any:
+    """The frame spec a recorded value means, as comparable JSON (a spec recorded before ``rule`` and
+    ``video_input`` existed is the uniform rule's, as images); None when it is no frame spec."""
+    from builders.video.frame_spec import FrameSpec  # lazy: start-up speed of the report command
+
+    try:
+        return FrameSpec.from_json(dict(value)).to_json()
+    except (ValueError, TypeError):
+        return None
 
 
 def _frames(line: Mapping[str, Any], run: Mapping[str, Any]) -> Any:
@@ -78,8 +101,16 @@ def run_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
 def _show(value: Any) -> str:
     if value is None:
         return "not recorded"
-    if isinstance(value, Mapping) and set(value) <= {"fps", "num_frames", "max_side"}:
+    if isinstance(value, Mapping) and value.get("sampled_by"):
+        return f"unknown (sampled by {value['sampled_by']})"
+    if isinstance(value, Mapping) and set(value) <= {"fps", "num_frames", "max_side", "rule", "video_input"}:
         text = f"{value.get('num_frames')} frames" if value.get("fps") is None else f"{value['fps']} fps"
+        if value.get("fps") is not None and value.get("num_frames") is not None:
+            text += f" (at most {value['num_frames']})"
+        if value.get("rule") not in (None, DEFAULT_RULE):
+            text += f", {value['rule']} rule"
+        if value.get("video_input") not in (None, "images"):
+            text += f", as {value['video_input']}"
         return text + (f", max side {value['max_side']}" if value.get("max_side") else "")
     if isinstance(value, Mapping):
         return ", ".join(f"{k} {v}" for k, v in value.items() if v is not None)
@@ -105,10 +136,15 @@ def _key(field: str, value: Any) -> Any:
 def mixed_settings(runs: Mapping[str, Mapping[str, Any]], *, allow_mixed: bool) -> list[str]:
     """The :data:`COMPARED` fields on which ``runs`` (model -> :func:`run_provenance`) differ, as
     lines naming each model's value: another frame spec, or another version of the same prompt or
-    parser. ValueError listing them unless ``allow_mixed``. Values a file does not record are not
-    compared (they are shown as "not recorded")."""
+    parser. ValueError listing them unless ``allow_mixed``. A prompt or parser a file does not record
+    is not compared (it is shown as "not recorded"); frames are (see the module doc)."""
     differences = []
     for field in COMPARED:
+        if field == "frames":
+            frames = _frames_difference(runs)
+            if frames:
+                differences.append(frames)
+            continue
         recorded = {name: run.get(field) for name, run in runs.items() if run.get(field) is not None}
         versions: dict[Any, list[Any]] = {}
         for value in recorded.values():
@@ -124,6 +160,23 @@ def mixed_settings(runs: Mapping[str, Mapping[str, Any]], *, allow_mixed: bool) 
             + f"; report them separately, or pass {MIXED_FLAG} to lay them side by side marked as mixed"
         )
     return differences
+
+
+def _frames_difference(runs: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The frames line of :func:`mixed_settings` (see the module doc), or None."""
+    values = {name: run.get("frames") for name, run in runs.items()}
+    keys = []
+    for value in values.values():
+        key = value if isinstance(value, list) else _frame_key(value) if frames_known(value) else None
+        if key is not None and key not in keys:
+            keys.append(key)
+    recorded = [v for v in values.values() if v is not None]
+    sampled = [v for v in recorded if not isinstance(v, list) and not frames_known(v)]
+    within = any(isinstance(v, list) for v in recorded)
+    missing = recorded and len(recorded) < len(values)
+    if within or len(keys) > 1 or missing or (sampled and len(values) > 1):
+        return "frames: " + "; ".join(f"{n} {show(v)}" for n, v in values.items())
+    return None
 
 
 def as_source(data: str | os.PathLike[str] | DataSource) -> DataSource:

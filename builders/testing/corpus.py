@@ -19,6 +19,10 @@ import numpy as np
 
 from builders.testing.clips import _FramePainter
 
+#: PyAV 15 (the lowest the project supports) cannot write a display rotation; a ``rotation`` is then
+#: left out of the file, and the tests of it are skipped there (the reader's side is the same API).
+CAN_WRITE_ROTATION = hasattr(av.video.stream.VideoStream, "set_display_rotation")
+
 
 def write_encoded(
     path: str | os.PathLike[str] | io.BytesIO,
@@ -51,7 +55,7 @@ def write_encoded(
         if cover_art:
             art = container.add_stream("mjpeg")
             art.width, art.height, art.pix_fmt = 64, 48, "yuvj420p"
-            art.disposition = av.stream.Disposition.attached_pic
+            art.disposition = av.stream.Disposition.attached_pic.value  # PyAV 15 takes an int only
         stream = container.add_stream(codec, rate=fps)
         stream.width, stream.height, stream.pix_fmt = width, height, pix_fmt
         stream.codec_context.time_base = Fraction(1, fps)
@@ -59,7 +63,7 @@ def write_encoded(
         stream.codec_context.max_b_frames = bframes
         if sample_aspect_ratio is not None:
             stream.codec_context.sample_aspect_ratio = sample_aspect_ratio
-        if rotation is not None:
+        if rotation is not None and CAN_WRITE_ROTATION:
             stream.set_display_rotation(rotation)
         if codec == "libx264":
             params = f"keyint={gop}:min-keyint={gop}:scenecut=0:bframes={bframes}:b-adapt=0"

@@ -116,10 +116,16 @@ def video_stream(
 
 
 def demux_only(stream: av.VideoStream) -> None:
-    """Make the demuxer skip every other stream of ``stream``'s container (no audio packets read)."""
+    """Make the demuxer skip every other stream of ``stream``'s container (no audio packets read).
+
+    PyAV 15 (what lmms-eval pins: ``av<16``) has no ``Stream.discard``: there ``demux(stream)``
+    still yields that stream's packets alone, after reading the others' from the file."""
+    discard = getattr(getattr(av.stream, "Discard", None), "all", None)
+    if discard is None:
+        return
     for other in stream.container.streams:
         if other.index != stream.index:
-            other.discard = av.stream.Discard.all
+            other.discard = discard
 
 
 def describe_error(err: av.FFmpegError) -> str:

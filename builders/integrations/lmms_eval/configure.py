@@ -1,17 +1,35 @@
-"""A copy of the lmms-eval task folder whose templates name local dataset folders."""
+"""A copy of the lmms-eval task folder whose templates name local dataset folders.
+
+Each folder also gets a ``datasets`` cache of its own (``dataset_kwargs: cache_dir``), named by
+the folder's path and fingerprint: ``datasets`` names the cache of a local folder by the folder's
+name, so two folders called ``bqa`` shared one entry and lmms-eval iterated the other folder's docs.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from builders.hub.layout import CARD_FILE
+from builders.hub.source import folder_fingerprint
 from builders.integrations.items import copy_tree
 from builders.integrations.lmms_eval.tasks import BQA_TEMPLATE, MARINELIFE_TEMPLATE
 
 TEMPLATES = {"bqa": BQA_TEMPLATE, "marinelife16k": MARINELIFE_TEMPLATE}
+CACHE_FOLDER = "datasets-cache"
 _DATASET_PATH = re.compile(r"^dataset_path:.*$", re.MULTILINE)
+
+
+def datasets_cache(out: Path, folder: Path) -> Path:
+    """The ``datasets`` cache of one data folder: named by its resolved path and its fingerprint
+    (a re-exported folder gets a new one)."""
+    identity = json.dumps([str(folder.resolve()), folder_fingerprint(folder)])
+    return (
+        out.resolve() / CACHE_FOLDER / f"{folder.name}-{hashlib.sha256(identity.encode()).hexdigest()[:16]}"
+    )
 
 
 def configure_lmms_eval(shipped: Path, out: Path, data: Mapping[str, Path]) -> Path:
@@ -30,6 +48,7 @@ def configure_lmms_eval(shipped: Path, out: Path, data: Mapping[str, Path]) -> P
     for name, folder in data.items():
         template = out / TEMPLATES[name]
         text = template.read_text(encoding="utf-8")
-        line = f"dataset_path: {Path(folder).resolve()}"
+        cache = datasets_cache(out, Path(folder))
+        line = f"dataset_path: {Path(folder).resolve()}\ndataset_kwargs:\n  cache_dir: {cache}"
         template.write_text(_DATASET_PATH.sub(lambda _, line=line: line, text, count=1), encoding="utf-8")
     return out

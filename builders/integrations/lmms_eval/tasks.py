@@ -7,20 +7,29 @@ name the data (``dataset_path``, ``test_split``). The splits themselves are open
 by :mod:`builders.integrations.items` with this project's openers, so items, videos and scores are
 the project's own:
 
-- ``*_process_docs``: BQA's video column is not decoded (lmms-eval needs no torchcodec); the
-  MarineLife-16K tasks keep their questions' format (multiple-choice or open-ended);
-- ``*_doc_to_visual``: ``[path]`` of the item's video (Parquet bytes written once to a cache file);
+- ``*_process_docs`` (when the task is built, before any generation): the docs lmms-eval loaded
+  must be the items of the project's split (a stale ``datasets`` cache is refused, not iterated);
+  BQA's video column is not decoded (lmms-eval needs no torchcodec); the MarineLife-16K tasks keep
+  their questions' format (multiple-choice or open-ended); ``marinelife16k_open`` checks the judge's
+  settings (``VQABENCH_JUDGE_*``) then, not after every generation;
+- ``*_doc_to_visual``: what the calling model needs to send the frames of a registered rule
+  (:mod:`builders.integrations.lmms_eval.models`): ``[path]`` of the item's video (Parquet bytes
+  written once to a cache file), or those frames as images; the frames it sends are recorded;
 - ``*_doc_to_text``: the project runner's prompt, ``pre_prompt``/``post_prompt`` around it;
-- ``*_process_results``: the runner's predictions line, under every metric name;
+- ``*_process_results``: the runner's predictions line, under every metric name, with the run's
+  ``provenance`` (the frames the model was sent, the harness, the data and split);
 - ``<task>_agg_<metric>``: that number from the project's metric over all lines (BQA accuracy
   0-1 and demographic error rates; MarineLife-16K accuracy 0-100 per dimension; the judge's 0-5
   scores by task and camera kind, through the judge's own rubric and reply cache).
 
-Empty groups aggregate to NaN (lmms-eval prints numbers only).
+Empty groups aggregate to NaN (lmms-eval prints numbers only), and so does a judge that fails at
+aggregation: the error is logged and lmms-eval goes on to write its sample log, whose lines
+``vqabench marinelife judge`` scores again (lmms-eval writes it only after aggregation).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -30,7 +39,12 @@ from typing import Any
 import yaml
 
 from builders.integrations import items as it
+from builders.integrations.lmms_eval.models import ModelFrames, calling_model, model_frames
+from builders.llm.settings import LLMSettings
+from builders.scoring.judge import ENV_PREFIX as JUDGE_ENV_PREFIX
 from builders.scoring.judge import judge_client
+
+log = logging.getLogger(__name__)
 
 BQA_TEMPLATE = "_bqa_template_yaml"
 MARINELIFE_TEMPLATE = "_marinelife16k_template_yaml"
@@ -38,6 +52,50 @@ MARINELIFE_TEMPLATE = "_marinelife16k_template_yaml"
 JUDGE_CACHE_ENV = "VQABENCH_JUDGE_CACHE"
 JUDGE_TASKS = ("oemu", "caption")
 CAMERAS = ("static", "moving")
+
+
+HARNESS = "lmms-eval"
+#: (task folder, item id) -> the frames record of what the model was handed for it, this process.
+#: Module state: lmms-eval executes utils.py anew for every ``!function`` tag, so each function is
+#: bound to its own :class:`TaskFunctions`; this module is imported once.
+_SENT: dict[tuple[str, str], dict[str, Any]] = {}
+#: The judge's results per set of replies, this process (asked once for all six metrics).
+_JUDGED: dict[tuple, dict[str, dict[str, Any]]] = {}
+
+
+def check_judge_settings(environ: Mapping[str, str] | None = None) -> None:
+    """The judge's settings, read as the aggregation will read them; a clear error naming the
+    environment variables when they cannot work (lmms-eval has no flags for them)."""
+    environ = os.environ if environ is None else environ
+    try:
+        settings = LLMSettings.from_env(prefix=JUDGE_ENV_PREFIX, environ=environ, caller="environment")
+        if settings.api_key_env is not None and not environ.get(settings.api_key_env):
+            raise ValueError(f"{settings.api_key_env} (named by {JUDGE_ENV_PREFIX}API_KEY_ENV) is not set")
+    except ValueError as err:
+        raise ValueError(
+            f"marinelife16k_open is scored by this project's LLM judge, configured by environment "
+            f"variables: {JUDGE_ENV_PREFIX}MODEL, {JUDGE_ENV_PREFIX}BASE_URL, {JUDGE_ENV_PREFIX}API_KEY_ENV "
+            f"(the name of the variable holding the key; none for a keyless server) and {JUDGE_CACHE_ENV} "
+            f"(its reply cache); {err}"
+        ) from None
+
+
+def _judge_failed(what: str) -> None:
+    log.error(
+        "marinelife16k_open: the judge failed (%s); its scores leave those items out, or are NaN. The "
+        "replies are kept in lmms-eval's sample log (--log_samples): judge them again with 'vqabench "
+        "marinelife judge <date>_samples_marinelife16k_open.jsonl' (the same rubric and reply cache)",
+        what,
+    )
+
+
+def _harness_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{HARNESS} {version('lmms-eval')}"
+    except PackageNotFoundError:
+        return HARNESS
 
 
 class _TemplateLoader(yaml.SafeLoader):
@@ -80,7 +138,6 @@ class TaskFunctions:
 
     def __init__(self, folder: str | os.PathLike[str]) -> None:
         self.folder = Path(folder)
-        self._judged: dict[tuple, dict] = {}
 
     # -- where the data is ---------------------------------------------------------------------------
     def _template(self, name: str) -> dict[str, Any]:
@@ -103,17 +160,53 @@ class TaskFunctions:
         config = self._template(MARINELIFE_TEMPLATE)
         return it.marinelife_items(str(config["dataset_path"]), config.get("test_split", "test"))
 
-    # -- BQA -------------------------------------------------------------------------------------------
+    # -- what the model is handed, and what it sends ---------------------------------------------------
+    def _visual(self, item: str, video: Callable[[], str]) -> list[Any]:
+        """The visual of one doc for the model calling this (see :mod:`.models`); its frames recorded."""
+        frames = model_frames(calling_model())
+        _SENT[(str(self.folder), item)] = frames.record()
+        if frames.hand == "images":
+            from PIL import Image  # lazy: only a model that takes images gets here
+
+            return [Image.fromarray(rgb) for rgb in frames.spec.sample(video()).frames]
+        return [video()]
+
+    def _provenance(self, item: str, location: str, split: str) -> dict[str, Any]:
+        frames = _SENT.get((str(self.folder), item)) or it.unknown_frames(
+            "lmms-eval (no frames were handed to a model in this run: a cached or logged reply)"
+        )
+        return it.harness_provenance(_harness_version(), frames, location, split)
+
     @staticmethod
-    def bqa_process_docs(dataset: Any) -> Any:
+    def _check_docs(dataset: Any, column: str, expected: Sequence[str], source: str) -> None:
+        """The docs lmms-eval loaded are the split's items (not another folder's, from a stale cache)."""
+        loaded = list(dataset[column])
+        if sorted(loaded) != sorted(expected):
+            unknown = sorted(set(loaded) - set(expected))[:3]
+            raise ValueError(
+                f"lmms-eval loaded {len(loaded)} docs that are not the {len(expected)} items of {source}"
+                f"{f' (e.g. {unknown})' if unknown else ''}: its datasets cache holds another folder's data; "
+                "write the task folder again with 'vqabench integrations path lmms-eval --data ... --out ...' "
+                "(each folder gets a cache of its own) or delete the datasets cache"
+            )
+
+    def model_frames(self) -> ModelFrames:
+        """What the model of this run sends, checked when the task is built."""
+        return model_frames(calling_model())
+
+    # -- BQA -------------------------------------------------------------------------------------------
+    def bqa_process_docs(self, dataset: Any) -> Any:
         import datasets  # lazy: only lmms-eval's loaded dataset gets here
 
+        items = self.bqa()
+        self._check_docs(dataset, "id", [row["id"] for row in items.data.rows], items.data.source)
         if "video" in dataset.features:
             dataset = dataset.cast_column("video", datasets.Video(decode=False))
         return dataset
 
-    def bqa_doc_to_visual(self, doc: Mapping[str, Any]) -> list[str]:
-        return [self.bqa().video(doc["id"])]
+    def bqa_doc_to_visual(self, doc: Mapping[str, Any]) -> list[Any]:
+        items = self.bqa()
+        return self._visual(doc["id"], lambda: items.video(doc["id"]))
 
     def bqa_doc_to_text(
         self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
@@ -128,7 +221,11 @@ class TaskFunctions:
         return _kwargs_text(it.bqa_prompt(self.bqa().row(doc["id"]), "rationale"), lmms_eval_specific_kwargs)
 
     def _bqa_results(self, doc: Mapping[str, Any], results: Sequence[Any], style: str) -> dict[str, Any]:
+        config = self._template(BQA_TEMPLATE)
         line = it.bqa_line(self.bqa().row(doc["id"]), _reply(results), style)
+        line["provenance"] = self._provenance(
+            doc["id"], str(config["dataset_path"]), config.get("test_split", "test")
+        )
         return dict.fromkeys(it.bqa_metric_names(), line)
 
     def bqa_process_results(self, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
@@ -144,16 +241,23 @@ class TaskFunctions:
         return aggregate
 
     # -- MarineLife-16K ----------------------------------------------------------------------------------
-    @staticmethod
-    def marinelife16k_mcq_process_docs(dataset: Any) -> Any:
-        return dataset.filter(lambda doc: doc["question_format"] == it.MULTIPLE_CHOICE)
+    def _marinelife_docs(self, dataset: Any, mcq: bool) -> Any:
+        items = self.marinelife()
+        self._check_docs(
+            dataset, "question_id", [r["question_id"] for r in items.data.rows], items.data.source
+        )
+        return dataset.filter(lambda doc: (doc["question_format"] == it.MULTIPLE_CHOICE) == mcq)
 
-    @staticmethod
-    def marinelife16k_open_process_docs(dataset: Any) -> Any:
-        return dataset.filter(lambda doc: doc["question_format"] != it.MULTIPLE_CHOICE)
+    def marinelife16k_mcq_process_docs(self, dataset: Any) -> Any:
+        return self._marinelife_docs(dataset, mcq=True)
 
-    def marinelife16k_doc_to_visual(self, doc: Mapping[str, Any]) -> list[str]:
-        return [self.marinelife().video(doc["question_id"])]
+    def marinelife16k_open_process_docs(self, dataset: Any) -> Any:
+        check_judge_settings()  # now, not at aggregation after every generation
+        return self._marinelife_docs(dataset, mcq=False)
+
+    def marinelife16k_doc_to_visual(self, doc: Mapping[str, Any]) -> list[Any]:
+        items = self.marinelife()
+        return self._visual(doc["question_id"], lambda: items.video(doc["question_id"]))
 
     def marinelife16k_doc_to_text(
         self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
@@ -161,17 +265,23 @@ class TaskFunctions:
         record = self.marinelife().record(doc["question_id"])
         return _kwargs_text(it.marinelife_prompt(record), lmms_eval_specific_kwargs)
 
+    def _marinelife_line(self, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+        config = self._template(MARINELIFE_TEMPLATE)
+        line = it.marinelife_line(self.marinelife(), doc["question_id"], _reply(results))
+        line["provenance"] = self._provenance(
+            doc["question_id"], str(config["dataset_path"]), config.get("test_split", "test")
+        )
+        return line
+
     def marinelife16k_mcq_process_results(
         self, doc: Mapping[str, Any], results: Sequence[Any]
     ) -> dict[str, Any]:
-        line = it.marinelife_line(self.marinelife(), doc["question_id"], _reply(results))
-        return dict.fromkeys(marinelife_mcq_metric_names(), line)
+        return dict.fromkeys(marinelife_mcq_metric_names(), self._marinelife_line(doc, results))
 
     def marinelife16k_open_process_results(
         self, doc: Mapping[str, Any], results: Sequence[Any]
     ) -> dict[str, Any]:
-        line = it.marinelife_line(self.marinelife(), doc["question_id"], _reply(results))
-        return dict.fromkeys(judge_metric_names(), line)
+        return dict.fromkeys(judge_metric_names(), self._marinelife_line(doc, results))
 
     @staticmethod
     def _mcq_aggregation(metric: str) -> Callable[[Sequence[Mapping[str, Any]]], float]:
@@ -187,10 +297,19 @@ class TaskFunctions:
     def judged(self, lines: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
         """The judge's results over ``lines`` (asked once per set of replies in this process)."""
         key = tuple((line["question_id"], line["raw_output"]) for line in lines)
-        if key not in self._judged:
-            with judge_client(cache_path=os.environ.get(JUDGE_CACHE_ENV)) as client:
-                self._judged[key] = it.marinelife_judged(lines, client)
-        return self._judged[key]
+        if key not in _JUDGED:
+            try:
+                with judge_client(cache_path=os.environ.get(JUDGE_CACHE_ENV), caller="environment") as client:
+                    _JUDGED[key] = it.marinelife_judged(lines, client)
+                failed = {t: r["n_failed"] for t, r in _JUDGED[key].items() if r.get("n_failed")}
+                if failed:
+                    _judge_failed(
+                        ", ".join(f"{t}: {n} of {_JUDGED[key][t]['n']} items" for t, n in failed.items())
+                    )
+            except Exception as err:  # noqa: BLE001 - any judge failure: keep the generations
+                _judge_failed(str(err))
+                _JUDGED[key] = {}
+        return _JUDGED[key]
 
     def _judge_aggregation(self, metric: str) -> Callable[[Sequence[Mapping[str, Any]]], float]:
         task, _, part = metric.partition("_")
