@@ -2,6 +2,13 @@
 
 Atomic means: written beside the target and renamed into place with ``os.replace``, so a crash
 leaves either the old content or the new one, never half of it.
+
+JSONL is one pair, :func:`dumps_line` and :func:`iter_jsonl`, that round-trips every string: records
+end at ``"\n"`` and nowhere else. ``str.splitlines`` (and readers built on it) also break at U+2028,
+U+2029, U+0085, ``\x1c``-``\x1e``, ``\v`` and ``\f``; ``json.dumps(ensure_ascii=False)`` leaves the
+first three raw inside strings, so one such character in an LLM reply would cut its record in two.
+The reader splits on ``"\n"`` only (so any valid JSONL file reads, whoever wrote it); the writer
+also escapes those three, so what we write reads back even through a ``splitlines`` reader.
 """
 
 from __future__ import annotations
@@ -56,14 +63,15 @@ def iter_jsonl(path: PathLike, *, tolerate_torn_tail: bool = False) -> Iterator[
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"file not found: {path}")
-    lines = read_text(path).splitlines(keepends=True)
-    for number, line in enumerate(lines, start=1):
+    lines = read_text(path).split("\n")  # "\n" only: see the module doc
+    last = len(lines) if lines[-1] else len(lines) - 1  # a final "\n" ends the last line, starts none
+    for number, line in enumerate(lines[:last], start=1):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
         except json.JSONDecodeError as err:
-            if tolerate_torn_tail and number == len(lines) and not line.endswith("\n"):
+            if tolerate_torn_tail and number == len(lines):  # the last line, with no "\n" after it
                 log.warning("%s: ignoring the torn last line %d left by an interrupted run", path, number)
                 return
             raise ValueError(f"{path}, line {number}: not valid JSON ({err.msg})") from None
@@ -106,8 +114,17 @@ def write_text_atomic(path: PathLike, text: str) -> Path:
     return path
 
 
-def dumps_line(record: Mapping[str, Any], *, sort_keys: bool = True) -> str:
-    return json.dumps(record, ensure_ascii=False, sort_keys=sort_keys) + "\n"
+#: Line breaks to ``str.splitlines`` that ``json.dumps(ensure_ascii=False)`` leaves raw (it escapes
+#: every other one, being a control character below U+0020).
+_RAW_BREAKS = str.maketrans({c: f"\\u{ord(c):04x}" for c in "\u0085\u2028\u2029"})
+
+
+def dumps_line(record: Any, *, sort_keys: bool = True) -> str:
+    """One JSONL record, ``"\n"``-terminated, with no other character any reader takes for a line break.
+
+    Non-ASCII text stays readable (UTF-8); U+0085/U+2028/U+2029 can only occur inside JSON strings,
+    so escaping them there changes no value."""
+    return json.dumps(record, ensure_ascii=False, sort_keys=sort_keys).translate(_RAW_BREAKS) + "\n"
 
 
 def write_jsonl_atomic(

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from builders.files.jsonio import dumps_line, iter_jsonl
 from builders.llm.messages import MEDIA_PARTS, data_url_bytes
 
 KEY_VERSION = 1  # bump when the key recipe changes, so old rows stop matching instead of lying
@@ -81,7 +82,8 @@ class CachedReply:
     elapsed: float  # seconds from first call to validated reply
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+        """One JSONL line (no newline), as :func:`export_replies` writes it."""
+        return dumps_line(asdict(self)).removesuffix("\n")
 
 
 def _canonical(value: Any) -> str:
@@ -364,20 +366,16 @@ def read_replies(jsonl_path: str | Path) -> list[CachedReply]:
         raise FileNotFoundError(f"no recorded replies at {jsonl_path}")
     fields = set(CachedReply.__dataclass_fields__)
     replies = []
-    with jsonl_path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                if not isinstance(row, dict):
-                    raise ValueError("a row must be a JSON object")
-                missing, unknown = fields - row.keys(), row.keys() - fields
-                if missing or unknown:
-                    raise ValueError(f"missing fields {sorted(missing)}, unknown fields {sorted(unknown)}")
-                replies.append(CachedReply(**row))
-            except ValueError as err:  # JSONDecodeError is a ValueError
-                raise ValueError(f"{jsonl_path}, line {number}: not a recorded reply: {err}") from None
+    for number, row in iter_jsonl(jsonl_path):
+        try:
+            if not isinstance(row, dict):
+                raise ValueError("a row must be a JSON object")
+            missing, unknown = fields - row.keys(), row.keys() - fields
+            if missing or unknown:
+                raise ValueError(f"missing fields {sorted(missing)}, unknown fields {sorted(unknown)}")
+            replies.append(CachedReply(**row))
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"{jsonl_path}, line {number}: not a recorded reply: {err}") from None
     return replies
 
 
