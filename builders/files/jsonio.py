@@ -16,10 +16,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -136,67 +134,6 @@ def write_jsonl_atomic(
 
 def write_json_atomic(path: PathLike, data: Any) -> Path:
     return write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
-
-
-def check_replaceable(
-    target: PathLike, *, marker: str | None = None, protect: Iterable[PathLike] = ()
-) -> Path:
-    """``target`` resolved, if a writer may replace it; else a ValueError saying why and what to do.
-
-    Never a folder that is, or contains, the current directory or one of ``protect`` (a work folder
-    with its paid reply cache). With ``marker``, an existing folder must be empty or hold the file
-    ``marker`` (a relative path; what :func:`atomic_directory` leaves in the folders it writes): an unrelated folder
-    given by mistake is never wiped.
-    """
-    target = Path(target).resolve()
-    for kept in (Path.cwd(), *(Path(p) for p in protect)):
-        kept = kept.resolve()
-        if kept == target or target in kept.parents:
-            what = "the current directory" if kept == Path.cwd().resolve() else "the work folder"
-            raise ValueError(
-                f"refusing to write {target}: it would replace {what} {kept}"
-                + (" (which is inside it)" if kept != target else "")
-                + "; give a new folder for the output"
-            )
-    if target.exists() and not target.is_dir():
-        raise ValueError(f"refusing to write {target}: it is a file, not a folder")
-    if marker and target.is_dir() and any(target.iterdir()) and not (target / marker).is_file():
-        raise ValueError(
-            f"refusing to replace {target}: it is not empty and was not written by this tool (no {marker} "
-            "in it); give a new or empty folder, or remove this one yourself"
-        )
-    return target
-
-
-@contextmanager
-def atomic_directory(
-    target: PathLike, *, marker: str | None = None, protect: Iterable[PathLike] = ()
-) -> Iterator[Path]:
-    """Yield an empty folder beside ``target``; when the block ends without error, it replaces ``target``.
-
-    On error the new folder is removed and ``target`` is left as it was. ``target`` must pass
-    :func:`check_replaceable` (``marker``: the new folder gets that file, and only a folder holding
-    it, or an empty one, is replaced).
-    """
-    target = check_replaceable(target, marker=marker, protect=protect)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    _publishable(tmp, 0o777)
-    try:
-        if marker:
-            (tmp / marker).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / marker).write_text("written by vqabench; writing to this folder again replaces it\n")
-        yield tmp
-        old = None
-        if target.exists():
-            old = target.with_name(f".{target.name}.old-{os.getpid()}")
-            os.replace(target, old)
-        os.replace(tmp, target)
-        if old is not None:
-            shutil.rmtree(old)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def write_file_atomic(path: PathLike, write: Callable[[Path], object]) -> Path:

@@ -19,7 +19,7 @@ import dataclasses
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ import yaml
 from datasets.info import DatasetInfosDict
 from huggingface_hub import DatasetCardData
 
-from builders.files.jsonio import atomic_directory, check_replaceable
+from builders.files.folders import Protected, atomic_directory, check_replaceable
 from builders.hub.benchmark import check_eval_yaml, read_eval_yaml
 
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
@@ -303,7 +303,7 @@ def write_hub_folder(
     card_body: str,
     card_data: Mapping[str, Any] | None = None,
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
-    protect: Iterable[str | Path] = (),
+    protect: Protected = (),
     extra_files: Mapping[str, str] | None = None,
 ) -> Path:
     """Write ``configs`` (name -> DatasetDict) and a card to ``out_dir``, replacing it atomically.
@@ -344,7 +344,7 @@ def write_hub_folder(
 
 def check_export_target(out_dir: str | Path, work_dir: str | Path) -> Path:
     """Refuse, before any work, an ``out_dir`` that :func:`write_hub_folder` would refuse to replace."""
-    return check_replaceable(out_dir, marker=EXPORT_MARKER, protect=[work_dir])
+    return check_replaceable(out_dir, marker=EXPORT_MARKER, protect={"the work folder": work_dir})
 
 
 def _split_files(folder: Path, config: Mapping[str, Any]) -> dict[str, list[Path]]:
