@@ -129,6 +129,8 @@ def _check_video_row(path: Path, number: int, row: Any) -> None:
     bad = [k for k in VIDEO_RELEASE_KEYS if not isinstance(row[k], str)]
     if bad:
         raise ValueError(f"{where}: values of {bad} must be strings")
+    if row["video_file"] in ("", ".", "..") or "/" in row["video_file"] or "\\" in row["video_file"]:
+        raise ValueError(f"{where}: video_file {row['video_file']!r} must be a file name, not a path")
     expected = video_row(row)
     for key in ("id", "video_path"):
         if row[key] != expected[key]:

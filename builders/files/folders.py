@@ -83,6 +83,22 @@ def check_replaceable(
     return target
 
 
+def confined_path(root: PathLike, path: str, where: str, *, also: Iterable[PathLike] = ()) -> Path:
+    """``path`` (relative to ``root``) resolved, if it stays inside ``root``; else a ValueError naming
+    ``where``. An absolute path is refused, and so is one that leaves ``root`` by ``..`` or through a
+    symbolic link (its real location is what counts); ``also``: more folders the real location may be
+    in (the blob store a Hub cache snapshot links into)."""
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"{where}: expected a relative file path, got {path!r}")
+    if Path(path).is_absolute() or Path(path).drive:
+        raise ValueError(f"{where}: the path {path!r} is absolute; only a path inside {root} is read")
+    real = (Path(root) / path).resolve()
+    roots = [Path(r).resolve() for r in (root, *also)]
+    if not any(real == r or r in real.parents for r in roots):
+        raise ValueError(f"{where}: the path {path!r} leads outside {root} (to {real}); it is not read")
+    return real
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
