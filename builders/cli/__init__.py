@@ -14,6 +14,7 @@ import importlib
 import logging
 import pkgutil
 import sys
+import traceback
 
 
 def command_names() -> list[str]:
@@ -56,12 +57,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _redacted_excepthook(kind, value, tb) -> None:
+    """An uncaught exception's traceback, printed with every credential removed (-v shows them)."""
+    from builders.files.redact import redact_text
+
+    sys.stderr.write(redact_text("".join(traceback.format_exception(kind, value, tb))))
+
+
 def main(argv: list[str] | None = None) -> int:
+    from builders.files.redact import RedactingFilter, redact_text
+
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
     )
+    for handler in logging.getLogger().handlers:  # no credential in any log line (-v: httpx's URLs)
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())
+    sys.excepthook = _redacted_excepthook
     # One INFO line per HTTP request would bury the progress: those loggers speak only with -v.
     for name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai"):
         logging.getLogger(name).setLevel(logging.NOTSET if args.verbose else logging.WARNING)
@@ -74,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         # Expected user-facing failures: one clear line, no traceback (use -v to see it).
         if args.verbose:
             raise
-        print(f"vqabench: error: {err}", file=sys.stderr)
+        print(f"vqabench: error: {redact_text(str(err))}", file=sys.stderr)
         return 2
 
 

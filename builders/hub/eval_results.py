@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml, parse_eval_result_entries
 
+from builders.files.redact import is_secret_key
 from builders.hub.benchmark import Benchmark, Task, lookup
 
 RESULTS_DIR = ".eval_results"
@@ -60,7 +61,6 @@ _PROVENANCE_KEYS = {
     "dataset.revision": "revision",
     "dataset.commit": "revision",
 }
-_SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def _text(value: Any) -> str:
 def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
     if isinstance(value, Mapping):
         for key, inner in value.items():
-            if any(w in str(key).lower() for w in _SECRET_WORDS):
+            if is_secret_key(key):
                 continue  # a credential's name may appear in settings; its value never goes out
             _flatten(f"{prefix}.{key}" if prefix else str(key), inner, out)
     elif value is not None and value != "":
