@@ -10,6 +10,7 @@ datasets) inside their handlers, so ``--help`` prints at once (``benchmarks/cli_
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import pkgutil
@@ -57,6 +58,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def user_error(err: BaseException) -> str | None:
+    """The one line a user sees for a failure of the input or the machine (None: a bug, whose
+    traceback is shown): bad input (ValueError, a missing file), a step that cannot go on
+    (RuntimeError), a file that cannot be written or read (a full disk, no permission: OSError, the
+    file named), a reply cache SQLite cannot use, a YAML file that does not parse."""
+    if isinstance(err, ValueError | RuntimeError | FileNotFoundError):
+        return str(err)
+    if isinstance(err, OSError):
+        where = f"{err.filename}: " if err.filename else ""
+        text = f"{where}{err.strerror or err}"
+        if err.errno == errno.ENOSPC:
+            text += " (the disk is full: free space and rerun the same command; finished work is kept)"
+        return text
+    # Looked up, not imported: loaded only by the commands that use them (start-up speed).
+    sqlite3, yaml = sys.modules.get("sqlite3"), sys.modules.get("yaml")
+    if sqlite3 is not None and isinstance(err, sqlite3.Error):
+        return f"SQLite: {err}"
+    if yaml is not None and isinstance(err, yaml.YAMLError):
+        return f"not valid YAML: {' '.join(str(err).split())}"
+    return None
+
+
 def _redacted_excepthook(kind, value, tb) -> None:
     """An uncaught exception's traceback, printed with every credential removed (-v shows them)."""
     from builders.files.redact import redact_text
@@ -84,11 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (ValueError, FileNotFoundError, RuntimeError) as err:
+    except Exception as err:
         # Expected user-facing failures: one clear line, no traceback (use -v to see it).
-        if args.verbose:
+        message = user_error(err)
+        if message is None or args.verbose:
             raise
-        print(f"vqabench: error: {redact_text(str(err))}", file=sys.stderr)
+        print(f"vqabench: error: {redact_text(message)}", file=sys.stderr)
         return 2
 
 

@@ -29,7 +29,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from builders.files.jsonio import PathLike, _publishable
+from builders.files.jsonio import PathLike, _publishable, naming
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +186,10 @@ def atomic_directory(
         (tmp / marker).write_text("written by vqabench; writing to this folder again replaces it\n")
         yield tmp
         _replace(tmp, target)
+    except OSError as err:  # a full disk names no file: name the folder being written
+        with contextlib.suppress(OSError):
+            shutil.rmtree(tmp)
+        raise naming(err, target) from None
     except BaseException:
         with contextlib.suppress(OSError):
             shutil.rmtree(tmp)

@@ -37,6 +37,16 @@ def _publishable(path: PathLike, mode: int) -> None:
     os.chmod(path, mode & ~_umask())
 
 
+def naming(err: OSError, path: PathLike) -> OSError:
+    """``err`` with ``path`` as its file name when it has none (a write that fails on a full disk
+    raises ``[Errno 28]`` naming no file): the user is told which file could not be written."""
+    if err.filename is None and err.errno is not None:
+        named = type(err)(err.errno, err.strerror, os.fspath(path))
+        named.__cause__ = err
+        return named
+    return err
+
+
 def read_text(path: PathLike) -> str:
     """A UTF-8 text file's content (a leading BOM dropped); bytes that are not UTF-8 are an error
     naming the file, the line and the byte, not a bare UnicodeDecodeError."""
@@ -106,6 +116,9 @@ def write_text_atomic(path: PathLike, text: str) -> Path:
             os.fsync(handle.fileno())
         _publishable(tmp, 0o666)
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise naming(err, path) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -146,6 +159,9 @@ def write_file_atomic(path: PathLike, write: Callable[[Path], object]) -> Path:
         write(Path(tmp))
         _publishable(tmp, 0o666)
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise naming(err, path) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

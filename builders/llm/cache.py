@@ -147,6 +147,30 @@ def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+class _NamedConnection(sqlite3.Connection):
+    """A connection whose errors name its file: SQLite's own ("disk I/O error", "file is not a
+    database", "database or disk is full") do not say which file."""
+
+    path = ""
+
+    def _named(self, err: sqlite3.Error) -> sqlite3.Error:
+        named = type(err)(f"reply cache {self.path}: {err}")
+        named.__cause__ = err
+        return named
+
+    def execute(self, *args: Any) -> sqlite3.Cursor:
+        try:
+            return super().execute(*args)
+        except sqlite3.Error as err:
+            raise self._named(err) from None
+
+    def executemany(self, *args: Any) -> sqlite3.Cursor:
+        try:
+            return super().executemany(*args)
+        except sqlite3.Error as err:
+            raise self._named(err) from None
+
+
 class ReplyCache:
     """A SQLite table of :class:`CachedReply` rows keyed by :func:`cache_key`.
 
@@ -160,9 +184,14 @@ class ReplyCache:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(
-            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-        )
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False,
+                factory=_NamedConnection,
+            )  # fmt: skip
+        except sqlite3.Error as err:
+            raise type(err)(f"reply cache {self.path}: {err}") from None
+        self._db.path = self.path
         self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         self._setup(busy_timeout)
 
