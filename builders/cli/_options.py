@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from builders.argtypes import POSITIVE_INT
+from builders.options.numbers import POSITIVE_INT
 
 
 def add_export_arguments(parser: argparse.ArgumentParser, repo_help: str) -> None:

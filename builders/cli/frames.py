@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from builders.argtypes import POSITIVE_INT, POSITIVE_NUMBER, int_at_least
+from builders.options.numbers import POSITIVE_INT, POSITIVE_NUMBER, int_at_least
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

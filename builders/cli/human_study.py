@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from builders.argtypes import POSITIVE_INT
 from builders.hub.source import add_data_arguments
+from builders.options.numbers import POSITIVE_INT
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

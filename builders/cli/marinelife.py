@@ -9,12 +9,12 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from builders.argtypes import POSITIVE_INT, number_at_least
 from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
 from builders.hub.source import add_data_arguments
 from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
+from builders.options.numbers import POSITIVE_INT, number_at_least
 from builders.runs.steps import DEFAULT_BATCH_SIZE
 
 # Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.

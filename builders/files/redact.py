@@ -21,8 +21,9 @@ from typing import Any
 
 REDACTED = "***"
 
-# Key words that make a field's value a credential (a key's words: camelCase, -, _ and . split it).
-# "tokens" (max_tokens) and "key" inside a longer word (monkey) are not; "...key" as the last word is.
+# Words that make a field's value a credential (a field name's words: camelCase, -, _ and . split it),
+# and the word "key" (api_key, X-Goog-Api-Key, api_key_env). "tokens" (max_tokens) and "key" inside
+# a longer word (monkey) are not.
 _SECRET_WORDS = frozenset(
     {"authorization", "auth", "password", "passwd", "pwd", "passphrase", "secret", "token", "apikey",
      "credential", "credentials", "cookie", "signature", "bearer", "session", "sessionid"}
@@ -41,9 +42,7 @@ def is_secret_key(name: object) -> bool:
     words = [
         w for w in re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", str(name)).lower()) if w
     ]
-    return bool(words) and (
-        any(w in _SECRET_WORDS for w in words) or words[-1] == "key" or "".join(words) in _SECRET_WORDS
-    )
+    return any(w in _SECRET_WORDS or w == "key" for w in words) or "".join(words) in _SECRET_WORDS
 
 
 def redact_url(url: str) -> str:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from builders.argtypes import NON_NEGATIVE_NUMBER
+from builders.options.numbers import NON_NEGATIVE_NUMBER
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4

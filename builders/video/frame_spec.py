@@ -15,7 +15,7 @@ import argparse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from builders.argtypes import POSITIVE_INT, POSITIVE_NUMBER
+from builders.options.numbers import POSITIVE_INT, POSITIVE_NUMBER
 from builders.video.frame_rules import DEFAULT_RULE, RULES, check_request, get_rule
 
 VIDEO_INPUTS: tuple[str, ...] = ("images", "video")
