@@ -43,7 +43,7 @@ def test_evaluate_and_build_record_no_credential(built_samples, tmp_path):
         evaluated = vqabench(["-v", "bqa", "evaluate", "--data", str(built_samples["bqa"].hub), "--split",
                               "test", "--out", str(tmp_path / "eval" / "p.jsonl"), "--num-frames", "2",
                               *llm_args(server)])  # fmt: skip
-        built = vqabench(["-v", "bqa", "build", "--sample", "--limit", "6", "--work", str(tmp_path / "work"),
+        built = vqabench(["-v", "bqa", "build", "--sample", "--limit", "5", "--work", str(tmp_path / "work"),
                           *llm_args(server)])  # fmt: skip
         sent = [r.body for r in server.chat_requests]
     assert evaluated.returncode == 0, evaluated.stderr
