@@ -15,6 +15,7 @@ from processes import vqabench
 from builders.cli import main as cli_main
 from builders.files.jsonio import dumps_line, read_jsonl, write_jsonl_atomic
 from builders.llm.cache import CachedReply, ReplyCache, export_replies, read_replies
+from builders.testing.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
 
 # Every character str.splitlines breaks at, besides "\n" and "\r".
@@ -75,3 +76,28 @@ def test_report_reads_a_file_written_by_json_dumps(built_samples, tmp_path):
                      "--predictions", f"m={predictions}", "--out", str(tmp_path / "report")]) == 0  # fmt: skip
     metrics = json.loads((tmp_path / "report" / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["models"]["m"]["metrics"]["n"] == len(rows) == 5
+
+
+def test_build_keeps_replies_with_line_separators_and_resumes(tmp_path):
+    """``bqa build`` as the issue measured it: a STEP3 reason and STEP4 replies holding U+2028/U+0085."""
+    responder = BQAResponder()
+
+    def reply(body):
+        value = responder(body)
+        if isinstance(value, dict) and "reason" in value:
+            return {**value, "reason": value["reason"].replace(" ", "\u2028", 1).replace(" ", "\u0085", 1)}
+        return value if isinstance(value, dict) else f"{value}\u2028\u0085\u2029"
+
+    work = tmp_path / "work"
+    with ChatServer(model=None) as server:
+        server.handler = reply
+        args = ["bqa", "build", "--sample", "--limit", "3", "--work", str(work), "--llm-model", "m",
+                "--llm-base-url", server.url, "--llm-api-key-env", "none"]  # fmt: skip
+        assert cli_main(args) == 0
+        sent = len(server.chat_requests)
+        released = {p.name: p.read_bytes() for p in (work / "release").glob("*.jsonl")}
+        assert cli_main(args) == 0  # the rerun reads every step record back, asking nothing
+        assert len(server.chat_requests) == sent > 0
+    assert {p.name: p.read_bytes() for p in (work / "release").glob("*.jsonl")} == released
+    kept = json.dumps([read_jsonl(p) for p in sorted((work / "steps").glob("*.jsonl"))], ensure_ascii=False)
+    assert "\u2028" in kept and "\u0085" in kept  # the characters were recorded, and read back
