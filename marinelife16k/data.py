@@ -65,7 +65,7 @@ def open_split(path: str | os.PathLike[str], split: str, *, check_videos: bool =
         data = SplitData(
             [qa_record(example) for example in qa.rows()],
             {row["id"]: row for row in texts},
-            lambda vid: media.cell(position[vid], "video"),
+            lambda vid: media.video(position[vid], "video", vid),
             f"Hub folder {path} (config {QA_CONFIG})",
             split,
         )

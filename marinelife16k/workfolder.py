@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from builders.files.jsonio import atomic_directory, iter_jsonl, read_json_object, write_jsonl_atomic
+from builders.files.folders import atomic_directory
+from builders.files.jsonio import iter_jsonl, read_json_object, write_jsonl_atomic
 from marinelife16k.annotations import VIDEO_ROW_KEYS, video_row
 from marinelife16k.schema import check_records
 from marinelife16k.splits import SPLITS, assign_splits
@@ -33,6 +34,7 @@ RELEASE_DIR = "release"
 VIDEOS_FILE = "videos.jsonl"
 QA_FILE = "qa.jsonl"
 META_FILE = "meta.json"
+RELEASE_MARKER = ".vqabench-release"  # left in release/ by write_release: rebuilding may replace it
 DEFAULT_VIDEO_DIR = "videos"
 VIDEO_RELEASE_KEYS: tuple[str, ...] = (*VIDEO_ROW_KEYS, "split")
 
@@ -108,7 +110,7 @@ def write_release(
     if provenance:
         meta["provenance"] = dict(provenance)
     target = work / RELEASE_DIR
-    with atomic_directory(target) as tmp:
+    with atomic_directory(target, marker=RELEASE_MARKER, legacy=(VIDEOS_FILE, QA_FILE, META_FILE)) as tmp:
         # Schema field order is kept (not sorted): the files read like the paper's appendix.
         write_jsonl_atomic(tmp / VIDEOS_FILE, rows, sort_keys=False)
         write_jsonl_atomic(tmp / QA_FILE, records, sort_keys=False)
@@ -127,6 +129,8 @@ def _check_video_row(path: Path, number: int, row: Any) -> None:
     bad = [k for k in VIDEO_RELEASE_KEYS if not isinstance(row[k], str)]
     if bad:
         raise ValueError(f"{where}: values of {bad} must be strings")
+    if row["video_file"] in ("", ".", "..") or "/" in row["video_file"] or "\\" in row["video_file"]:
+        raise ValueError(f"{where}: video_file {row['video_file']!r} must be a file name, not a path")
     expected = video_row(row)
     for key in ("id", "video_path"):
         if row[key] != expected[key]:

@@ -221,7 +221,7 @@ def test_recording_again_gives_the_bundled_files(demo, tmp_path):
 def test_output_folder_rules(tmp_path):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
-    with pytest.raises(ValueError, match="not empty and was not written by the demo"):
+    with pytest.raises(ValueError, match="not empty and was not written by this command"):
         prepare_output(tmp_path / "mine")
     demo_dir = prepare_output(tmp_path / "demo")
     (demo_dir / "reports").mkdir()

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from builders.hub.source import add_data_arguments
+from builders.options.numbers import POSITIVE_INT
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,7 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     make.add_argument("benchmark", choices=["bqa", "marinelife16k"], help="which benchmark the study is on")
     add_data_arguments(make, "the dataset to draw from")
     make.add_argument("--split", default="test", help="split to draw from (default: test)")
-    make.add_argument("--size", type=int, default=100, help="items to draw (default: 100, the papers' size)")
+    make.add_argument(
+        "--size", type=POSITIVE_INT, default=100, help="items to draw (default: 100, the papers' size)"
+    )
     make.add_argument(
         "--seed", type=int, default=0, help="seed of the draw and of each rater's order (default 0)"
     )
@@ -48,7 +51,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="comma-separated rater ids (letters, digits, '_', '-'; default r1,r2,r3: the papers' three)",
     )
     make.add_argument(
-        "--ratings-per-item", "-k", type=int, help="raters per item (default: every rater rates every item)"
+        "--ratings-per-item",
+        "-k",
+        type=POSITIVE_INT,
+        help="raters per item (default: every rater rates every item)",
     )
     make.add_argument(
         "--predictions",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 # The modules doing the work load inside the handlers: lazy for start-up speed.
@@ -53,6 +54,8 @@ def _leaderboard(args: argparse.Namespace) -> int:
         rows = rows_from_folder(args.root, repo)
         source = f"the eval results under {args.root}"
     report = write_leaderboard(known.benchmark, repo, rows, args.out, source=source)
+    for problem in report.metrics["skipped"]:
+        print(f"skipped {problem}", file=sys.stderr)
     for task in known.benchmark.tasks:
         ranked = report.metrics["tasks"][task.id]
         if ranked:

@@ -14,6 +14,7 @@ from builders.evaluation.options import add_prediction_arguments, run_prediction
 from builders.hub.source import add_data_arguments
 from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
+from builders.options.numbers import POSITIVE_INT, number_at_least
 from builders.runs.steps import DEFAULT_BATCH_SIZE
 
 # Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
@@ -76,10 +77,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "settings, otherwise the same as --llm-mode replay",
     )
     options = build.add_argument_group("pipeline")
-    options.add_argument("--tau", type=float, help="refine captions whose S_c is below this (default 3.5)")
-    options.add_argument("--frames", type=int, help="frames per video for the captioner (default 8)")
     options.add_argument(
-        "--max-side", type=int, help="longest side of the frames sent, in pixels (default 512)"
+        "--tau", type=number_at_least(0), help="refine captions whose S_c is below this (default 3.5)"
+    )
+    options.add_argument("--frames", type=POSITIVE_INT, help="frames per video for the captioner (default 8)")
+    options.add_argument(
+        "--max-side", type=POSITIVE_INT, help="longest side of the frames sent, in pixels (default 512)"
     )
     options.add_argument("--seed", type=int, help="seed of the option order and of the split (default 0)")
     options.add_argument(
@@ -89,7 +92,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     options.add_argument(
         "--batch-size",
-        type=int,
+        type=POSITIVE_INT,
         default=DEFAULT_BATCH_SIZE,
         help=f"videos per batch of requests (default {DEFAULT_BATCH_SIZE})",
     )

@@ -26,6 +26,14 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="score items without a prediction as unparsed (wrong) instead of failing; they are listed",
     )
     parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="NAME=MODEL",
+        help="read only the lines of predictions NAME that answer for MODEL (as asked: provenance.model_asked, "
+        "or as named: model); a file holding several models' replies is refused without it",
+    )
+    parser.add_argument(
         "--allow-mixed",
         action="store_true",
         help="lay side by side runs whose recorded frame spec, prompt version or parser version differ "
@@ -140,12 +148,13 @@ def _print_done(report) -> None:
 def _bqa(args: argparse.Namespace) -> int:
     from builders.hub.source import data_from_args
     from builders.report import named_paths, write_bqa_report
+    from builders.report.inputs import select_models
 
     answer_parser = _checked_parser(args)
     report = write_bqa_report(
         data_from_args(args),
         args.split,
-        named_paths(args.predictions, "--predictions"),
+        select_models(named_paths(args.predictions, "--predictions"), args.model),
         args.out,
         allow_missing=args.allow_missing,
         group_mapping=args.group_mapping,
@@ -168,12 +177,13 @@ def _bqa(args: argparse.Namespace) -> int:
 def _marinelife(args: argparse.Namespace) -> int:
     from builders.hub.source import data_from_args
     from builders.report import named_paths, write_marinelife_report
+    from builders.report.inputs import select_models
 
     answer_parser = _checked_parser(args)
     report = write_marinelife_report(
         data_from_args(args),
         args.split,
-        named_paths(args.predictions, "--predictions"),
+        select_models(named_paths(args.predictions, "--predictions"), args.model),
         args.out,
         judge_results=args.judge_results,
         allow_missing=args.allow_missing,

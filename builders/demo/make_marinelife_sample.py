@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import random
 from collections.abc import Sequence
 from pathlib import Path
 
+from builders.files.jsonio import dumps_line
 from builders.testing.clips import write_clip
 from marinelife16k.annotations import read_annotations
 from marinelife16k.questions import assemble_records
@@ -424,8 +424,7 @@ def write_sample(out: Path, seed: int = SEED) -> dict[str, int]:
         records.extend(assemble_records(row, distractors, seed))
     check_records(records, rows, source="sample QA records")
     with (out / "qa.jsonl").open("w", encoding="utf-8") as f:
-        for record in records:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        f.writelines(dumps_line(record, sort_keys=False) for record in records)
     return {"videos": len(rows), "questions": len(records)}
 
 

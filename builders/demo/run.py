@@ -47,6 +47,7 @@ from builders.demo.baseline import predict_bqa, predict_marinelife
 from builders.demo.recordings import SCRIPTED_NOTE, bqa_baseline, marine_baseline, marine_judge
 from builders.demo.samples import BuiltSample, rebuild_bqa, rebuild_marinelife
 from builders.demo.scoring import Metrics
+from builders.files.folders import check_replaceable
 from builders.files.jsonio import read_jsonl, write_json_atomic, write_text_atomic
 from builders.llm import ReplayMissError
 from builders.report import paper_tables
@@ -67,13 +68,7 @@ STYLE_LABELS: dict[str, str] = {"single_word": "single word", "rationale": "rati
 
 def prepare_output(out: str | Path) -> Path:
     """An empty folder, or a previous demo's (marked), whose outputs are removed to rebuild them."""
-    out = Path(out).resolve()
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file; give a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise ValueError(
-            f"--out {out} is not empty and was not written by the demo (no {MARKER}); give a new folder"
-        )
+    out = check_replaceable(out, marker=MARKER)
     for name in OWNED:
         path = out / name
         if path.is_dir():

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from builders.hub.source import add_data_arguments, resolve_data
 from builders.llm.cli import add_llm_arguments, client_from_args
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
+from builders.options.numbers import POSITIVE_INT
 from builders.runs.steps import DEFAULT_BATCH_SIZE, DEFAULT_CACHE
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 
@@ -29,13 +30,15 @@ def add_prediction_arguments(
     add_data_arguments(parser, f"the {dataset} data")
     parser.add_argument("--split", default="test", help="train, validation or test (default test)")
     parser.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
-    parser.add_argument("--limit", type=int, help=f"only the first N {unit} of the split")
+    parser.add_argument(
+        "--limit", type=POSITIVE_INT, metavar="N", help=f"only the first N {unit} of the split"
+    )
     parser.add_argument(
         "--work", type=Path, help="resume state and LLM cache (default: <out without suffix>.work/)"
     )
     parser.add_argument(
         "--batch-size",
-        type=int,
+        type=POSITIVE_INT,
         default=DEFAULT_BATCH_SIZE,
         help=f"{unit} prepared ahead of the requests in flight (default {DEFAULT_BATCH_SIZE})",
     )

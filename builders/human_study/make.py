@@ -8,7 +8,8 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from builders.files.jsonio import atomic_directory, write_json_atomic, write_text_atomic
+from builders.files.folders import atomic_directory, check_replaceable
+from builders.files.jsonio import write_json_atomic, write_text_atomic
 from builders.human_study.draw import assign, rater_order, stratified_draw
 from builders.human_study.page import render_page
 from builders.human_study.rubric_page import page_rubric
@@ -20,6 +21,7 @@ from builders.human_study.study import (
     PAGE_FILE,
     RATERS_DIR,
     STUDY_FILE,
+    STUDY_MARKER,
     Study,
     StudyItem,
     check_rater_ids,
@@ -114,6 +116,9 @@ def make_study(
     self-contained folder per rater. ``ratings_per_item`` defaults to every rater rating every item
     (the BQA paper's three people on Rand100)."""
     raters = check_rater_ids(raters)  # before any data is read
+    inputs = {"the dataset": data, **({"the predictions file": predictions} if predictions else {})}
+    owner = {"marker": STUDY_MARKER, "protect": inputs, "legacy": (STUDY_FILE, RATERS_DIR)}
+    check_replaceable(out, **owner)  # and again when it is replaced: a folder that is not ours stays
     if benchmark == BQA:
         if predictions is not None:
             raise ValueError(
@@ -133,7 +138,7 @@ def make_study(
         model=model, predictions=predictions,
     )  # fmt: skip
     by_id = {c.id: c for c in candidates.items}
-    with atomic_directory(out) as tmp:
+    with atomic_directory(out, **owner) as tmp:
         staged: dict[str, Path] = {}  # clip key -> one audio-free copy, reused for every rater
         for rater in study.raters:
             folder = tmp / RATERS_DIR / rater

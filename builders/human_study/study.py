@@ -28,6 +28,7 @@ PAGE_FORMAT = "vqabench-human-study-page"
 ANSWERS_FORMAT = "vqabench-human-study-answers"
 FORMAT_VERSION = 1
 STUDY_FILE = "study.json"
+STUDY_MARKER = ".vqabench-human-study"  # left in a study folder: making the study again may replace it
 RATERS_DIR = "raters"
 PAGE_FILE = "index.html"
 CLIPS_DIR = "clips"

@@ -10,6 +10,7 @@ accuracy 0-100 and judge scores 0-5).
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.hub.benchmark import Benchmark, Task
-from builders.hub.eval_results import RESULTS_DIR, notes_interval, parse_notes, read_entries
+from builders.hub.eval_results import RESULTS_DIR, notes_interval, parse_notes, scan_entries
 from builders.report.document import Report, Section, write_report
 from builders.report.plots import Bar, grouped_bars
 from builders.report.tables import fmt_number, markdown_table
@@ -34,6 +35,7 @@ class Row:
     filename: str | None = None
     notes: str | None = None
     rank: int | None = None
+    problem: str | None = None  # why this result cannot be ranked (a malformed entry): reported, skipped
 
 
 def _n(notes: str | None) -> int | None:
@@ -52,7 +54,9 @@ def rows_from_folder(root: str | os.PathLike[str], dataset_id: str) -> list[Row]
     rows = []
     for folder in folders:
         model_id = folder.relative_to(root).as_posix() if folder != root else folder.name
-        for filename, entry in read_entries(folder):
+        entries, problems = scan_entries(folder)
+        rows += [Row("?", model_id, math.nan, problem=p) for p in problems]
+        for filename, entry in entries:
             if entry.dataset_id != dataset_id:
                 continue
             rows.append(
@@ -98,7 +102,7 @@ def rows_from_hub(
             Row(
                 str(task),
                 e.model_id,
-                float(e.value),
+                _value(e.value),
                 notes_interval(e.notes),
                 _n(e.notes),
                 pull_request=e.pull_request,
@@ -108,6 +112,37 @@ def rows_from_hub(
             )
         )
     return rows
+
+
+def _value(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan  # reported by checked_rows
+
+
+def checked_rows(rows: Iterable[Row], benchmark: Benchmark) -> tuple[list[Row], list[Row]]:
+    """``(rankable, skipped)``: a result is skipped, with its ``problem`` saying why, when its entry is
+    malformed, its value is not a finite number, or the value lies outside its task's scale (BQA
+    accuracy 0-1, MarineLife-16K accuracy 0-100, judge scores 0-5): one bad entry never hides the
+    others, and never ranks first."""
+    tasks = {t.id: t for t in benchmark.tasks}
+    good, skipped = [], []
+    for row in rows:
+        task = tasks.get(row.task_id)
+        problem = row.problem
+        if problem is None and task is not None:
+            low, high = task.scale
+            if not math.isfinite(row.value):
+                problem = f"{row.task_id} = {row.value!r} is not a number"
+            elif not low <= row.value <= high:
+                problem = f"{row.task_id} = {row.value:g} is outside the task's scale {task.scale_text}"
+        if problem is None:
+            good.append(row)
+        else:
+            where = f" ({row.filename})" if row.filename else ""
+            skipped.append(Row(**{**row.__dict__, "problem": f"{row.model_id}{where}: {problem}"}))
+    return good, skipped
 
 
 def rank(rows: Iterable[Row], task: Task) -> list[Row]:
@@ -192,13 +227,18 @@ def write_leaderboard(
     *,
     source: str,
 ) -> Report:
-    """Write ``report.md`` (one ranking per task), ``metrics.json`` and the PNGs to ``out_dir``."""
+    """Write ``report.md`` (one ranking per task), ``metrics.json`` and the PNGs to ``out_dir``.
+    Results that cannot be ranked (:func:`checked_rows`) are listed, by model and file, and left out."""
+    rows, skipped = checked_rows(rows, benchmark)
     known = {t.id for t in benchmark.tasks}
     unknown = sorted({r.task_id for r in rows if r.task_id not in known})
     order = _keep_rank if rows and all(r.rank is not None for r in rows) else rank  # the Hub ranks its own
     ranked = {t.id: order(rows, t) for t in benchmark.tasks}
     if not any(ranked.values()):
-        raise ValueError(f"no results for any task of {benchmark.name} ({dataset_id}) in {source}")
+        raise ValueError(
+            f"no results for any task of {benchmark.name} ({dataset_id}) in {source}"
+            + "".join(f"\n  skipped {r.problem}" for r in skipped)
+        )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sections = [
@@ -221,6 +261,10 @@ def write_leaderboard(
         intro.append(
             f"Ignored results for tasks the benchmark does not declare: {', '.join(f'`{t}`' for t in unknown)}."
         )
+    if skipped:
+        intro.append(
+            "Skipped results that cannot be ranked:\n" + "\n".join(f"- {r.problem}" for r in skipped)
+        )
     figures = _figures(benchmark, ranked, out)
     if figures:
         sections.append(Section("Figures", [], figures))
@@ -236,6 +280,7 @@ def write_leaderboard(
             ]
             for t in benchmark.tasks
         },
+        "skipped": [r.problem for r in skipped],
     }
     return write_report(out, f"{benchmark.name} leaderboard", intro, sections, metrics)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from builders.files.jsonio import read_jsonl
 from marinelife16k.annotations import read_annotations
 from marinelife16k.workfolder import read_release, write_release
 
@@ -55,11 +56,8 @@ def write_sample_work_folder(work_dir: str | os.PathLike[str], *, seed: int = SP
 
     The videos are not copied: ``meta.json`` points at the installed sample's video folder.
     """
-    import json
-
     rows = read_annotations(sample_attributes_path(), video_root=sample_video_root())
-    with sample_qa_path().open(encoding="utf-8") as f:
-        records = [json.loads(line) for line in f if line.strip()]
+    records = read_jsonl(sample_qa_path())
     write_release(
         work_dir,
         rows,
