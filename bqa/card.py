@@ -63,7 +63,10 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "answer": "the right choice: the emotion with the highest BoLD score",
     "answer_group": "the emotion group of the answer",
     "choice_groups": "the emotion group of each choice (all different)",
-    "difficulty": "`Easy` if the STEP4 model answered right, `Hard` otherwise",
+    "difficulty": "`Easy` if the STEP4 model answered right, `Hard` if it could not answer (another choice, "
+    "no choice, or two or more)",
+    "difficulty_reason": "why STEP4 gave that difficulty: `right_choice` (Easy); `wrong_choice`, `no_answer` or "
+    "`ambiguous` (Hard)",
     "gender": "gender of the person, as annotated in BoLD",
     "age": "age group of the person, as annotated in BoLD",
     "ethnicity": "ethnicity of the person, as annotated in BoLD",

@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from bqa.vocabulary import DEFAULT_GROUP_MAPPING, DIFFICULTIES, EMOTIONS, GroupMapping
+from bqa.vocabulary import (
+    DEFAULT_GROUP_MAPPING,
+    DIFFICULTIES,
+    DIFFICULTY_REASONS,
+    EMOTIONS,
+    RIGHT_CHOICE,
+    WRONG_CHOICE,
+    GroupMapping,
+)
 
 #: Number of choices of every question: the answer plus one distractor from each of 3 other groups.
 NUM_CHOICES = 4
@@ -169,7 +177,16 @@ class BQARecord:
     annotation_confidence: float
     source: SourceClip
     provenance: Provenance
+    #: Why STEP4 gave this difficulty (:data:`bqa.vocabulary.DIFFICULTY_REASONS`); releases made before
+    #: the field existed are read as right_choice (Easy) / wrong_choice (Hard), all they could hold.
+    difficulty_reason: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)  # ignored by the builder
+
+    def __post_init__(self) -> None:
+        if not self.difficulty_reason:
+            object.__setattr__(
+                self, "difficulty_reason", RIGHT_CHOICE if self.difficulty == "Easy" else WRONG_CHOICE
+            )
 
     def problems(self, mapping: GroupMapping = DEFAULT_GROUP_MAPPING) -> list[str]:
         """What makes this row inconsistent (empty when it is valid) under ``mapping``."""
@@ -195,6 +212,11 @@ class BQARecord:
             out.append(f"answer_group {self.answer_group!r} != {mapping.group_of[self.answer]!r}")
         if self.difficulty not in DIFFICULTIES:
             out.append(f"difficulty {self.difficulty!r} is not one of {DIFFICULTIES}")
+        elif DIFFICULTY_REASONS.get(self.difficulty_reason) != self.difficulty:
+            out.append(
+                f"difficulty_reason {self.difficulty_reason!r} does not give difficulty {self.difficulty!r} "
+                f"(reasons: {DIFFICULTY_REASONS})"
+            )
         if list(self.emotions) != list(EMOTIONS):
             out.append("emotions must hold the 26 BoLD scores in BoLD order")
         if not self.question.strip():
@@ -211,6 +233,7 @@ class BQARecord:
             "answer_group": self.answer_group,
             "choice_groups": list(self.choice_groups),
             "difficulty": self.difficulty,
+            "difficulty_reason": self.difficulty_reason,
             "gender": self.gender,
             "age": self.age,
             "ethnicity": self.ethnicity,
@@ -242,6 +265,7 @@ class BQARecord:
             answer_group=_str(data, "answer_group"),
             choice_groups=tuple(_str_list(data, "choice_groups")),
             difficulty=_str(data, "difficulty"),
+            difficulty_reason=_str(data, "difficulty_reason") if "difficulty_reason" in data else "",
             gender=_str(data, "gender"),
             age=_str(data, "age"),
             ethnicity=_str(data, "ethnicity"),

@@ -8,9 +8,11 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from builders.cli._bqa_paper import BQA_PAPER  # noqa: F401  (registers --preset bqa-paper)
 from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
-from builders.evaluation.options import add_prediction_arguments, run_prediction_command
-from builders.llm.cli import add_llm_arguments, client_from_args, given_llm_options
+from builders.cli._presets import add_preset_argument, apply_preset
+from builders.evaluation.options import add_prediction_arguments, derived_client, run_prediction_command
+from builders.llm.cli import add_derived_llm_arguments, add_llm_arguments, client_from_args, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.options.numbers import POSITIVE_INT
 from builders.runs.steps import DEFAULT_BATCH_SIZE, DEFAULT_CACHE
@@ -19,6 +21,17 @@ from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 # Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
 
 STEP_NAMES = "candidates,clips,questions,filter,difficulty,split"
+RATIONALE_PREFIX, RATIONALE_ENV_PREFIX = "rationale-llm", "VQABENCH_RATIONALE_LLM_"
+#: The evaluation styles (builders.evaluation.bqa_answers.STYLES; repeated here, argparse-cheap, and
+#: checked equal by tests/test_bqa_styles.py).
+STYLE_SUMMARIES: dict[str, str] = {
+    "single_word": "the paper's: frames, question, 4 choices; the answer in one word",
+    "multimodal_cot": "the paper's CoT (Multimodal CoT, A.7): stage 1 gets the frames, question, choices AND "
+    "the correct answer and writes a rationale; stage 2 answers in one word given it (ANSWER-LEAKING)",
+    "multimodal_cot_no_answer": "the same two stages, stage 1 NOT given the correct answer",
+    "reason_then_answer": "one request: a short rationale, then 'Answer: <emotion>' (zero-shot CoT, not the "
+    "paper's; formerly 'rationale')",
+}
 REPO_HELP = "Hub repo named in the card's examples (default: naist-nlp/BQA)"
 
 
@@ -44,7 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "  clips       each row's clip without audio, <work>/clips/<id>.mp4\n"
             "  questions   STEP2: the LLM writes a question from the frames and the 4 candidates\n"
             "  filter      STEP3: rule filter, then the LLM judges objectivity, leaks, harm\n"
-            "  difficulty  STEP4: the LLM answers; right = Easy, wrong = Hard, unparsable = rejected\n"
+            "  difficulty  STEP4: the LLM answers; right = Easy; another choice, no choice or two = Hard\n"
+            "              (its reason per item: wrong_choice, no_answer, ambiguous), as the paper labels it\n"
             "  split       train/validation/test 6:2:2 by film, stratified, seeded -> <work>/release/\n"
             "Every step resumes: kill it and rerun the same command; finished items are not redone and "
             "replies that validated come from the cache (<work>/llm-cache.sqlite). Rejected items are kept "
@@ -95,6 +109,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --sample: rebuild from the sample's recorded replies (bqa/sample/pipeline_replies.jsonl) and settings, "
         "sending no request",
     )
+    b.add_argument(
+        "--step4-unanswered",
+        choices=("hard", "drop"),
+        default="hard",
+        help="a STEP4 reply that names no choice, or two: 'hard' (the paper: Hard when the model could not "
+        "answer; the reason is recorded and counted) or 'drop' (reject it, as releases before did)",
+    )
+    add_preset_argument(b, "bqa build")
     add_build_export_arguments(b, REPO_HELP)
     add_frame_arguments(b, "1 fps")
     add_llm_arguments(b)
@@ -104,18 +126,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e = actions.add_parser(
         "evaluate",
         help="run an OpenAI-compatible VideoLLM on a BQA split and write predictions JSONL",
-        description="Ask a VideoLLM every question of one split (frames + question + 4 choices), in the paper's "
-        "single-word or rationale style, and write one JSON line per row: id, raw_output, parsed_answer, "
-        "rationale, the reference and metadata (score it with metrics/bqa_accuracy). Resumable and cached "
-        "like the build; prints Easy/Hard/Total accuracy.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Ask a VideoLLM every question of one split (frames + question + 4 choices) in one of the\n"
+        "evaluation styles below, and write one JSON line per row: id, raw_output, parsed_answer, rationale,\n"
+        "answer_leaking, the reference and metadata (score it with metrics/bqa_accuracy). Resumable and\n"
+        "cached like the build; prints Easy/Hard/Total accuracy.\n\nStyles:\n"
+        + "\n".join(f"  {name:<25} {summary}" for name, summary in STYLE_SUMMARIES.items())
+        + "\n\nThe paper's Table 1 runs single_word (Test) and multimodal_cot (Test (CoT)); multimodal_cot's\n"
+        "stage 1 sees the correct answer, so its scores are marked answer-leaking everywhere.",
     )
     e.add_argument(
         "--style",
-        choices=("single_word", "rationale"),
+        choices=[*STYLE_SUMMARIES, "rationale"],
         default="single_word",
-        help="the paper's prompt styles: answer in a single word, or give a rationale first (CoT)",
+        help="evaluation style (see above; 'rationale' is the old name of reason_then_answer)",
     )
+    add_preset_argument(e, "bqa evaluate")
     add_prediction_arguments(e, dataset="BQA", unit="rows", frames="16 frames")
+    add_derived_llm_arguments(
+        e, RATIONALE_PREFIX, RATIONALE_ENV_PREFIX, "rationale LLM (two-stage styles)",
+        "who writes stage 1's rationales (default: the --llm-* model)",
+    )  # fmt: skip
     e.set_defaults(func=_evaluate)
 
     check = actions.add_parser(
@@ -175,6 +206,7 @@ def _build(args: argparse.Namespace) -> int:
         "batch_size": args.batch_size,
         "reject_llm_failures": args.reject_llm_failures,
         "accept_changed_source": args.accept_changed_source,
+        "step4_unanswered": args.step4_unanswered,
         "group_mapping": load_group_mapping(args.group_mapping)
         if args.group_mapping
         else DEFAULT_GROUP_MAPPING,
@@ -187,7 +219,7 @@ def _build(args: argparse.Namespace) -> int:
         recording = load_recording()
         given = {"--seed": args.seed, "--limit": args.limit, "--fps": args.fps, "--num-frames": args.num_frames,
                  "--max-side": args.max_side, "--llm-replies": args.llm_replies,
-                 "--group-mapping": args.group_mapping, "--codes": args.codes}  # fmt: skip
+                 "--group-mapping": args.group_mapping, "--codes": args.codes, "--preset": args.preset}  # fmt: skip
         clashing = [flag for flag, value in given.items() if value is not None] + given_llm_options(args)
         if clashing:
             raise ValueError(
@@ -198,12 +230,14 @@ def _build(args: argparse.Namespace) -> int:
         )
         client = recording.replay_client()
     else:
+        preset = apply_preset(args, "bqa build")
         options = BuildOptions(
             bold_root=sample_root() if args.sample else args.bold_root,
             limit=args.limit,
             seed=0 if args.seed is None else args.seed,
             frames=frame_spec_from_args(args, 1.0, None),
             source_note=SAMPLE_NOTE if args.sample else "BoLD",
+            preset=preset,
             **common,
         )
         needs_llm = LLM_STEPS.intersection(steps)
@@ -268,8 +302,22 @@ def _build_estimate(work: Path, estimate, price) -> str:
 def _evaluate(args: argparse.Namespace) -> int:
     from bqa.data import open_split
     from builders.evaluation.bqa import evaluate
+    from builders.evaluation.bqa_answers import get_style
 
-    return run_prediction_command(args, open_split, evaluate, 16, style=args.style)
+    preset = apply_preset(args, "bqa evaluate")
+    style = get_style(args.style)
+
+    def clients(client):
+        other = derived_client(args, client, RATIONALE_PREFIX, RATIONALE_ENV_PREFIX)
+        if other is not None and not style.two_stage:
+            other.close()
+            raise ValueError(f"--{RATIONALE_PREFIX}-* options apply to two-stage styles, not {style.name}")
+        return {"rationale_client": other}
+
+    return run_prediction_command(
+        args, open_split, evaluate, 16, clients=clients, style=style.name,
+        identity_extra={"preset": preset} if preset else None,
+    )  # fmt: skip
 
 
 def _check(args: argparse.Namespace) -> int:
