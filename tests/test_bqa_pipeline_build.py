@@ -433,7 +433,10 @@ def test_blocked_replies_and_unanswered_step4_replies(tmp_path):
             assert summary.ok and summary.run.failures == 0
             assert summary.run.blocked == sum(declining.blocked.values()) >= 3
             for step, n in (("questions", "question"), ("filter", "filter"), ("difficulty", "answer")):
-                assert declining.blocked[n] and summary.steps[step].rejected.get("blocked") == declining.blocked[n]
+                assert (
+                    declining.blocked[n]
+                    and summary.steps[step].rejected.get("blocked") == declining.blocked[n]
+                )
             # blocked requests were asked once each: no re-ask after a safety stop
             bodies = [json.dumps(r.body["messages"], sort_keys=True) for r in server.chat_requests]
             assert len(bodies) == len(set(bodies))
@@ -443,9 +446,9 @@ def test_blocked_replies_and_unanswered_step4_replies(tmp_path):
     assert hard.difficulty_reasons["ambiguous"] == declining.ambiguous > 0
     assert hard.steps["difficulty"].rejected == {"blocked": declining.blocked["answer"]}
     labelled = {r["id"]: r for r in records(tmp_path / "hard", "difficulty.jsonl")}
-    assert sum(r["difficulty_reason"] == "ambiguous" and r["difficulty"] == "Hard" for r in labelled.values()) == (
-        declining.ambiguous
-    )
+    assert sum(
+        r["difficulty_reason"] == "ambiguous" and r["difficulty"] == "Hard" for r in labelled.values()
+    ) == (declining.ambiguous)
     # drop: the ambiguous (and declined) replies leave the release, as before
     assert drop.steps["difficulty"].rejected["step4_unparsed"] >= declining.ambiguous
     assert drop.difficulty_reasons["ambiguous"] == 0 == drop.difficulty_reasons["no_answer"]

@@ -90,9 +90,7 @@ def run_predictions(
     work_dir, out = Path(work_dir), Path(out)
     llm = client.settings.cache_identity() if client.estimate is None else None  # an estimate records nothing
     prompts = prompt_overrides()
-    bind_work_folder(
-        work_dir, {"data": config, "llm": llm, **({"prompts": prompts} if prompts else {})}, EVAL_CONFIG_FILE
-    )
+    bind_work_folder(work_dir, {"data": config, "llm": llm, "prompts": prompts}, EVAL_CONFIG_FILE)
     records = StepRecords(work_dir, step)
     clients = list(dict.fromkeys([client, *other_clients]))
     before = [c.usage.snapshot() for c in clients]

@@ -343,7 +343,7 @@ def build(
             "data": options.identity(),
             "llm": llm,
             "inputs": source_fingerprint(options.bold_root),
-            **({"prompts": prompts} if prompts else {}),
+            "prompts": prompts,
         },
         CONFIG_FILE,
         accept=("inputs",) if options.accept_changed_source else (),
