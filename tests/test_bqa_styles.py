@@ -93,7 +93,11 @@ def test_multimodal_cot_sends_two_requests_the_first_with_the_answer_the_second_
         assert image_urls(first) == image_urls(second) and len(image_urls(first)) == 3  # the same frames
         p = predictions[row["id"]]
         assert (p["rationale"], p["raw_output"]) == (rationale, row["answer"])
-        assert (p["style"], p["answer_leaking"], p["provenance"]["answer_leaking"]) == ("multimodal_cot", True, True)
+        assert (p["style"], p["answer_leaking"], p["provenance"]["answer_leaking"]) == (
+            "multimodal_cot",
+            True,
+            True,
+        )
         assert (p["prompt"], p["rationale_prompt"]) == ("bqa_cot_answer", "bqa_cot_rationale")
         assert p["model"] == p["rationale_model"] == MODEL and p["rationale_usage"][0] > 0
     assert "ANSWER-LEAKING (multimodal_cot)" in printed

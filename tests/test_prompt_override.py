@@ -48,7 +48,9 @@ def test_a_file_replaces_a_prompt_and_its_hash_is_the_version(tmp_path):
     assert (prompt.text, prompt.version) == (PAPER_WORDING, version_of(PAPER_WORDING))
     assert load_prompt("bqa_question").version == "1"  # the others stay packaged
     fronted = tmp_path / "fronted.md"
-    fronted.write_text("---\nname: bqa_answer_single_word\nversion: 7\n---\n" + PAPER_WORDING, encoding="utf-8")
+    fronted.write_text(
+        "---\nname: bqa_answer_single_word\nversion: 7\n---\n" + PAPER_WORDING, encoding="utf-8"
+    )
     assert prompt_from_file("bqa_answer_single_word", fronted).version == version_of(PAPER_WORDING)  # not "7"
     set_prompt_overrides({})
     assert prompt_overrides() == {} and load_prompt("bqa_answer_single_word").version == "1"
@@ -98,7 +100,10 @@ def test_an_overridden_run_records_its_version_and_a_report_refuses_to_mix_it(bu
     runs = {}
     with ChatServer(model=None) as server:
         server.handler = first_option
-        for name, extra in (("packaged", []), ("paper-wording", ["--prompt", f"bqa_answer_single_word={mine}"])):
+        for name, extra in (
+            ("packaged", []),
+            ("paper-wording", ["--prompt", f"bqa_answer_single_word={mine}"]),
+        ):
             out = tmp_path / f"{name}.jsonl"
             args = ["bqa", "evaluate", "--data", str(hub), "--split", "test", "--out", str(out), "--num-frames",
                     "2", "--llm-model", "m", "--llm-base-url", server.url, "--llm-api-key-env", "none", *extra]  # fmt: skip
@@ -112,10 +117,15 @@ def test_an_overridden_run_records_its_version_and_a_report_refuses_to_mix_it(bu
     assert all(t.startswith("Watch the 2 frames") for t in runs["paper-wording"][1])
     assert not any(t.startswith("Watch") for t in runs["packaged"][1])
     lines = read_jsonl(runs["paper-wording"][0])
-    assert {(p["prompt"], p["prompt_version"]) for p in lines} == {("bqa_answer_single_word", version_of(PAPER_WORDING))}
+    assert {(p["prompt"], p["prompt_version"]) for p in lines} == {
+        ("bqa_answer_single_word", version_of(PAPER_WORDING))
+    }
     assert {p["prompt_version"] for p in read_jsonl(runs["packaged"][0])} == {"1"}
     both = {name: path for name, (path, _) in runs.items()}
     with pytest.raises(ValueError, match=r"not made the same way.*prompt"):
         write_bqa_report(hub, "test", both, tmp_path / "report")
     report = write_bqa_report(hub, "test", both, tmp_path / "report", allow_mixed=True)
-    assert "Mixed settings" in report.markdown.read_text() and version_of(PAPER_WORDING) in report.markdown.read_text()
+    assert (
+        "Mixed settings" in report.markdown.read_text()
+        and version_of(PAPER_WORDING) in report.markdown.read_text()
+    )

@@ -33,8 +33,11 @@ def _model_settings(model: PaperModel, fill: Callable[[str, Any], None], args: a
     if model.base_url:
         fill("llm_base_url", model.base_url)
         fill("llm_api_key_env", model.api_key_env)
-    if args.fps is None and args.num_frames is None:
-        fill("fps" if model.fps else "num_frames", model.fps or model.num_frames)
+    dest, other = ("fps", "num_frames") if model.fps else ("num_frames", "fps")
+    if getattr(args, other) is None:
+        fill(dest, model.fps or model.num_frames)  # sets it, or records a given value that differs
+    else:  # the other kind of frame option was given: it wins, and is recorded
+        fill(other, None)
     record: dict[str, Any] = {"paper_model": model.label, "model_id": model.model_id, "paper_name": model.paper_name,
                               "frames": model.frames_label}  # fmt: skip
     if model.model_id.startswith("gemini"):

@@ -58,8 +58,10 @@ class _Filled:
     overridden: list[str] = field(default_factory=list)
 
     def __call__(self, dest: str, value: Any) -> None:
+        """Set ``dest`` to ``value`` if the user left it unset; else record it as overridden when the
+        user's value differs (``value`` None: the preset has no value for it; a given one overrides)."""
         given = getattr(self.args, dest, None)
-        if given is None:
+        if given is None and value is not None:
             setattr(self.args, dest, value)
             self.set[dest] = value
         elif given != value:
