@@ -166,11 +166,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     stats = actions.add_parser(
         "stats",
-        help="statistics of a work folder's release (sizes, Easy/Hard, groups, demographics, Self-BLEU)",
-        description="Check a work folder's release and print its statistics as JSON.",
+        help="statistics of a work folder's release: sizes, Easy/Hard and STEP4 reasons, Figure 3 and 5, "
+        "clips measured, question openings, Self-BLEU (text, JSON, PNGs)",
+        description="Check a work folder's release and print its statistics as the paper reports its own: "
+        "split sizes with Easy/Hard and STEP4's reasons (Table 3), Self-BLEU of the questions (Table 2), the "
+        "clips' durations and frame rates measured from the clips, how the questions begin (A.4), the "
+        "distributions of answer groups, gender, age and ethnicity (Figure 3) and what STEP3 removed and STEP4 "
+        "labelled (Figure 5). --out writes them as PNGs (and stats.json).",
     )
     stats.add_argument("work_dir", type=Path, help="work folder written by the BQA pipeline")
+    stats.add_argument("--out", type=Path, help="folder for the PNGs and stats.json")
+    stats.add_argument("--json", action="store_true", help="print the statistics as JSON instead")
     stats.add_argument("--no-self-bleu", action="store_true", help="skip the Self-BLEU of the questions")
+    stats.add_argument(
+        "--no-clips", action="store_true", help="do not measure the clips (durations, frame rates)"
+    )
     stats.set_defaults(func=_stats)
 
     export = actions.add_parser(
@@ -338,12 +348,20 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from bqa.stats import release_stats
+    from bqa.stats import format_stats, release_stats
     from bqa.workfolder import read_release
 
     release = read_release(args.work_dir)
-    stats = release_stats(release.splits, release.meta, self_bleu=not args.no_self_bleu)
-    print(json.dumps(stats.to_json(), indent=2))
+    clips = None if args.no_clips else release.clip_path
+    stats = release_stats(release.splits, release.meta, self_bleu=not args.no_self_bleu, clips=clips)
+    print(json.dumps(stats.to_json(), indent=2) if args.json else format_stats(stats))
+    if args.out is not None:
+        from builders.files.jsonio import write_json_atomic
+        from builders.report.bqa_stats_plots import write_stats_plots
+
+        pngs = write_stats_plots(stats, args.out)
+        write_json_atomic(args.out / "stats.json", stats.to_json())
+        print(f"wrote stats.json and {len(pngs)} PNG(s) to {args.out}: {', '.join(p.name for p in pngs)}")
     return 0
 
 
