@@ -38,7 +38,7 @@ RATERS = ["r1", "r2", "r3"]
 def bqa_study(built_samples, tmp_path_factory):
     root = tmp_path_factory.mktemp("bqa-study")
     args = ["human-study", "make", "bqa", "--data", str(built_samples["bqa"].hub), "--split", "train",
-            "--size", "10", "--seed", "7", "--out", str(root / "study")]  # fmt: skip
+            "--size", "10", "--seed", "7", "--draw", "stratified", "--out", str(root / "study")]  # fmt: skip
     assert cli_main(args) == 0
     rows = {r["id"]: r for r in built_samples["bqa"].loaded["default"]["train"].to_list()}
     return {
@@ -70,9 +70,34 @@ def test_the_draw_is_stratified_reproducible_and_recorded(bqa_study, built_sampl
     assert [i.id for i in Study.read(again).items] == [i.id for i in study.items]
     other = tmp_path / "other"
     assert (
-        cli_main([*bqa_study["args"][:9], "--seed", "8", "--out", str(other), *bqa_study["args"][13:]]) == 0
+        cli_main([*bqa_study["args"][:9], "--seed", "8", *bqa_study["args"][11:-2], "--out", str(other)]) == 0
     )
     assert Study.read(other).study_id != study.study_id
+    assert study.draw == "stratified"
+
+
+def test_the_default_draw_is_random_as_in_the_papers(bqa_study, built_samples, tmp_path):
+    """``--draw random`` (the default): a simple random sample, so the Easy/Hard mix varies from seed
+    to seed around the split's own mix (hypergeometric), where a stratified draw fixes it."""
+    rows = bqa_study["rows"]
+    easy_share = sum(r["difficulty"] == "Easy" for r in rows.values()) / len(rows)
+    base = [a for a in bqa_study["args"] if a not in ("--draw", "stratified")]
+    easy = []
+    for seed in range(12):
+        out = tmp_path / f"s{seed}"
+        args = [*base[:9], "--seed", str(seed), "--out", str(out)]
+        assert cli_main(args) == 0
+        study = Study.read(out)
+        assert study.draw == "random" and len(study.items) == 10 == len({i.id for i in study.items})
+        easy.append(sum(rows[i.id]["difficulty"] == "Easy" for i in study.items))
+        assert {s: c["drawn"] for s, c in study.strata.items()} == dict(
+            Counter(rows[i.id]["difficulty"] for i in study.items)
+        )  # the record still counts what was drawn per difficulty
+    assert len(set(easy)) > 1  # not fixed by allocation
+    assert abs(sum(easy) / (10 * len(easy)) - easy_share) < 0.15
+    again = tmp_path / "again"
+    assert cli_main([*base[:9], "--seed", "0", "--out", str(again)]) == 0
+    assert [i.id for i in Study.read(again).items] == [i.id for i in Study.read(tmp_path / "s0").items]
 
 
 def test_balanced_assignment_and_allocation_edges():
@@ -219,7 +244,7 @@ def marine_study(built_samples, tmp_path_factory):
     judge = write_judge_results(rows, root / "judge.json", "qwen", root / "judge-cache.sqlite")
     assert cli_main(["human-study", "make", "marinelife16k", "--data", str(work), "--split", "test", "--size", "6",
                      "--seed", "3", "--predictions", str(root / "qwen.jsonl"), "--raters", "a,b,c,d",
-                     "--ratings-per-item", "3", "--out", str(root / "study")]) == 0  # fmt: skip
+                     "--ratings-per-item", "3", "--draw", "stratified", "--out", str(root / "study")]) == 0  # fmt: skip
     return {
         "dir": root / "study",
         "study": Study.read(root / "study"),

@@ -26,8 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "make",
         help="draw a study from a split and write one static rating folder per rater",
         description=(
-            "Draw SIZE items from a split with SEED, stratified proportionally by difficulty (BQA, Easy/Hard) "
-            "or by question type (MarineLife-16K open-ended questions), assign each item to K raters "
+            "Draw SIZE items from a split with SEED - at random (--draw random, the default and both papers' "
+            "draw: BQA's 'Human (Rand100)') or stratified proportionally by difficulty (BQA, Easy/Hard) or by "
+            "question type (MarineLife-16K open-ended questions) - assign each item to K raters "
             "(balanced round robin) and write OUT/study.json (the draw, reproducible) and "
             "OUT/raters/<rater>/{index.html, study.json, clips/} (audio removed). Send each rater their "
             "folder: they open index.html, answer with the mouse or keys, and download a JSON file. Nothing "
@@ -44,6 +45,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     make.add_argument(
         "--seed", type=int, default=0, help="seed of the draw and of each rater's order (default 0)"
+    )
+    make.add_argument(
+        "--draw",
+        choices=("random", "stratified"),
+        default="random",
+        help="random: a simple random sample of the split (default; as both papers drew); stratified: in "
+        "proportion to Easy/Hard (BQA) or to the question types (MarineLife-16K)",
     )
     make.add_argument(
         "--raters",
@@ -119,11 +127,12 @@ def _make(args: argparse.Namespace) -> int:
         args.benchmark, data_from_args(args).folder, args.out, split=args.split, size=args.size, seed=args.seed,
         raters=[r.strip() for r in args.raters.split(",") if r.strip()],
         ratings_per_item=args.ratings_per_item, predictions=args.predictions, model=args.model,
-        types=tuple(t.strip() for t in args.types.split(",")) if args.types else None,
+        types=tuple(t.strip() for t in args.types.split(",")) if args.types else None, draw=args.draw,
     )  # fmt: skip
     strata = ", ".join(f"{s} {c['drawn']}/{c['available']}" for s, c in study.strata.items())
     print(
-        f"study {study.study_id}: {len(study.items)} items of {study.source}, split {study.split} ({strata})"
+        f"study {study.study_id}: {len(study.items)} items of {study.source}, split {study.split}, drawn "
+        f"{'at random' if study.draw == 'random' else 'stratified'} ({strata})"
     )
     for rater in study.raters:
         print(

@@ -1,4 +1,5 @@
-"""Drawing a study: a stratified random sample of items, and a balanced assignment to raters.
+"""Drawing a study: a simple random sample of items (both papers' draw: BQA's "Rand100") or a stratified
+one, and a balanced assignment to raters.
 
 Both are pure functions of their inputs and the seed, so the same data, size and seed give the same
 study on any machine (Python's ``random.Random`` with an integer or string seed is specified and
@@ -24,6 +25,28 @@ def allocate(available: Mapping[str, int], size: int) -> dict[str, int]:
     for s in sorted(available, key=lambda s: (-(exact[s] - quota[s]), s))[:rest]:
         quota[s] += 1
     return dict(sorted(quota.items()))
+
+
+DRAWS: tuple[str, ...] = ("random", "stratified")
+
+
+def random_draw(ids: Sequence[str], size: int, seed: int) -> list[str]:
+    """``size`` item ids drawn uniformly without replacement, in a random order (the ids are sorted
+    first, so the input order does not matter)."""
+    if size < 1:
+        raise ValueError(f"the study size must be at least 1, got {size}")
+    if size > len(ids):
+        raise ValueError(f"the study size {size} is larger than the {len(ids)} items available")
+    return random.Random(f"human-study:random-draw:{seed}").sample(sorted(ids), size)
+
+
+def draw_items(strata: Mapping[str, Sequence[str]], size: int, seed: int, draw: str = "random") -> list[str]:
+    """``random`` (:func:`random_draw` over every stratum's items) or ``stratified``."""
+    if draw == "random":
+        return random_draw([i for ids in strata.values() for i in ids], size, seed)
+    if draw == "stratified":
+        return stratified_draw(strata, size, seed)
+    raise ValueError(f"unknown draw {draw!r}; expected one of {list(DRAWS)}")
 
 
 def stratified_draw(strata: Mapping[str, Sequence[str]], size: int, seed: int) -> list[str]:

@@ -190,8 +190,12 @@ def write_study_report(study: Study, metrics: Mapping[str, Any], out_dir: str | 
     strata = ", ".join(f"{s} {c['drawn']} of {c['available']}" for s, c in study.strata.items())
     intro = [
         f"Study `{study.study_id}`: {len(study.items)} items of the `{study.split}` split of {study.source}, "
-        f"drawn with seed {study.seed}, stratified by {study.stratify_by} ({strata}); "
-        f"raters {', '.join(study.raters)}, {study.ratings_per_item} per item.",
+        + (
+            f"drawn at random with seed {study.seed} (by {study.stratify_by}: {strata}); "
+            if study.draw == "random"
+            else f"drawn with seed {study.seed}, stratified by {study.stratify_by} ({strata}); "
+        )
+        + f"raters {', '.join(study.raters)}, {study.ratings_per_item} per item.",
     ]
     if study.benchmark == "bqa":
         sections = _bqa_sections(metrics, out)

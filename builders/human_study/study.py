@@ -81,6 +81,9 @@ class Study:
     predictions: dict[str, str] | None = None  # MarineLife: {"path", "sha256"}
     rubrics: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> page rubric (MarineLife)
     study_id: str = ""
+    #: How the items were drawn: ``random`` (the papers') or ``stratified`` (by ``stratify_by``, in
+    #: proportion); records made before this field were stratified.
+    draw: str = "stratified"
 
     def __post_init__(self) -> None:
         if not self.study_id:
@@ -101,6 +104,8 @@ class Study:
             "model": self.model,
             "predictions": (self.predictions or {}).get("sha256"),
             "rubrics": {name: r.get("signature") for name, r in self.rubrics.items()},
+            # added later: in the digest only when not the earlier (and then only) way, so old ids hold
+            **({"draw": self.draw} if self.draw != "stratified" else {}),
         }
         return hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()[:16]
 
