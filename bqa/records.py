@@ -21,9 +21,8 @@ from bqa.vocabulary import (
     DIFFICULTIES,
     DIFFICULTY_REASONS,
     EMOTIONS,
-    RIGHT_CHOICE,
-    WRONG_CHOICE,
     GroupMapping,
+    unrecorded_reason,
 )
 
 #: Number of choices of every question: the answer plus one distractor from each of 3 other groups.
@@ -187,7 +186,7 @@ class BQARecord:
     def step4_reason(self) -> str:
         """The recorded reason, or, when none is, right_choice (Easy) / wrong_choice (Hard): all that a
         release made before reasons were recorded could hold."""
-        return self.difficulty_reason or (RIGHT_CHOICE if self.difficulty == "Easy" else WRONG_CHOICE)
+        return self.difficulty_reason or unrecorded_reason(self.difficulty)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BQARecord):

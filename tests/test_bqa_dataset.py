@@ -21,6 +21,7 @@ from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 from bqa.bold import read_bold
 from bqa.builder import BQABuilder, build_dataset
 from bqa.candidates import extract_candidates
+from bqa.data import open_split
 from bqa.export import export_release
 from bqa.features import FEATURES, SPLITS, TEXT_COLUMNS
 from bqa.records import Provenance, StepProvenance
@@ -319,3 +320,23 @@ def test_cli_stats(work, capsys):
         name: len(rows) for name, rows in splits.items()
     }
     assert printed["splits"]["total"]["size"] == sum(len(rows) for rows in splits.values())
+
+
+def test_a_hub_folder_exported_before_step4_reasons_still_opens(exported, tmp_path):
+    """Releases exported before ``difficulty_reason`` existed have no such column: their rows read as
+    right_choice (Easy) / wrong_choice (Hard), all those releases could hold."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    out, _, splits = exported
+    old = tmp_path / "old"
+    shutil.copytree(out, old)
+    for shard in old.rglob("*.parquet"):
+        table = pq.read_table(shard)
+        pq.write_table(table.drop(["difficulty_reason"]), shard)
+    data = open_split(old, "train")
+    assert [r["difficulty_reason"] for r in data.rows] == [
+        "right_choice" if r.difficulty == "Easy" else "wrong_choice" for r in splits["train"]
+    ]
+    assert "difficulty_reason" in open_split(out, "train").rows[0]

@@ -12,6 +12,7 @@ from builders.cli._bqa_paper import BQA_PAPER  # noqa: F401  (registers --preset
 from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
 from builders.cli._presets import add_preset_argument, apply_preset
 from builders.evaluation.options import add_prediction_arguments, derived_client, run_prediction_command
+from builders.hub.source import add_data_arguments
 from builders.llm.cli import add_derived_llm_arguments, add_llm_arguments, client_from_args, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.options.numbers import POSITIVE_INT
@@ -148,6 +149,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "who writes stage 1's rationales (default: the --llm-* model)",
     )  # fmt: skip
     e.set_defaults(func=_evaluate)
+
+    ft = actions.add_parser(
+        "finetune-data",
+        help="export a split as supervised fine-tuning data (VideoLLaMA2/LLaVA-NeXT, LLaMA-Factory, ms-swift) "
+        "with ready LoRA configs carrying the paper's Table 5 hyperparameters",
+        description="Write a split (the paper tuned on train) as SFT data: the evaluation's single-word prompt "
+        "as the user turn, the correct choice in one word as the target. Formats: llava (the LLaVA-style "
+        "conversation JSON VideoLLaMA2 and LLaVA-NeXT train from), llama-factory (sharegpt messages + videos or "
+        "images, with its dataset_info.json), ms-swift (messages + videos or images JSONL). Media: the clips "
+        "(--media video) or the frames the evaluation shows, as JPEGs (--media frames). OUT/configs/ holds "
+        "table5.json and one ready run per trainer (LoRA r 128, alpha 256, dropout 0.05, bf16, seed 42, max "
+        "length 2048, batch 4, 1 epoch, o_proj gate_proj up_proj v_proj q_proj down_proj k_proj).",
+        epilog="Example: vqabench bqa finetune-data --data hub/BQA --split train --out ft/ && "
+        "llamafactory-cli train ft/configs/llamafactory_lora_sft.yaml",
+    )
+    add_data_arguments(ft, "the BQA data")
+    ft.add_argument("--split", default="train", help="split to export (default train, as the paper tuned)")
+    ft.add_argument("--out", type=Path, required=True, help="folder to write (media, data files, configs)")
+    ft.add_argument(
+        "--format", default="all", help="comma-separated: llava, llama-factory, ms-swift, or all (default)"
+    )
+    ft.add_argument(
+        "--media", choices=("video", "frames"), default="video", help="clips (default) or frames as JPEGs"
+    )
+    ft.add_argument("--limit", type=int, help="only the first N rows")
+    ft.add_argument(
+        "--model",
+        default="Qwen/Qwen2-VL-7B-Instruct",
+        help="what the LLaMA-Factory / ms-swift configs tune (default Qwen/Qwen2-VL-7B-Instruct; the paper's "
+        "VideoLLaMA2 trains from the llava file with configs/videollama2_lora.sh)",
+    )
+    ft.add_argument(
+        "--template", default="qwen2_vl", help="LLaMA-Factory chat template of --model (default qwen2_vl)"
+    )
+    add_frame_arguments(ft, "16 frames, with --media frames")
+    ft.set_defaults(func=_finetune_data)
 
     check = actions.add_parser(
         "check",
@@ -328,6 +365,27 @@ def _evaluate(args: argparse.Namespace) -> int:
         args, open_split, evaluate, 16, clients=clients, style=style.name,
         identity_extra={"preset": preset} if preset else None,
     )  # fmt: skip
+
+
+def _finetune_data(args: argparse.Namespace) -> int:
+    from bqa.data import open_split
+    from builders.evaluation.bqa_finetune import FORMATS, export_finetune_data
+    from builders.hub.source import data_from_args
+
+    formats = (
+        list(FORMATS)
+        if args.format.strip() == "all"
+        else [f.strip() for f in args.format.split(",") if f.strip()]
+    )
+    if args.media == "frames" and args.format.strip() == "all":
+        formats = [f for f in formats if f != "llava"]  # documented for videos only
+    data = open_split(data_from_args(args).folder, args.split)
+    result = export_finetune_data(
+        data, args.out, formats=formats, media=args.media, frames=frame_spec_from_args(args, None, 16),
+        limit=args.limit, model=args.model, template=args.template,
+    )  # fmt: skip
+    print(result.format())
+    return 0
 
 
 def _check(args: argparse.Namespace) -> int:
