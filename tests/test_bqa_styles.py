@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 
 from bqa.accuracy import bqa_accuracy
+from bqa.card import STYLE_NOTES
 from bqa.data import open_split
 from bqa.predictions import accuracy_inputs
 from builders.cli import main as cli_main
@@ -63,7 +64,9 @@ def run_args(data, out, server, *extra):
 
 
 def test_styles_are_named_the_same_everywhere():
-    assert list(STYLE_SUMMARIES) == list(STYLES)  # the CLI's argparse-cheap copy
+    assert (
+        list(STYLE_SUMMARIES) == list(STYLES) == list(STYLE_NOTES)
+    )  # the CLI's argparse-cheap copy, the card's
     assert [s.name for s in STYLES.values() if s.answer_leaking] == ["multimodal_cot"]
 
 
