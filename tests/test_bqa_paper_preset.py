@@ -93,3 +93,13 @@ def test_the_build_preset_asks_gemini_and_records_it_in_the_release(tmp_path):
     with pytest.raises(ValueError, match="preset"):
         cli_main(["-v", "bqa", "build", "--sample", "--limit", "12", "--work", str(work), "--llm-model", "gemini-1.5-pro",
                   "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-api-key-env", "none", "--fps", "1"])  # fmt: skip
+
+
+def test_the_help_names_the_paper_models():
+    from bqa.paper import GENERATION_MODEL
+    from builders.cli._bqa_paper import GENERATION_MODEL_ID, PAPER_MODEL_LABELS
+
+    assert (
+        PAPER_MODEL_LABELS == tuple(m.label for m in MODELS)
+        and GENERATION_MODEL_ID == GENERATION_MODEL.model_id
+    )
