@@ -23,7 +23,8 @@ SAFETY_KEYS = ("safety_settings", "safetySettings")
 SAFETY_NOT_SENT = (
     "not sent: Gemini's OpenAI-compatible endpoint documents no field for safety settings (its "
     "extra_body.google takes e.g. cached_content and thinking_config; a safety_settings field there has been "
-    "reported refused with HTTP 400); pass them with --llm-extra-body where an endpoint takes them"
+    "reported refused with HTTP 400); pass them with --llm-extra-body where an endpoint takes them (Vertex AI's "
+    "OpenAI-compatible endpoint: extra_body.google.safety_settings)"
 )
 
 
