@@ -173,7 +173,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ft.add_argument(
         "--media", choices=("video", "frames"), default="video", help="clips (default) or frames as JPEGs"
     )
-    ft.add_argument("--limit", type=int, help="only the first N rows")
+    ft.add_argument("--limit", type=POSITIVE_INT, metavar="N", help="only the first N rows")
     ft.add_argument(
         "--model",
         default="Qwen/Qwen2-VL-7B-Instruct",
