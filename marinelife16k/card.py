@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from marinelife16k.features import FEATURES
-from marinelife16k.questions import QUESTION_TEXTS
+from marinelife16k.questions import MOTION_TYPE, QUESTION_TEXTS
 from marinelife16k.vocabulary import (
     ATTRIBUTES,
     CAMERA_KINDS,
@@ -23,7 +23,7 @@ from marinelife16k.vocabulary import (
     MULTIPLE_CHOICE,
     QUESTION_TYPES,
 )
-from marinelife16k.workfolder import Release
+from marinelife16k.workfolder import NOT_ASKED, NOT_CENTRAL, Release
 
 DEFAULT_REPO_ID = "<namespace>/MarineLife-16K"
 CITATION = """@misc{marinelife16k,
@@ -100,6 +100,12 @@ DIMENSION_DESCRIPTIONS: dict[str, str] = {
 }
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
+#: The paper's condition and answer of type 7, and how this release applies them.
+MOTION_RULE = (
+    "only if `movement_behavior` describes the movement or state of the central object (the paper's "
+    "condition): the QA-generation LLM decides it in a field of its own reply, and the answer is that "
+    "movement alone, cut out of `movement_behavior` word for word (checked)"
+)
 
 
 def _size_category(n: int) -> str:
@@ -189,16 +195,39 @@ def _statistics(release: Release) -> str:
     )
 
 
+def _not_asked(release: Release) -> str:
+    """Which conditional questions the videos do not get and why (the release's ``not_asked``)."""
+    entries = release.not_asked()
+    if entries is None:
+        return "This release was built before the reasons for left-out conditional questions were recorded."
+    counts = Counter((e["type"], e["why"]) for e in entries)
+    rows = [[f"`{t}`", why, n] for (t, why), n in sorted(counts.items())]
+    motion = [e for e in entries if e["type"] == MOTION_TYPE and e["why"] == NOT_CENTRAL]
+    parts = [
+        "Conditional questions a video does not get, and why: its attribute is empty, or (type "
+        "`central_object_motion`) its `movement_behavior` does not describe the central object.",
+        _table(["type", "why", "videos"], rows) if rows else "Every video gets every conditional question.",
+    ]
+    if motion:  # all of them: the attributes do not tell which these are (an empty attribute does)
+        parts += [
+            "Videos whose `movement_behavior` is not about the central object (no `central_object_motion`):",
+            _table(["video", "reason"], [[f"`{e['id']}`", e["reason"]] for e in motion]),
+        ]
+    return "\n\n".join(parts)
+
+
 def card_body(release: Release, *, repo_id: str = DEFAULT_REPO_ID) -> str:
     """The card's Markdown, with this release's numbers and provenance."""
     attribute_rows = [[f"`{name}`", ATTRIBUTE_DESCRIPTIONS[name]] for name in ATTRIBUTES]
     type_rows = []
     for name, qtype in QUESTION_TYPES.items():
         when = "always" if qtype.mandatory else f"only if `{qtype.condition_attribute}` is non-empty"
+        if name == MOTION_TYPE:
+            when = MOTION_RULE
         type_rows.append([f"`{name}`", qtype.question_format, qtype.dimension, when, QUESTION_TEXTS[name]])
     dimension_rows = [[d, DIMENSION_DESCRIPTIONS[d]] for d in (*DIMENSIONS, "caption")]
     qa_fields = ", ".join(f"`{name}`" for name in FEATURES["qa"])
-    meta = {k: v for k, v in release.meta.items() if k != "video_root"}
+    meta = {k: v for k, v in release.meta.items() if k not in ("video_root", NOT_ASKED)}  # listed above
     return f"""
 # MarineLife-16K
 
@@ -256,7 +285,8 @@ Multiple-choice prompts are the question, then `(A) ... (B) ... (C) ... (D) ...`
 `Answer with the option letter only.`; the answer is the letter. The right option is built from the
 attributes (`color: ...; size/shape: ...` for appearance, `camera position/view: ...; camera
 angle/movement: ...` for camera motion, the comma-separated central and additional objects for
-object detection); the three wrong options
+object detection, the central object's own movement or state, cut out of `movement_behavior`, for
+`central_object_motion`); the three wrong options
 were written by an LLM (see the build metadata below for this release's source). Open-ended prompts are the question
 alone; `answer_text` is the reference answer (for `caption`, the video's final caption).
 Ids: `question_id` = `{{collection}}--{{video file stem}}--q{{index}}`, indices 1, 2, ... per video.
@@ -275,6 +305,8 @@ not negated ("no panning"); static otherwise. The paper does not publish its rul
 ## This release
 
 {_statistics(release)}
+
+{_not_asked(release)}
 
 Build metadata:
 

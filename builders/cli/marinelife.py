@@ -355,18 +355,21 @@ def _judge(args: argparse.Namespace) -> int:
 
 def _check_attributes(args: argparse.Namespace) -> int:
     from marinelife16k.annotations import read_annotations
-    from marinelife16k.questions import applicable_types
+    from marinelife16k.questions import candidate_types
     from marinelife16k.sample import sample_attributes_path, sample_video_root
 
     path = args.attributes or sample_attributes_path()
     video_root = args.video_root or (None if args.attributes else sample_video_root())
     rows = read_annotations(path, video_root=video_root)
-    types = Counter(t for row in rows for t in applicable_types(row))
+    types = Counter(t for row in rows for t in candidate_types(row))
     print(f"{path}: {len(rows)} videos" + (f", all found under {video_root}" if video_root else ""))
     print(f"  collections: {dict(Counter(r['collection'] for r in rows))}")
     print(f"  camera kinds: {dict(Counter(r['camera_kind'] for r in rows))}")
     print(f"  with a caption: {sum(bool(r['caption']) for r in rows)}")
-    print(f"  questions per type: {dict(types)} (total {sum(types.values())})")
+    print(
+        f"  questions per type, at most: {dict(types)} (total {sum(types.values())}; central_object_motion is "
+        "asked only where QA generation finds that movement_behavior describes the central object)"
+    )
     return 0
 
 
