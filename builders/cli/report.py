@@ -110,8 +110,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "config's rows; replies to open-ended questions may be present and are left to the judge. "
             "Judge results (already computed by the judge metric; this command calls no LLM): a JSON file "
             '{"<model>": {"oemu": <result>, "caption": <result>}} where a result has score, criteria, n, '
-            "n_failed and by_camera {static|moving: {score, criteria, n}}. Sections: accuracy per dimension "
-            "(Table 3), the Table 3 summary with OEMU, caption scores BEH/AH/ECF by camera (Table 4)."
+            "n_failed and by_camera {static|moving: {score, criteria, n}}. Sections: accuracy per dimension with "
+            "intervals, Table 3 and the caption table (BEH/AH/ECF for static and moving camera) in the paper's "
+            "layout (model groups, Backbone, Average rows from --models), judge scores by camera."
         ),
         epilog="Example: vqabench report marinelife --data hub/MarineLife-16K --predictions qwen=qwen.jsonl "
         "--judge-results judge.json --out reports/marine-test",
@@ -127,6 +128,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="FILE",
         help="judge results JSON (repeatable)",
+    )
+    marine.add_argument(
+        "--models",
+        type=Path,
+        metavar="FILE",
+        help="CSV with a header row and columns name,group,backbone: each model's group and backbone, for "
+        "Table 3 and the caption table in the paper's layout (group rows, a Backbone column, an Average row "
+        "per group, the moving-minus-static difference of the caption averages); names as in --predictions "
+        "and the judge results",
     )
     marine.set_defaults(func=_marinelife)
 
@@ -179,6 +189,7 @@ def _marinelife(args: argparse.Namespace) -> int:
         allow_missing=args.allow_missing,
         allow_mixed=args.allow_mixed,
         answer_parser=answer_parser,
+        models=args.models,
     )
     for name, m in report.metrics["models"].items():
         if "accuracy" in m:

@@ -29,8 +29,16 @@ from builders.hub.source import DataSource
 from builders.report.document import Report, Section, write_report
 from builders.report.harness_outputs import read_prediction_lines
 from builders.report.inputs import align, read_predictions
+from builders.report.model_groups import Arranged, ModelRow, arrange, read_models_file
 from builders.report.paired import accuracy_pairs, paired_section, score_pairs
-from builders.report.paper_tables import camera_scores, table3, table4
+from builders.report.paper_tables import (
+    camera_scores,
+    caption_table,
+    caption_values,
+    group_averages,
+    table3,
+    table3_values,
+)
 from builders.report.parser_change import parser_change_section, run_parser_change
 from builders.report.plots import Bar, grouped_bars
 from builders.report.provenance import (
@@ -298,12 +306,45 @@ def _accuracy_section(models: Mapping[str, dict], out_dir: Path, split: str) -> 
     return Section("Multiple-choice accuracy by dimension (0-100)", body, [(figure, "Accuracy by dimension")])
 
 
-def _table3_section(accuracy: Mapping[str, dict], judge: Mapping[str, dict]) -> Section:
-    names = list(dict.fromkeys([*accuracy, *judge]))
+GROUPS_NOTE = (
+    "Model groups and backbones come from --models FILE (name,group,backbone). An Average row is the mean of "
+    'its group\'s model rows (over the models that have the value; "(k of n)" when only k of its n models '
+    "have it), unrounded before it is shown; a group of one model, or models in no group, have none."
+)
+
+
+def _table3_section(
+    accuracy: Mapping[str, dict], judge: Mapping[str, dict], groups: Arranged
+) -> tuple[Section, list[dict[str, Any]]]:
     entries = {
-        name: (accuracy.get(name, {}).get("accuracy"), judge.get(name, {}).get(OEMU)) for name in names
+        row.name: (accuracy.get(row.name, {}).get("accuracy"), judge.get(row.name, {}).get(OEMU))
+        for row in groups.rows
     }
-    return Section("Summary in the paper's Table 3 layout", [table3(entries)], [])
+    body = [
+        table3(groups, entries),
+        "Multiple-choice accuracy (0-100) per dimension and the OEMU judge score (0-5), in the layout of the "
+        f"paper's Table 3. {GROUPS_NOTE}",
+    ]
+    return Section("Table 3 (paper layout)", body, []), group_averages(groups, table3_values(groups, entries))
+
+
+def _caption_section(
+    judge: Mapping[str, dict], groups: Arranged
+) -> tuple[Section, list[dict[str, Any]]] | None:
+    captions = {row.name: judge.get(row.name, {}).get(CAPTION) for row in groups.rows}
+    if not any(captions.values()):
+        return None
+    body = [
+        caption_table(groups, captions),
+        "Caption judge scores (0-5) on Biological Entity Hallucination (BEH), Action Hallucination (AH) and "
+        "Environmental Context Fabrication (ECF), for videos with a static and a moving camera, in the layout of "
+        f"the paper's caption table. {GROUPS_NOTE} A moving-camera average is followed by its difference from "
+        "the static-camera average (moving minus static, of the unrounded averages; the paper subtracts its "
+        "rounded ones, so its differences may be 0.01 off).",
+    ]
+    return Section("Caption table (paper layout)", body, []), group_averages(
+        groups, caption_values(groups, captions)
+    )
 
 
 def _criterion(result: Mapping[str, Any], camera: str | None, name: str) -> float | None:
@@ -388,11 +429,7 @@ def _judge_section(judge: Mapping[str, dict], out_dir: Path, split: str) -> Sect
         )
     if captions:
         columns = [(cam, c) for cam in CAMERA_KINDS for c in CAPTION_CRITERIA]
-        body += [
-            f"**{JUDGE_TASKS[CAPTION]}**, in the paper's Table 4 layout",
-            table4(captions),
-            markdown_table(["", *captions], _judge_rows(captions)),
-        ]
+        body += [f"**{JUDGE_TASKS[CAPTION]}**", markdown_table(["", *captions], _judge_rows(captions))]
         series = {
             name: [
                 Bar(_criterion(r, cam, c), _criterion_ci(r, cam, c), camera_scores(r, cam).get("n"))
@@ -439,6 +476,7 @@ def write_marinelife_report(
     allow_missing: bool = False,
     allow_mixed: bool = False,
     answer_parser: str | None = None,
+    models: str | os.PathLike[str] | Sequence[ModelRow] | None = None,
 ) -> Report:
     """Score each model's multiple-choice replies on ``split`` of ``data``, add the judge results,
     and write ``report.md``, ``metrics.json`` and the PNGs to ``out_dir``.
@@ -449,10 +487,14 @@ def write_marinelife_report(
     side runs made with other frames, prompt or parser versions (marked), instead of refusing.
     ``answer_parser``: ``NAME@VERSION`` reading the replies (``--parser``; default the current
     default); the "Answer parser change" section shows what it changes against each run's own.
+    ``models``: a ``--models`` CSV (or its rows, :mod:`builders.report.model_groups`) giving each
+    model's group and backbone for the paper's layouts of Table 3 and the caption table.
     """
     judge = read_judge_results(judge_results)
     if not predictions and not judge:
         raise ValueError("nothing to report: give --predictions and/or --judge-results")
+    listed = read_models_file(models) if isinstance(models, (str, os.PathLike)) else models
+    groups = arrange([*predictions, *judge], listed, where=str(models) if listed is not None else "--models")
     reference = load_marinelife_split(data, split)
     accuracy = score_marinelife(
         reference, predictions, allow_missing=allow_missing, answer_parser=answer_parser
@@ -529,7 +571,20 @@ def write_marinelife_report(
     sections = [Section("How each run was made", runs_section_body(runs, mixed, rubrics))]
     if accuracy:
         sections.append(_accuracy_section(accuracy, out, split))
-    sections.append(_table3_section(accuracy, judge))
+    table3_section, table3_groups = _table3_section(accuracy, judge, groups)
+    sections.append(table3_section)
+    captioned = _caption_section(judge, groups)
+    if captioned:
+        sections.append(captioned[0])
+    metrics["groups"] = {
+        "models": [{"name": r.name, "group": r.group, "backbone": r.backbone} for r in groups.rows],
+        "table3": table3_groups,
+        "caption": captioned[1] if captioned else [],
+    }
+    if groups.without_results:
+        intro.append(
+            f"Listed in the models file without results here (not shown): {', '.join(groups.without_results)}."
+        )
     judged = _judge_section(judge, out, split)
     if judged:
         sections.append(judged)
