@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
 from builders.hub.source import add_data_arguments
+from builders.hub.subset import add_subset_arguments
 from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.runs.steps import DEFAULT_BATCH_SIZE
@@ -147,6 +148,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     j.add_argument(
         "--split", default="test", help="with --data: the split the answers are for (default test)"
     )
+    add_subset_arguments(j, "videos")
     j.add_argument(
         "--allow-missing",
         action="store_true",
@@ -300,6 +302,7 @@ def _judge(args: argparse.Namespace) -> int:
     from builders.evaluation.marinelife import judge
     from builders.files.jsonio import write_json_atomic
     from builders.hub.source import data_from_args
+    from builders.hub.subset import ALL, FIELD, selection_from_args
     from builders.report.marinelife_report import judgeable_rows
     from builders.report.provenance import run_provenance
     from builders.scoring.judge import judge_client_from_args
@@ -307,7 +310,15 @@ def _judge(args: argparse.Namespace) -> int:
     if not args.predictions.is_file():
         raise FileNotFoundError(f"no predictions file at {args.predictions}")
     source = data_from_args(args)
-    rows, missing = judgeable_rows(args.predictions, source, args.split, allow_missing=args.allow_missing)
+    rows, missing, subset = judgeable_rows(
+        args.predictions,
+        source,
+        args.split,
+        allow_missing=args.allow_missing,
+        videos=selection_from_args(args),
+    )
+    if subset is not None:
+        print(f"judging the answers on {subset.label}")
     if missing:
         print(
             f"{len(missing)} open-ended question(s) without an answer, not judged: {', '.join(missing[:10])}"
@@ -329,6 +340,8 @@ def _judge(args: argparse.Namespace) -> int:
         "predictions": str(args.predictions),
         "dataset": source.provenance() if source else run.get("data"),
         "split": args.split if source else run.get("split"),
+        # the videos judged: the subset asked for, else those of the run (all, or its own subset)
+        FIELD: subset.provenance() if subset is not None else ALL if source else run.get(FIELD),
         "run": run,
     }
     for result in results.values():

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from builders.hub.source import add_data_arguments
+from builders.hub.subset import add_subset_arguments
 
 _PREDICTIONS_HELP = (
     "a model's predictions, NAME=FILE (JSONL, or an lmms-eval sample log / VLMEvalKit xlsx/tsv result "
@@ -14,9 +15,10 @@ _PREDICTIONS_HELP = (
 )
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def _common(parser: argparse.ArgumentParser, videos: str) -> None:
     add_data_arguments(parser, "the dataset the predictions answer (its reference answers are joined by id)")
     parser.add_argument("--split", default="test", help="split to score (default: test)")
+    add_subset_arguments(parser, videos)
     parser.add_argument(
         "--out", type=Path, required=True, help="report folder (report.md, metrics.json, *.png)"
     )
@@ -28,8 +30,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-mixed",
         action="store_true",
-        help="lay side by side runs whose recorded frame spec, prompt version or parser version differ "
-        "(marked as mixed in the report) instead of refusing",
+        help="lay side by side runs whose recorded frame spec, prompt version, parser version or videos "
+        "(a named subset, or the whole split) differ (marked as mixed in the report) instead of refusing",
     )
     parser.add_argument(
         "--parser",
@@ -92,7 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: vqabench report bqa --data hub/BQA --split test --predictions gpt4o=gpt4o.jsonl "
         "--predictions gemini=gemini.jsonl --out reports/bqa-test",
     )
-    _common(bqa)
+    _common(bqa, "clips (items)")
     bqa.add_argument(
         "--predictions", action="append", required=True, metavar="NAME=FILE", help=_PREDICTIONS_HELP
     )
@@ -117,7 +119,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: vqabench report marinelife --data hub/MarineLife-16K --predictions qwen=qwen.jsonl "
         "--judge-results judge.json --out reports/marine-test",
     )
-    _common(marine)
+    _common(marine, "videos")
     marine.add_argument(
         "--predictions", action="append", default=[], metavar="NAME=FILE", help=_PREDICTIONS_HELP
     )
@@ -149,6 +151,7 @@ def _print_done(report) -> None:
 
 def _bqa(args: argparse.Namespace) -> int:
     from builders.hub.source import data_from_args
+    from builders.hub.subset import selection_from_args
     from builders.report import named_paths, write_bqa_report
 
     answer_parser = _checked_parser(args)
@@ -161,6 +164,7 @@ def _bqa(args: argparse.Namespace) -> int:
         group_mapping=args.group_mapping,
         allow_mixed=args.allow_mixed,
         answer_parser=answer_parser,
+        videos=selection_from_args(args),
     )
     for name, m in report.metrics["models"].items():
         r = m["metrics"]
@@ -177,6 +181,7 @@ def _bqa(args: argparse.Namespace) -> int:
 
 def _marinelife(args: argparse.Namespace) -> int:
     from builders.hub.source import data_from_args
+    from builders.hub.subset import selection_from_args
     from builders.report import named_paths, write_marinelife_report
 
     answer_parser = _checked_parser(args)
@@ -190,6 +195,7 @@ def _marinelife(args: argparse.Namespace) -> int:
         allow_mixed=args.allow_mixed,
         answer_parser=answer_parser,
         models=args.models,
+        videos=selection_from_args(args),
     )
     for name, m in report.metrics["models"].items():
         if "accuracy" in m:
