@@ -13,14 +13,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from marinelife16k.features import FEATURES
+from marinelife16k.paper import BUILD_MODEL, EVALUATION, JUDGE_MODEL, PAPER_MODELS
 from marinelife16k.questions import MOTION_TYPE, QUESTION_TEXTS
+from marinelife16k.stats import clip_durations, release_stats, stat_tables
 from marinelife16k.vocabulary import (
     ATTRIBUTES,
-    CAMERA_KINDS,
     CAPTION_CRITERIA,
-    COLLECTIONS,
     DIMENSIONS,
-    MULTIPLE_CHOICE,
     QUESTION_TYPES,
 )
 from marinelife16k.workfolder import NOT_ASKED, NOT_CENTRAL, Release
@@ -165,34 +164,31 @@ def _public(value: Any) -> Any:
 
 
 def _statistics(release: Release) -> str:
-    split_of = release.splits()
-    splits = release.split_names()
-    videos = Counter(row["split"] for row in release.videos)
-    questions = Counter(split_of[r["id"]] for r in release.records)
-    mcq = Counter(split_of[r["id"]] for r in release.records if r["question_format"] == MULTIPLE_CHOICE)
-    rows = [[s, videos[s], questions[s], mcq[s], questions[s] - mcq[s]] for s in splits]
-    rows.append(
-        [
-            "**total**",
-            len(release.videos),
-            len(release.records),
-            sum(mcq.values()),
-            len(release.records) - sum(mcq.values()),
-        ]
-    )
-    by_type = Counter((split_of[r["id"]], r["type"]) for r in release.records)
-    type_rows = [[t, QUESTION_TYPES[t].dimension, *(by_type[(s, t)] for s in splits)] for t in QUESTION_TYPES]
-    kinds = Counter((row["split"], row["camera_kind"]) for row in release.videos)
-    sources = Counter((row["split"], row["collection"]) for row in release.videos)
-    other_rows = [[f"camera: {k}", *(kinds[(s, k)] for s in splits)] for k in CAMERA_KINDS]
-    other_rows += [[f"collection: {c}", *(sources[(s, c)] for s in splits)] for c in COLLECTIONS]
-    return "\n\n".join(
-        [
-            _table(["split", "videos", "questions", "multiple choice", "open-ended"], rows),
-            _table(["type", "dimension", *splits], type_rows),
-            _table(["videos", *splits], other_rows),
-        ]
-    )
+    """The release's statistics (:mod:`marinelife16k.stats`), beside the paper's, hours measured from
+    the clips when they are all on disk."""
+    files = {row["id"]: release.video_file(row) for row in release.videos}
+    durations = clip_durations(files) if all(path.is_file() for path in files.values()) else None
+    stats = release_stats(release.videos, release.records, durations=durations)
+    blocks = []
+    for table in stat_tables(stats):
+        blocks += [f"**{table.title}**", _table(table.header, table.rows)]
+        if table.note:
+            blocks.append(table.note)
+    notes = "\n".join(f"- {note}" for note in stats["paper_notes"])
+    blocks += ["### Where the paper's figures disagree with its rules", notes]
+    return "\n\n".join(blocks)
+
+
+def _paper_models() -> str:
+    rows = [[name, group, backbone] for name, group, backbone in PAPER_MODELS]
+    return f"""The paper built its captions and questions (captioner, reviewer, refiner, QA generation) with
+{BUILD_MODEL} and used {JUDGE_MODEL} as its LLM judge. It evaluated these models ({EVALUATION}); the
+names, groups and backbones are its Table 3's (the text calls Claude-Opus-4.8 "Claude-4.8-Opus"):
+
+{_table(["model", "group", "backbone"], rows)}
+
+This is information about the paper, not a setting: this release's own build models are in the build
+metadata above, and the tools call no model (and no paid API) unless one is named with `--llm-model`."""
 
 
 def _not_asked(release: Release) -> str:
@@ -313,6 +309,10 @@ Build metadata:
 ```json
 {json.dumps(_public(meta), indent=2, ensure_ascii=False)}
 ```
+
+## The paper's models
+
+{_paper_models()}
 
 ## Citation
 

@@ -1,6 +1,7 @@
 """``vqabench marinelife``: regenerate MarineLife-16K captions and QA with an LLM (``build``), run a
 VideoLLM on a split (``evaluate``) and judge its open-ended answers (``judge``), and work with its data
-(``check-attributes``, ``validate`` QA records, write the ``sample`` work folder, ``export`` in Hub layout)."""
+(``check-attributes``, ``validate`` QA records, release ``stats``, write the ``sample`` work folder,
+``export`` in Hub layout)."""
 
 from __future__ import annotations
 
@@ -190,6 +191,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     validate.add_argument("qa", type=Path, help="QA JSONL file")
     validate.add_argument("--attributes", type=Path, help="attribute file of the videos (CSV or JSONL)")
     validate.set_defaults(func=_validate)
+
+    stats = actions.add_parser(
+        "stats",
+        help="a release's statistics beside the paper's (Table 1 row, questions, Figure 5), with PNG plots",
+        description="Count, per split and in total: hours of video (measured from the clips), videos, video-text "
+        "pairs, sentences per caption and caption length in words (mean and distribution), questions per type "
+        "and dimension, multiple-choice and open-ended questions, type 7 asked or not (and why), object "
+        "instance frequencies (objects 1-4) and fine-grained attribute value frequencies; print them beside the "
+        "paper's figures, with the places where the paper's figures disagree with its own rules. With --out, "
+        "also write report.md, metrics.json (every number) and PNG plots in the spirit of the paper's Figure 5.",
+        epilog="Example: vqabench marinelife stats --data hub/MarineLife-16K --out stats/",
+    )
+    add_data_arguments(stats, "the release: a work folder, an exported Hub-layout folder or a Hub repo id")
+    stats.add_argument("--out", type=Path, help="folder for report.md, metrics.json and the PNG plots")
+    stats.add_argument(
+        "--top",
+        type=int,
+        default=10,
+        help="most frequent values shown per object slot and attribute (default 10)",
+    )
+    stats.add_argument(
+        "--no-durations", action="store_true", help="do not read the clips: hours of video are not measured"
+    )
+    stats.set_defaults(func=_stats)
 
     sample = actions.add_parser(
         "sample",
@@ -398,6 +423,27 @@ def _validate(args: argparse.Namespace) -> int:
         print(problem)
     print(f"{args.qa}: {len(records)} records, {len(problems)} violation(s)")
     return 1 if problems else 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from builders.hub.source import data_from_args
+    from builders.report.marinelife_stats import write_marinelife_stats
+
+    if args.top < 1:
+        raise ValueError(f"--top must be at least 1, got {args.top}")
+    with tempfile.TemporaryDirectory(prefix="marinelife-stats-") as tmp:
+        out = args.out or Path(tmp)
+        report, blocks = write_marinelife_stats(
+            data_from_args(args), out, measure=not args.no_durations, top=args.top
+        )
+        print("\n\n".join(blocks))
+    if args.out:
+        print(
+            f"\nwrote {report.markdown}, {report.metrics_file.name} and {len(report.figures)} PNG plot(s) in {args.out}"
+        )
+    return 0
 
 
 def _sample(args: argparse.Namespace) -> int:
