@@ -154,7 +154,9 @@ def test_export_layout_and_card(exported):
     for dimension in DIMENSIONS:
         assert f"| {dimension} | {DIMENSION_DESCRIPTIONS[dimension]} |" in body
     assert "qa.id == videos.id" in body
-    assert "| total | 24 | 24 | 0.027 | 203 | 155 | 48 | 13 | 11 | 12 | 12 |" in body  # 2 open-ended per video
+    assert (
+        "| total | 24 | 24 | 0.027 | 203 | 155 | 48 | 13 | 11 | 12 | 12 |" in body
+    )  # 2 open-ended per video
     assert "video_root" not in body  # no local paths in the card
 
 
