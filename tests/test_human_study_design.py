@@ -59,6 +59,10 @@ def test_options_that_contradict_the_design_are_refused(given, named):
         _paper("marinelife16k", **given)
     assert named in str(err.value)
     assert _paper("marinelife16k", size=100, draw="random").size == 100  # agreeing options are fine
+    with pytest.raises(ValueError, match="--draw 'even': expected one of random, stratified"):
+        resolve(
+            "bqa", paper=False, size=None, raters=None, ratings_per_item=None, draw="even", defaults=DEFAULTS
+        )
 
 
 def test_cli_applies_the_design_and_defaults_to_a_random_draw(built_samples, tmp_path, capsys):

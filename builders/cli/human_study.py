@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 
 from builders.hub.source import add_data_arguments
-from builders.human_study.draw import DRAWS, RANDOM
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     make.add_argument("--size", type=int, help="items to draw (default: 100, the papers' size)")
     make.add_argument(
         "--draw",
-        choices=DRAWS,
+        metavar="random|stratified",
         help="random (default; both papers drew at random) or stratified (proportional to Easy/Hard for "
         "BQA, to question type for MarineLife-16K)",
     )
@@ -127,6 +126,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _make(args: argparse.Namespace) -> int:
     from builders.hub.source import data_from_args
     from builders.human_study.designs import Settings, resolve
+    from builders.human_study.draw import RANDOM
     from builders.human_study.make import make_study  # lazy: keeps 'vqabench --help' fast
 
     settings = resolve(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from builders.human_study.draw import RANDOM
+from builders.human_study.draw import DRAWS, RANDOM
 from builders.human_study.study import BQA, MARINELIFE
 
 
@@ -65,6 +65,8 @@ def resolve(
 ) -> Settings:
     """The study's settings: ``defaults`` overridden by the options given, or (``paper``) the
     paper's design, with any given option that contradicts it refused (ValueError naming it)."""
+    if draw is not None and draw not in DRAWS:
+        raise ValueError(f"--draw {draw!r}: expected one of {', '.join(DRAWS)}")
     if not paper:
         return Settings(
             size if size is not None else defaults.size,
