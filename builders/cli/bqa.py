@@ -115,7 +115,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="single_word",
         help="the paper's prompt styles: answer in a single word, or give a rationale first (CoT)",
     )
-    add_prediction_arguments(e, dataset="BQA", unit="rows", frames="16 frames")
+    add_prediction_arguments(e, dataset="BQA", unit="rows", frames="16 frames", videos="clips (rows)")
     e.set_defaults(func=_evaluate)
 
     check = actions.add_parser(
