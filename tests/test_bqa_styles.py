@@ -4,6 +4,7 @@ cached, resumable and recorded, over one decode of the frames; blocked replies c
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 
@@ -203,3 +204,26 @@ def test_a_blocked_reply_is_counted_as_blocked_not_as_a_failure(bqa, tmp_path, c
         assert cli_main(args) == 0 and server.chat_requests == []  # nor asked again on a rerun
     assert "rejected: blocked: 3" in printed and "0 failures, 3 blocked" in printed
     assert [p["id"] for p in read_jsonl(out)] == [rows[0]["id"], rows[4]["id"], rows[5]["id"]]
+
+
+def test_a_two_stage_style_on_a_named_subset_of_the_clips(bqa, tmp_path):
+    """``--videos FILE`` with ``--style multimodal_cot``: only the named clips' rows are asked (two
+    requests each), and every line records the style, the leak and the subset."""
+    rows = open_split(bqa.hub, "train").rows
+    chosen = sorted(r["id"] for r in rows)[:2]
+    ids = tmp_path / "two.txt"
+    ids.write_text("\n".join(chosen) + "\n")
+    out = tmp_path / "cot-two.jsonl"
+    with ChatServer(model=None) as server:
+        server.handler = TwoStage()
+        assert (
+            cli_main(run_args(bqa.hub, out, server, "--style", "multimodal_cot", "--videos", str(ids))) == 0
+        )
+        assert sorted(stage(r.body) for r in server.chat_requests) == [1, 1, 2, 2]
+    lines = read_jsonl(out)
+    assert sorted(line["id"] for line in lines) == chosen
+    for line in lines:
+        assert line["style"] == "multimodal_cot" and line["answer_leaking"] is True and line["rationale"]
+        assert line["provenance"]["style"] == "multimodal_cot"
+        subset = line["provenance"]["videos"]
+        assert (subset["n"], subset["sha256"]) == (2, hashlib.sha256("\n".join(chosen).encode()).hexdigest())

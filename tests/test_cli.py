@@ -50,7 +50,7 @@ def test_dataset_commands_are_symmetric():
         "stats",
     ]
     assert sorted(_actions(commands["marinelife"])) == [
-        "build", "check-attributes", "evaluate", "export", "judge", "sample", "validate",
+        "build", "check-attributes", "evaluate", "export", "judge", "sample", "stats", "validate",
     ]  # fmt: skip
 
 

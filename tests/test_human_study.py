@@ -38,7 +38,7 @@ RATERS = ["r1", "r2", "r3"]
 def bqa_study(built_samples, tmp_path_factory):
     root = tmp_path_factory.mktemp("bqa-study")
     args = ["human-study", "make", "bqa", "--data", str(built_samples["bqa"].hub), "--split", "train",
-            "--size", "10", "--seed", "7", "--draw", "stratified", "--out", str(root / "study")]  # fmt: skip
+            "--draw", "stratified", "--size", "10", "--seed", "7", "--out", str(root / "study")]  # fmt: skip
     assert cli_main(args) == 0
     rows = {r["id"]: r for r in built_samples["bqa"].loaded["default"]["train"].to_list()}
     return {
@@ -70,10 +70,16 @@ def test_the_draw_is_stratified_reproducible_and_recorded(bqa_study, built_sampl
     assert [i.id for i in Study.read(again).items] == [i.id for i in study.items]
     other = tmp_path / "other"
     assert (
-        cli_main([*bqa_study["args"][:9], "--seed", "8", *bqa_study["args"][11:-2], "--out", str(other)]) == 0
+        cli_main([*bqa_study["args"][:11], "--seed", "8", "--out", str(other), *bqa_study["args"][15:]]) == 0
     )
     assert Study.read(other).study_id != study.study_id
     assert study.draw == "stratified"
+    # A record written before draws had names (no "draw", no "design") reads as stratified, same id.
+    old = json.loads((bqa_study["dir"] / "study.json").read_text())
+    del old["draw"], old["design"]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    legacy = Study.read(tmp_path / "old.json")
+    assert (legacy.draw, legacy.study_id) == ("stratified", study.study_id)
 
 
 def test_the_default_draw_is_random_as_in_the_papers(bqa_study, built_samples, tmp_path):
@@ -172,6 +178,7 @@ def test_bqa_score_matches_independent_statistics(bqa_study, tmp_path):
     assert cli_main(["human-study", "score", str(bqa_study["dir"]), *map(str, files), "--out", str(out),
                      "--predictions", f"oracle={model}"]) == 0  # fmt: skip
     metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["draw"] == "stratified"  # the scores say how the study was drawn
     right = {i.id: rows[i.id]["choices"].index(rows[i.id]["answer"]) for i in study.items}
     difficulty = {i.id: rows[i.id]["difficulty"] for i in study.items}
     for label in ("Easy", "Hard", "Total"):
@@ -243,8 +250,9 @@ def marine_study(built_samples, tmp_path_factory):
     rows = write_marine_predictions(work, "test", root / "qwen.jsonl")
     judge = write_judge_results(rows, root / "judge.json", "qwen", root / "judge-cache.sqlite")
     assert cli_main(["human-study", "make", "marinelife16k", "--data", str(work), "--split", "test", "--size", "6",
+                     "--draw", "stratified",
                      "--seed", "3", "--predictions", str(root / "qwen.jsonl"), "--raters", "a,b,c,d",
-                     "--ratings-per-item", "3", "--draw", "stratified", "--out", str(root / "study")]) == 0  # fmt: skip
+                     "--ratings-per-item", "3", "--out", str(root / "study")]) == 0  # fmt: skip
     return {
         "dir": root / "study",
         "study": Study.read(root / "study"),

@@ -143,7 +143,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="evaluation style (see above; 'rationale' is the old name of reason_then_answer)",
     )
     add_preset_argument(e, "bqa evaluate")
-    add_prediction_arguments(e, dataset="BQA", unit="rows", frames="16 frames")
+    add_prediction_arguments(e, dataset="BQA", unit="rows", frames="16 frames", videos="clips (rows)")
     add_derived_llm_arguments(
         e, RATIONALE_PREFIX, RATIONALE_ENV_PREFIX, "rationale LLM (two-stage styles)",
         "who writes stage 1's rationales (default: the --llm-* model)",

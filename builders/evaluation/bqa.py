@@ -18,7 +18,8 @@ decode, both cached. Output, one JSON object per row in split order::
      "rationale_usage",
      "provenance": {"tool", "data" (folder + fingerprint, or repo_id + revision + commit), "split",
                     "style", "answer_leaking", "frames", "limit", "model_asked",
-                    "rationale_model_asked" (two-stage)}}
+                    "rationale_model_asked" (two-stage), "videos" (only on a named subset of the
+                    split's clips)}}
 
 so that ``metrics/bqa_accuracy`` can score it from the file alone (``predictions=raw_output``,
 ``rationales=rationale``: the leakage check runs on every style that has rationales).
@@ -44,6 +45,7 @@ from builders.evaluation.bqa_answers import (
     stage2_request,
 )
 from builders.evaluation.run import PredictionRun, run_predictions, save_run_summary
+from builders.hub.subset import FIELD, VideoSelection, filter_by_video
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.runs.frames import Images, decode_images
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, FollowUp, Outcome, llm_fields
@@ -120,6 +122,7 @@ def evaluate(
     identity: Mapping[str, Any] | None = None,
     images_of: Images = decode_images,
     rationale_client: LLMClient | None = None,
+    videos: VideoSelection | None = None,
 ) -> EvalSummary:
     """Predict every row (the first ``limit``) of ``data``; write ``out`` once all have a record.
 
@@ -128,6 +131,8 @@ def evaluate(
     ``images_of``: how frames are made (:mod:`builders.runs.frames`; ``--estimate`` probes them); a
     two-stage style calls it once per row, and both stages show those frames.
     ``rationale_client``: who writes stage 1 of a two-stage style (default: ``client``).
+    ``videos``: only the rows of a named subset of the split's clips (a BQA item is one clip: its
+    ``id``), recorded in every line's provenance as ``videos`` (:mod:`builders.hub.subset`).
     """
     s = get_style(style)
     if rationale_client is not None and not s.two_stage:
@@ -136,25 +141,31 @@ def evaluate(
         )
     stage1 = rationale_client or client
     frames = frames or FrameSpec(fps=None, num_frames=16)
+    subset = (
+        videos.choose([r["id"] for r in data.rows], split=data.split, source=data.source) if videos else None
+    )
     config: dict[str, Any] = {
         **(identity or {"source": data.source}),
         "style": s.name,
         "answer_leaking": s.answer_leaking,
         "frames": frames.to_json(),
         "limit": limit,
+        **({FIELD: subset.provenance()} if subset else {}),
     }
     if s.two_stage:
         config["rationale_model_asked"] = stage1.settings.model
         if stage1 is not client and stage1.estimate is None:
             config["rationale_llm"] = stage1.settings.cache_identity()
-    rows = data.rows[:limit] if limit else data.rows
-    items = [{"id": row["id"], "index": i} for i, row in enumerate(rows)]
+    # Positions in the split: a row's clip is data.video(position).
+    positions = filter_by_video(range(len(data.rows)), lambda i: data.rows[i]["id"], subset)
+    positions = positions[:limit] if limit else positions
+    items = [{"id": data.rows[i]["id"], "index": i} for i in positions]
 
     def record(row: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> dict[str, Any]:
         return {**prediction_record(row, s.name, result.value), **llm_fields(result, request, client)}
 
     def request_of(item: Mapping[str, Any]) -> LLMRequest | FollowUp:
-        row = rows[item["index"]]
+        row = data.rows[item["index"]]
         video = data.video(item["index"])
         if not s.two_stage:
             return answer_request(row["question"], row["choices"], video, frames, s.name, images_of=images_of)
@@ -173,7 +184,7 @@ def evaluate(
         return FollowUp(second, done, client)
 
     def outcome(item: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
-        return Outcome(record(rows[item["index"]], request, result))
+        return Outcome(record(data.rows[item["index"]], request, result))
 
     run, predictions = run_predictions(
         work_dir, out, items, client, request_of, outcome, config=config, step=STEP,
@@ -182,5 +193,6 @@ def evaluate(
     )  # fmt: skip
     summary = EvalSummary(**vars(run))
     summary.scores = quick_scores(predictions, data, s.name)
+    summary.videos = subset.label if subset else None
     save_run_summary(work_dir, summary)
     return summary

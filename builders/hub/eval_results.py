@@ -11,7 +11,8 @@ Format (https://huggingface.co/docs/hub/eval-results, written with huggingface_h
 The format has no field for an interval or for how the run was made, so both go in ``notes`` as
 ``key=value`` pairs separated by ``"; "`` (:func:`parse_notes` reads them back): the provenance the run
 recorded in its ``metrics.json`` (tool version, dataset and revision, frame spec, prompt, answer parser,
-rubric signature), then the 95% interval and the item count where the report has them.
+rubric signature, the videos scored: ``videos=all`` or a named subset's size, hash and how it was drawn,
+:func:`builders.hub.subset.notes_text`), then the 95% interval and the item count where the report has them.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import yaml
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml, parse_eval_result_entries
 
 from builders.files.redact import is_secret_key
+from builders.hub import subset
 from builders.hub.benchmark import Benchmark, Task, lookup
 
 RESULTS_DIR = ".eval_results"
@@ -83,6 +85,9 @@ def _text(value: Any) -> str:
 
 
 def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
+    if prefix == subset.FIELD:  # the videos scored: "all", or a subset's size, hash and how (never its ids);
+        out.setdefault(subset.FIELD, subset.notes_text(value))  # the report's (read first), not the run's
+        return
     if isinstance(value, Mapping):
         for key, inner in value.items():
             if is_secret_key(key):

@@ -1,5 +1,5 @@
-"""Drawing a study: a simple random sample of items (both papers' draw: BQA's "Rand100") or a stratified
-one, and a balanced assignment to raters.
+"""Drawing a study: a random sample of items (plain, the papers' draw, or stratified), and a balanced
+assignment to raters.
 
 Both are pure functions of their inputs and the seed, so the same data, size and seed give the same
 study on any machine (Python's ``random.Random`` with an integer or string seed is specified and
@@ -27,26 +27,28 @@ def allocate(available: Mapping[str, int], size: int) -> dict[str, int]:
     return dict(sorted(quota.items()))
 
 
-DRAWS: tuple[str, ...] = ("random", "stratified")
+#: How items are drawn: ``random`` (both papers: "randomly selected"), ``stratified`` (proportional
+#: to the strata: Easy/Hard for BQA, question type for MarineLife-16K).
+RANDOM, STRATIFIED = "random", "stratified"
+DRAWS: tuple[str, ...] = (RANDOM, STRATIFIED)
 
 
-def random_draw(ids: Sequence[str], size: int, seed: int) -> list[str]:
-    """``size`` item ids drawn uniformly without replacement, in a random order (the ids are sorted
-    first, so the input order does not matter)."""
+def random_draw(strata: Mapping[str, Sequence[str]], size: int, seed: int) -> list[str]:
+    """``size`` item ids drawn without replacement from all strata together, in a random order. The
+    ids are sorted first, so the input order does not matter."""
+    pool = sorted(i for ids in strata.values() for i in ids)
     if size < 1:
         raise ValueError(f"the study size must be at least 1, got {size}")
-    if size > len(ids):
-        raise ValueError(f"the study size {size} is larger than the {len(ids)} items available")
-    return random.Random(f"human-study:random-draw:{seed}").sample(sorted(ids), size)
+    if size > len(pool):
+        raise ValueError(f"the study size {size} is larger than the {len(pool)} items available")
+    return random.Random(f"human-study:draw:{seed}").sample(pool, size)
 
 
-def draw_items(strata: Mapping[str, Sequence[str]], size: int, seed: int, draw: str = "random") -> list[str]:
-    """``random`` (:func:`random_draw` over every stratum's items) or ``stratified``."""
-    if draw == "random":
-        return random_draw([i for ids in strata.values() for i in ids], size, seed)
-    if draw == "stratified":
-        return stratified_draw(strata, size, seed)
-    raise ValueError(f"unknown draw {draw!r}; expected one of {list(DRAWS)}")
+def draw_items(strata: Mapping[str, Sequence[str]], size: int, seed: int, how: str) -> list[str]:
+    """:func:`random_draw` or :func:`stratified_draw`, by name."""
+    if how not in DRAWS:
+        raise ValueError(f"unknown draw {how!r}; expected one of {list(DRAWS)}")
+    return (random_draw if how == RANDOM else stratified_draw)(strata, size, seed)
 
 
 def stratified_draw(strata: Mapping[str, Sequence[str]], size: int, seed: int) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from builders.files.folders import atomic_directory, check_replaceable
 from builders.files.jsonio import write_json_atomic, write_text_atomic
-from builders.human_study.draw import assign, draw_items, rater_order
+from builders.human_study.draw import RANDOM, assign, draw_items, rater_order
 from builders.human_study.page import render_page
 from builders.human_study.rubric_page import page_rubric
 from builders.human_study.source import Candidates, bqa_candidates, marinelife_candidates
@@ -54,9 +54,11 @@ def draw_study(
     ratings_per_item: int,
     model: str | None = None,
     predictions: str | os.PathLike[str] | None = None,
-    draw: str = "random",
+    draw: str = RANDOM,
+    design: str | None = None,
 ) -> Study:
-    """The study record: a random (or stratified) draw, a balanced assignment and each rater's order."""
+    """The study record: the draw (``random`` or ``stratified``), a balanced assignment and each
+    rater's order; ``design`` names the design it follows (recorded)."""
     raters = check_rater_ids(raters)
     strata: dict[str, list[str]] = {}
     by_id = {}
@@ -97,6 +99,7 @@ def draw_study(
         else None,
         rubrics=rubrics,
         draw=draw,
+        design=design,
     )
 
 
@@ -113,12 +116,14 @@ def make_study(
     predictions: str | os.PathLike[str] | None = None,
     model: str | None = None,
     types: tuple[str, ...] | None = None,
-    draw: str = "random",
+    draw: str = RANDOM,
+    design: str | None = None,
 ) -> Study:
     """Draw the study and write ``out`` (replaced as a whole, atomically): the record and one
     self-contained folder per rater. ``ratings_per_item`` defaults to every rater rating every item
-    (the BQA paper's three people on Rand100). ``draw``: ``random`` (both papers': a simple random
-    sample of the split) or ``stratified`` (proportional by difficulty, or by question type)."""
+    (the BQA paper's three people on Rand100). ``draw``: ``random`` (both papers') or ``stratified``
+    (:mod:`builders.human_study.draw`); ``design``: the name of the design followed, recorded
+    (:mod:`builders.human_study.designs`)."""
     raters = check_rater_ids(raters)  # before any data is read
     inputs = {"the dataset": data, **({"the predictions file": predictions} if predictions else {})}
     owner = {"marker": STUDY_MARKER, "protect": inputs, "legacy": (STUDY_FILE, RATERS_DIR)}
@@ -139,7 +144,7 @@ def make_study(
     study = draw_study(
         candidates, benchmark, data, size=size, seed=seed, raters=raters,
         ratings_per_item=len(raters) if ratings_per_item is None else ratings_per_item,
-        model=model, predictions=predictions, draw=draw,
+        model=model, predictions=predictions, draw=draw, design=design,
     )  # fmt: skip
     by_id = {c.id: c for c in candidates.items}
     with atomic_directory(out, **owner) as tmp:

@@ -81,9 +81,8 @@ class Study:
     predictions: dict[str, str] | None = None  # MarineLife: {"path", "sha256"}
     rubrics: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> page rubric (MarineLife)
     study_id: str = ""
-    #: How the items were drawn: ``random`` (the papers') or ``stratified`` (by ``stratify_by``, in
-    #: proportion); records made before this field were stratified.
-    draw: str = "stratified"
+    draw: str = "stratified"  # "random" or "stratified" (records made before draws had names: stratified)
+    design: str | None = None  # a named design the study follows (e.g. the paper's), if any
 
     def __post_init__(self) -> None:
         if not self.study_id:
@@ -104,9 +103,9 @@ class Study:
             "model": self.model,
             "predictions": (self.predictions or {}).get("sha256"),
             "rubrics": {name: r.get("signature") for name, r in self.rubrics.items()},
-            # added later: in the digest only when not the earlier (and then only) way, so old ids hold
-            **({"draw": self.draw} if self.draw != "stratified" else {}),
         }
+        if self.draw != "stratified":  # so that studies recorded before draws had names keep their ids
+            core["draw"] = self.draw
         return hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()[:16]
 
     def item(self, item_id: str) -> StudyItem:

@@ -28,6 +28,7 @@ from bqa.vocabulary import (
 )
 from builders.files.jsonio import read_json_object
 from builders.hub.source import DataSource
+from builders.hub.subset import VideoSelection, VideoSubset, filter_by_video, recorded
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, preview, read_predictions
 from builders.report.paired import accuracy_pairs, paired_section
@@ -42,6 +43,7 @@ from builders.report.parser_change import parser_change_section, run_parser_chan
 from builders.report.plots import Bar, grouped_bars, heatmaps
 from builders.report.provenance import (
     as_source,
+    compared_runs,
     mixed_settings,
     report_provenance,
     run_provenance,
@@ -73,6 +75,8 @@ class BQASplit:
     group_mapping: GroupMapping
     demographic_codes: Mapping[str, Mapping[int, str]] | None = None
     data: DataSource | None = None  # where the split was read from (provenance)
+    subset: VideoSubset | None = None  # the clips scored (None: all of the split's)
+    outside_ids: tuple[str, ...] = ()  # items of the split's other clips (their replies are ignored)
 
 
 def load_bqa_split(
@@ -80,12 +84,14 @@ def load_bqa_split(
     split: str,
     *,
     group_mapping: GroupMapping | str | Path | None = None,
+    videos: VideoSelection | None = None,
 ) -> BQASplit:
     """Rows of ``split`` from an exported Hub folder, a BQA work folder (``release/`` inside) or a
     Hub repo id (:func:`builders.hub.source.resolve_data`).
 
     The group mapping is ``group_mapping``, else the work folder's own, else the default; it must
     agree with the rows' ``answer_group``/``choice_groups``, or the confusion table would be wrong.
+    ``videos``: only the items of a named subset of the split's clips (a BQA item is one clip).
     """
     source = as_source(data)
     opened = open_split(source.folder, split, COLUMNS, check_clips=False)
@@ -96,7 +102,13 @@ def load_bqa_split(
     if not opened.rows:
         raise ValueError(f"{opened.source}: the {split} split is empty")
     _check_mapping(opened.rows, mapping, opened.source)
-    return BQASplit(opened.source, split, opened.rows, mapping, opened.demographic_codes, source)
+    subset = (
+        videos.choose([r["id"] for r in opened.rows], split=split, source=opened.source) if videos else None
+    )
+    rows = filter_by_video(opened.rows, lambda r: r["id"], subset)
+    kept = {r["id"] for r in rows}
+    outside = tuple(r["id"] for r in opened.rows if r["id"] not in kept)
+    return BQASplit(opened.source, split, rows, mapping, opened.demographic_codes, source, subset, outside)
 
 
 def _check_mapping(rows: Sequence[Mapping[str, Any]], mapping: GroupMapping, source: str) -> None:
@@ -129,7 +141,10 @@ def score_bqa(
     if not predictions:
         raise ValueError("no predictions to report on")
     runs = {name: run_provenance(path) for name, path in predictions.items()}
-    mixed = mixed_settings(runs, allow_mixed=allow_mixed)
+    scored = recorded(split.subset)
+    mixed = mixed_settings(
+        compared_runs(runs, scored, restricted=split.subset is not None), allow_mixed=allow_mixed
+    )
     ids = [r["id"] for r in split.rows]
     items = [item_fields(r) for r in split.rows]
     models: dict[str, Any] = {}
@@ -141,6 +156,7 @@ def score_bqa(
             source=str(path),
             split=split.split,
             allow_missing=allow_missing,
+            ignored_ids=split.outside_ids,
         )
         lines = [
             {**item, "raw_output": text, "rationale": rationale}
@@ -186,7 +202,11 @@ def score_bqa(
         "group_mapping": split.group_mapping.name,
         "answer_parser": parser.signature,
         "interval": "95% Wilson score interval",
-        "provenance": None if source is None else report_provenance(source, split.split, parser.signature),
+        "provenance": None
+        if source is None
+        else report_provenance(
+            source, split.split, parser.signature, split.subset.record() if split.subset else scored
+        ),
         "mixed": mixed,
         "paired": accuracy_pairs(correct),
         "models": models,
@@ -201,7 +221,8 @@ def paper_rows(
     A run recording no style is a plain (single-word) run; one recording no model is its own row."""
     rows: list[BQARow] = []
     if human is not None:
-        draw = "Rand" if human.get("draw", "random") == "random" else "Strat"
+        # A score recording no draw was made before draws had names: its study was stratified.
+        draw = "Rand" if human.get("draw", "stratified") == "random" else "Strat"
         results = {"single_word": {f"accuracy{k}": human["human"][d]["accuracy"]
                                    for k, d in (("_easy", "Easy"), ("_hard", "Hard"), ("", TOTAL))}}  # fmt: skip
         rows.append(BQARow(f"Human ({draw}{human['n_items']})", "-", results))
@@ -412,6 +433,7 @@ def write_bqa_report(
     allow_mixed: bool = False,
     answer_parser: str | None = None,
     human: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    videos: VideoSelection | None = None,
 ) -> Report:
     """Score each model's predictions on ``split`` of ``data`` and write the report to ``out_dir``.
 
@@ -423,8 +445,9 @@ def write_bqa_report(
     default); the "Answer parser change" section shows what it changes against each run's own.
     ``human``: a BQA human study's result (``human-study score``'s metrics.json, or its content) on
     this split: the Human row of the paper's table.
+    ``videos``: score only a named subset of the split's clips (recorded with its ids in metrics.json).
     """
-    reference = load_bqa_split(data, split, group_mapping=group_mapping)
+    reference = load_bqa_split(data, split, group_mapping=group_mapping, videos=videos)
     metrics = score_bqa(
         reference,
         predictions,
@@ -435,13 +458,16 @@ def write_bqa_report(
     human_result = _human_result(human, split)
     if human_result is not None:
         metrics["human"] = {k: human_result[k] for k in ("study_id", "split", "n_items", "raters", "human")}
-        metrics["human"]["draw"] = human_result.get("draw", "random")
+        metrics["human"]["draw"] = human_result.get(
+            "draw", "stratified"
+        )  # unrecorded: made before draws had names
     out = Path(out_dir)
     models = metrics["models"]
     counts = {d: sum(r["difficulty"] == d for r in reference.rows) for d in DIFFICULTIES}
     label = reference.data.label if reference.data else reference.source
+    scope = f" ({reference.subset.label})" if reference.subset else ""
     intro = [
-        f"Data: {label} ({reference.source}), split `{split}`: {len(reference.rows)} items "
+        f"Data: {label} ({reference.source}), split `{split}`{scope}: {len(reference.rows)} items "
         f"({', '.join(f'{n} {d}' for d, n in counts.items())}). Emotion groups: mapping "
         f"`{reference.group_mapping.name}`.",
         "Replies are parsed with the shared answer parser (a letter A-D or the emotion's name); a reply "

@@ -19,6 +19,7 @@ from typing import Any
 
 from builders.hub.benchmark import Benchmark, Task
 from builders.hub.eval_results import RESULTS_DIR, notes_interval, parse_notes, scan_entries
+from builders.hub.subset import ALL, FIELD, notes_key
 from builders.report.document import Report, Section, write_report
 from builders.report.plots import Bar, grouped_bars
 from builders.report.tables import fmt_number, markdown_table
@@ -171,8 +172,30 @@ def _status(row: Row) -> str:
     return f"community (PR #{row.pull_request})" if row.pull_request else "main"
 
 
+def _videos(row: Row) -> str | None:
+    """The videos a result was scored on, as its notes record them (``all`` or a subset's)."""
+    return parse_notes(row.notes).get(FIELD)
+
+
+def mixed_videos(task: Task, rows: Sequence[Row], *, allow_mixed: bool) -> str | None:
+    """A line naming each model's videos when the task's results were scored on different videos
+    (the whole split, or different named subsets); ValueError unless ``allow_mixed``. Results whose
+    notes do not record their videos are not compared."""
+    recorded = {r.model_id: _videos(r) for r in rows if notes_key(_videos(r)) is not None}
+    if len({notes_key(v) for v in recorded.values()}) < 2:
+        return None
+    line = f"{task.id}: " + "; ".join(f"{model} videos={v}" for model, v in recorded.items())
+    if not allow_mixed:
+        raise ValueError(
+            f"results scored on different videos are not comparable side by side: {line}; rank results of one "
+            "subset (or of whole splits) together, or pass --allow-mixed to lay them side by side marked as mixed"
+        )
+    return line
+
+
 def _task_table(task: Task, rows: Sequence[Row]) -> str:
     digits = _digits(task)
+    videos = any(notes_key(_videos(r)) not in (None, ALL) for r in rows)  # a column once a subset is ranked
     body = [
         [
             r.rank,
@@ -180,11 +203,13 @@ def _task_table(task: Task, rows: Sequence[Row]) -> str:
             fmt_number(r.value, digits),
             _interval(r, digits),
             r.n if r.n is not None else "-",
+            *([_videos(r) or "not recorded"] if videos else []),
             _status(r),
         ]
         for r in rows
     ]
-    return markdown_table(["rank", "model", task.metric, "95% interval", "n", "result"], body)
+    header = ["rank", "model", task.metric, "95% interval", "n", *(["videos"] if videos else []), "result"]
+    return markdown_table(header, body)
 
 
 def _figures(benchmark: Benchmark, ranked: Mapping[str, list[Row]], out_dir: Path) -> list[tuple[Path, str]]:
@@ -226,9 +251,13 @@ def write_leaderboard(
     out_dir: str | os.PathLike[str],
     *,
     source: str,
+    allow_mixed: bool = False,
 ) -> Report:
     """Write ``report.md`` (one ranking per task), ``metrics.json`` and the PNGs to ``out_dir``.
-    Results that cannot be ranked (:func:`checked_rows`) are listed, by model and file, and left out."""
+
+    Results of one task scored on different videos (a named subset against the whole split, or two
+    subsets; their notes' ``videos``) are refused unless ``allow_mixed``, then marked. Results that
+    cannot be ranked (:func:`checked_rows`) are listed, by model and file, and left out."""
     rows, skipped = checked_rows(rows, benchmark)
     known = {t.id for t in benchmark.tasks}
     unknown = sorted({r.task_id for r in rows if r.task_id not in known})
@@ -239,6 +268,7 @@ def write_leaderboard(
             f"no results for any task of {benchmark.name} ({dataset_id}) in {source}"
             + "".join(f"\n  skipped {r.problem}" for r in skipped)
         )
+    mixed = [m for t in benchmark.tasks if (m := mixed_videos(t, ranked[t.id], allow_mixed=allow_mixed))]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sections = [
@@ -255,6 +285,11 @@ def write_leaderboard(
         "are those the result's notes record (none where a result gives none). A result still in an open "
         "pull request on its model repo is marked community.",
     ]
+    if mixed:
+        intro.append(
+            "**Mixed videos (--allow-mixed):** these results were scored on different videos, so their ranks "
+            "are not strictly comparable: " + " | ".join(mixed) + "."
+        )
     if empty:
         intro.append(f"No results yet for: {', '.join(f'`{t}`' for t in empty)}.")
     if unknown:
@@ -272,6 +307,7 @@ def write_leaderboard(
         "benchmark": benchmark.name,
         "dataset_id": dataset_id,
         "source": source,
+        "mixed": mixed,
         "tasks": {
             t.id: [
                 {k: v for k, v in r.__dict__.items() if k != "task_id"}
