@@ -24,8 +24,16 @@ import numpy as np
 import pytest
 
 from builders.testing.clips import read_frame_code, write_clip
-from builders.testing.corpus import CAN_WRITE_ROTATION, concatenate, patch_x264_build, remux, write_encoded
-from builders.video.bitstream import is_random_access, x264_build
+from builders.testing.corpus import (
+    CAN_WRITE_ROTATION,
+    concatenate,
+    corrupt_packet,
+    patch_x264_build,
+    remux,
+    write_encoded,
+)
+from builders.video import index as index_module
+from builders.video.bitstream import h264_sps, is_random_access, x264_build, x264_build_matters
 from builders.video.index import plan_segments
 from builders.video.sampler import ClipReader, sample_frames
 from builders.video.source import VideoError
@@ -327,24 +335,166 @@ def test_truncated_file_is_the_frames_before_the_damage(tmp_path, keep):
 
 
 # -- old x264 ----------------------------------------------------------------------------------------
+# libavcodec's H.264 decoder reads the x264 build from an SEI that x264 writes with a stream's
+# first frame, and decodes some blocks of some old builds differently (bitstream.x264_build_matters).
+# The clips here are encoded by today's x264 and made to announce an old build by rewriting that
+# SEI's text (corpus.patch_x264_build); each test first shows that libavcodec reads it.
 
 
-def test_old_x264_build_decodes_from_the_first_packet(tmp_path):
-    # FFmpeg's H.264 decoder works around bugs of x264 builds before 151, announced in an SEI of
-    # the first packet that a decoder started at a later IDR never sees. (With this synthetic
-    # 4:4:4 file FFmpeg's own output depends on when frames are read, so pixels are not compared.)
+def one_thread_decode(path: Path) -> list[np.ndarray]:
+    """The reference for these files: a full decode on one thread, the decoder as written (with
+    slice threads libavcodec skips some of old x264's workarounds; frame threads race on them)."""
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        stream.codec_context.thread_type, stream.codec_context.thread_count = "NONE", 1
+        return [f.to_ndarray(format="rgb24") for f in container.decode(stream)]
+
+
+def decode_from(path: Path, start: int, options: dict[str, str]) -> dict[int, np.ndarray]:
+    """A fresh one-thread decoder fed from video packet ``start`` on: {pts: RGB}."""
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        packets = [p for p in container.demux(stream) if p.size]
+        decoder = av.CodecContext.create("h264", "r")
+        decoder.extradata, decoder.options = stream.codec_context.extradata, options
+        decoder.thread_type, decoder.thread_count = "NONE", 1
+        frames = [f for p in packets[start:] for f in decoder.decode(p)] + decoder.decode(None)
+        return {f.pts: f.to_ndarray(format="rgb24") for f in frames}
+
+
+def test_old_x264_high_profile_clip_decodes_in_stretches(tmp_path):
+    # High profile (4:2:0, lossy) with B-frames: build 148 changes no pixel in libavcodec, so the
+    # file is sampled as any other, in parallel stretches from its keyframes.
+    clip = write_encoded(tmp_path / "new.mp4", format="mp4", gop=25, bframes=2, num_frames=150)
+    old = patch_x264_build(clip, tmp_path / "old.mp4", 148)
+    with av.open(str(old)) as container:
+        assert x264_build(bytes(next(container.demux(video=0)))) == 148
+    ref = one_thread_decode(old)
+    assert len(ref) == 150
+    with ClipReader(old, threads=2) as reader:
+        index = reader.index
+        assert (index.x264_build, index.from_start, index.one_thread) == (148, None, None)
+        assert len(index.starts) == 6
+        wanted = reader.sample_indices(16)
+        assert len({s.start for s in plan_segments(index, wanted)}) == 6
+        assert reader.strategy(wanted) == "parallel"
+        assert_exact(reader.get_frames_at(wanted), ref, "old.mp4")
+    assert_exact(sample_frames(old, num_frames=16), full_decode(old)[0], "old.mp4")
+
+
+def test_old_x264_lossless_444_decodes_mid_stream_as_the_full_decode(tmp_path):
+    # Build 142 on lossless 4:4:4 (High 4:4:4 Predictive, transform bypass): libavcodec predicts
+    # 8x8 intra blocks without the sample filter. Every decoder that starts mid-stream is told
+    # the build, and runs on one thread. (libavcodec's output for such a clip, whose encoder did
+    # filter, can depend on what a decoder decoded before; this clip's does not.)
+    build = 142
     clip = write_encoded(
-        tmp_path / "new.mp4", format="mp4", pix_fmt="yuv444p", gop=20, bframes=2, num_frames=60
-    )
-    old = patch_x264_build(clip, tmp_path / "old.mp4", 150)
-    with ClipReader(clip) as reader:
-        assert reader.index.from_start is None
-        assert {s.start for s in plan_segments(reader.index, [5, 45])} == {0, reader.index.starts[2]}
-    with ClipReader(old) as reader:
-        assert "x264 build 150" in reader.index.from_start
-        assert reader.num_frames == 60 and len(reader.index.starts) == 3
+        tmp_path / "new.mp4", format="mp4", pix_fmt="yuv444p", gop=20, bframes=2, num_frames=60,
+        options={"x264-params": "qp=0"},
+    )  # fmt: skip
+    old = patch_x264_build(clip, tmp_path / "old.mp4", build)
+    ref = one_thread_decode(old)
+    assert len(ref) == 60
+    # libavcodec reads the announcement: the full decode's pixels change with it.
+    assert any(not np.array_equal(a, b) for a, b in zip(ref, one_thread_decode(clip), strict=True))
+    with ClipReader(old, threads=2) as reader:
+        index = reader.index
+        assert index.x264_build == build and index.from_start is None
+        assert f"x264 build {build}" in index.one_thread
+        # A decoder started at a later keyframe decodes its frames as the full decode only when
+        # told the build (at least one stretch differs otherwise: the test can tell).
+        frame_of = {index.pts[p]: f for f, p in enumerate(index.packet_of)}
+        differs = False
+        for start in index.starts[1:]:
+            told = decode_from(old, start, {"x264_build": str(build)})
+            assert all(np.array_equal(rgb, ref[frame_of[pts]]) for pts, rgb in told.items())
+            blind = decode_from(old, start, {})
+            differs |= any(not np.array_equal(rgb, ref[frame_of[pts]]) for pts, rgb in blind.items())
+        assert differs
+        # The reader: parallel stretches, each from its keyframe, exact.
+        everything = list(range(60))
+        assert reader.strategy([5, 25, 45]) == "parallel"
+        assert len(plan_segments(index, everything)) == 3
+        assert_exact(reader.get_frames_at(everything), ref, "old.mp4")
+        assert_exact(reader.get_frames_at([59, 41, 58, 2]), ref, "old.mp4")
+    for threads in (1, None):  # the one streaming decoder, and the default
+        assert_exact(sample_frames(old, num_frames=60, threads=threads), ref, "old.mp4")
+    assert_exact(sample_frames(old, fps=3), ref, "old.mp4")
+
+
+def test_old_x264_without_the_decoder_option_decodes_from_the_first_packet(tmp_path, monkeypatch):
+    # A libavcodec without the x264_build option: only files whose pixels depend on the build are
+    # decoded from their first packet (on one thread); the High profile one keeps its stretches.
+    monkeypatch.setattr(index_module, "decoder_takes_x264_build", lambda: False)
+    lossless = write_encoded(
+        tmp_path / "ll.mp4", format="mp4", pix_fmt="yuv444p", gop=20, bframes=2, num_frames=60,
+        options={"x264-params": "qp=0"},
+    )  # fmt: skip
+    old = patch_x264_build(lossless, tmp_path / "old.mp4", 150)
+    with ClipReader(old, threads=2) as reader:
+        assert reader.index.x264_build is None and "x264 build 150" in reader.index.from_start
         assert [s.start for s in plan_segments(reader.index, [5, 45])] == [0]
         assert reader.strategy([5, 25, 45]) == "streaming"
+        assert_exact(reader.get_frames_at(list(range(60))), one_thread_decode(old), "old.mp4")
+    high = patch_x264_build(write_encoded(tmp_path / "hi.mp4", format="mp4", num_frames=60, gop=20),
+                            tmp_path / "hi_old.mp4", 148)  # fmt: skip
+    with ClipReader(high, threads=2) as reader:
+        assert (reader.index.x264_build, reader.index.from_start) == (None, None)
+        assert reader.strategy([5, 25, 45]) == "parallel"
+
+
+def test_x264_build_and_sps_as_libavcodec_reads_them():
+    sei = b"\x06\x05\x2a" + bytes(16) + b"x264 - core %s - H.264/MPEG-4 AVC codec"
+    assert x264_build(sei % b"148") == 148
+    assert x264_build(sei % b"0") is None  # libavcodec keeps builds above 0
+    assert x264_build(sei % b"00001") == 67  # x264 versions that wrote "core 0000..."
+    assert x264_build(b"no version") is None
+    assert x264_build_matters(33, []) and not x264_build_matters(34, [(100, False)])
+    assert x264_build_matters(150, [(100, False), (244, True)])
+    assert not x264_build_matters(150, [(244, False)]) and not x264_build_matters(151, [(244, True)])
+    assert not x264_build_matters(43, [(100, False)])  # < 44 only halves the reported frame rate
+    # A real SPS: x264's lossless 4:4:4 one has the bypass flag; a High one has not.
+    for pix_fmt, options, expected in [
+        ("yuv444p", {"x264-params": "qp=0"}, [(244, True)]),
+        ("yuv420p", {}, [(100, False)]),
+    ]:
+        buffer = write_encoded(io.BytesIO(), format="mp4", pix_fmt=pix_fmt, num_frames=2, options=options)
+        buffer.seek(0)
+        with av.open(buffer) as container:
+            assert h264_sps(b"", container.streams.video[0].codec_context.extradata) == expected
+
+
+# -- damage ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seen_by", ["index", "decoder"])
+def test_damaged_packet_gives_the_frames_before_it(tmp_path, monkeypatch, seen_by):
+    # decord's corrupted.mp4: 50 packets in a whole container, packet 30's NAL length overwritten;
+    # a full decode outputs 28 frames, fails on packet 30, and drains 2 more it had decoded.
+    clip = write_clip(tmp_path / "clip.mp4", num_frames=50, fps=10, gop=250, bframes=3, seed=1)
+    bad = corrupt_packet(clip, tmp_path / "corrupted.mp4", 30)
+    ref = full_decode(bad)[0]
+    assert len(ref) == 30
+    if seen_by == "decoder":  # damage that only decoding shows: the index takes every packet for a frame
+        monkeypatch.setattr(index_module, "nal_overrun", lambda *args: False)
+        with ClipReader(bad) as reader:
+            assert reader.index.num_packets == 50 and reader.index.damage is None
+    for n in (16, 8):
+        got = sample_frames(bad, num_frames=n)
+        assert got.indices == [int(i) for i in np.round(np.linspace(0, 29, n))]
+        assert_exact(got, ref, "corrupted.mp4")
+        # Picture 32 was decoded before packet 30 (ahead of its B-frames 29-31, which never come):
+        # the full decode's last frame.
+        assert [read_frame_code(f) for f in got.frames] == got.indices[:-1] + [32]
+    got = sample_frames(bad, fps=1)
+    assert got.indices == [0, 10, 20, 28] and got.total_frames == 30
+    assert_exact(got, ref, "corrupted.mp4")
+    with ClipReader(bad, threads=2) as reader:
+        assert_exact(reader.get_frames_at([29, 3, 17]), ref, "corrupted.mp4")
+        with pytest.raises(VideoError, match=r"frame index 31 is out of range .* 30 frames \(it is damaged"):
+            reader.get_frames_at([31])
+    with pytest.raises(VideoError, match=r"corrupted.mp4 is truncated or corrupt"):
+        sample_frames(bad, num_frames=16, strict=True)
 
 
 def test_counting_decode_also_samples_when_the_packets_guess_right(corpus, tmp_path, monkeypatch):
@@ -362,10 +512,17 @@ def test_counting_decode_also_samples_when_the_packets_guess_right(corpus, tmp_p
         sample_frames(corpus[name], num_frames=16)
         sample_frames(corpus[name], fps=2)
         assert calls == [True, True], name
-    # A truncated file has one packet more than frames: the guess is wrong, a second decode fetches.
+    # A truncated file's cut last packet is one a decoder rejects (its NAL unit runs past its end):
+    # the guess leaves it out, and is right.
     data = write_clip(tmp_path / "whole.mp4", faststart=True).read_bytes()
     cut = tmp_path / "cut.mp4"
     cut.write_bytes(data[: len(data) // 2])
+    calls.clear()
+    got = sample_frames(cut, num_frames=16)
+    assert calls == [True]
+    assert_exact(got, full_decode(cut)[0], "cut.mp4")
+    # Where the packets cannot tell, the guess is wrong and a second decode fetches the frames.
+    monkeypatch.setattr(index_module, "nal_overrun", lambda *args: False)
     calls.clear()
     got = sample_frames(cut, num_frames=16)
     assert calls == [True, False]

@@ -154,3 +154,21 @@ def patch_x264_build(src: str | os.PathLike[str], dst: str | os.PathLike[str], b
             packet.stream = stream
             out.mux(packet)
     return Path(dst)
+
+
+def corrupt_packet(src: str | os.PathLike[str], dst: str | os.PathLike[str], position: int) -> Path:
+    """Copy a length-prefixed H.264/HEVC file (MP4, MKV) with the first NAL length of video packet
+    ``position`` (decode order) overwritten by 0xFFFFFFFF, the damage of decord's ``corrupted.mp4``
+    test file (its packet 30): the container is whole and counts every packet, while a decoder
+    rejects that one ("Invalid NAL unit size") and a full decode ends there."""
+    data = bytearray(Path(src).read_bytes())
+    with av.open(os.fspath(src)) as inp:
+        stream = inp.streams.video[0]
+        packets = (p for p in inp.demux(stream) if p.size)
+        packet = next(p for k, p in enumerate(packets) if k == position)
+        at, size = packet.pos, packet.size
+    if at is None or data[at : at + size] != bytes(packet):
+        raise ValueError(f"{src}: cannot find video packet {position} in the file's bytes")
+    data[at : at + 4] = b"\xff\xff\xff\xff"
+    Path(dst).write_bytes(bytes(data))
+    return Path(dst)

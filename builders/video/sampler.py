@@ -29,8 +29,14 @@ debug level):
   drops; stretches start only where the bitstream shows a decoder can start (an H.264 IDR, not
   an intra-refresh recovery point flagged as keyframe);
 - a decoder started mid-stream that misses a frame the index promised is replaced by a decode
-  from the first packet, and so is every decode of a file whose first packet announces an old
-  x264 build (FFmpeg decodes those with workarounds that only a decoder that saw it applies).
+  from the first packet;
+- a file whose first packet announces an x264 build has every decoder told that build (the h264
+  decoder option ``x264_build``), so one started mid-stream decodes as one that read the
+  announcement; where the build changes pixels (old builds' lossless 4:4:4, see
+  :func:`~builders.video.bitstream.x264_build_matters`), decoders run on one thread each, as
+  libavcodec applies those workarounds only there, and stretches still decode in parallel;
+- a packet a decoder rejects ends the video there, as a full decode ends: the frames are then
+  counted by one full decode and the sample is taken over them (:meth:`ClipReader.sample`).
 """
 
 from __future__ import annotations
@@ -98,6 +104,10 @@ log = logging.getLogger(__name__)
 
 class _MissingFrames(Exception):
     """A decoder started mid-stream did not output a frame the index expected there."""
+
+
+class _Rejected(Exception):
+    """A decoder rejected a packet the index took for a frame: the file may end earlier than its packets."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,8 +269,24 @@ class ClipReader:
 
         Frames are the stored pixels, scaled to the first frame's size where the stream changes
         size; ``rotate`` turns them as the container's display matrix says (phones store
-        portrait video as landscape pixels plus a rotation).
+        portrait video as landscape pixels plus a rotation). A packet that no decoder takes ends
+        the video there, as it ends a full decode: indices past the frames before it are errors.
         """
+        try:
+            return self._get_frames_at(indices, max_side, rotate)
+        except _Rejected as rejected:
+            self._count_after(rejected)
+            return self._get_frames_at(indices, max_side, rotate)
+
+    def _count_after(self, rejected: _Rejected) -> None:
+        """Drop the packet index after a decoder rejected a packet: count the frames by a full
+        decode, which ends where that decode ends (``strict``: refuses the file if it does)."""
+        log.debug("%s; counting the frames of %s by decoding it", rejected, self.name)
+        self._packets_index = replace(self._packets_index, damage=self._packets_index.damage or str(rejected))
+        self._index = None
+        self._frame_of_pts = {}
+
+    def _get_frames_at(self, indices: Sequence[int], max_side: int | None, rotate: bool) -> Frames:
         if self._container is None:
             raise VideoError(f"reader of {self.name} is closed")
         _check_max_side(max_side)
@@ -309,10 +335,15 @@ class ClipReader:
 
         Where the frames are counted by decoding, that decode also converts the frames the
         packets suggest will be wanted; if the count proves the guess wrong, a second decode
-        fetches them. The guess costs time, never exactness.
+        fetches them. The guess costs time, never exactness. A packet that no decoder takes (a
+        damaged file whose packets looked whole) has the frames counted that way, and the sample
+        taken over the frames a full decode outputs before it.
         """
         if self._index is not None:
-            return self.get_frames_at(self.sample_indices(num_frames, fps), max_side=max_side, rotate=rotate)
+            try:
+                return self._get_frames_at(self.sample_indices(num_frames, fps), max_side, rotate)
+            except _Rejected as rejected:
+                self._count_after(rejected)
         _check_max_side(max_side)
         guess = self._guess(num_frames, fps)
         size: list[tuple[int, int]] = []
@@ -339,7 +370,10 @@ class ClipReader:
     def _guess(self, num_frames: int | None, fps: float | None) -> set[int]:
         """The frames a sample would take if each packet were a frame, in pts order if they are unique."""
         index = self._packets_index
-        pts = [p for p, shown in zip(index.pts, index.shown, strict=True) if shown]
+        end = (
+            index.num_packets if index.rejected_at is None else index.rejected_at
+        )  # a full decode stops there
+        pts = [p for p, shown in zip(index.pts[:end], index.shown[:end], strict=True) if shown]
         try:
             if num_frames is not None:
                 return set(uniform_indices(len(pts), num_frames))
@@ -397,26 +431,29 @@ class ClipReader:
         if max(sizes) > SEGMENT_BYTES_LIMIT:
             return False
         # Compare the parallel finish time (longest-first scheduling, in packets decoded by one
-        # thread) with one decoder whose frame threads reach FRAME_THREAD_EFFICIENCY per thread.
+        # thread) with one decoder whose frame threads reach FRAME_THREAD_EFFICIENCY per thread
+        # (or that has one thread, where the file allows no other).
         lengths = sorted((s.end - s.start + 1 for s in segments), reverse=True)
         loads = [0] * min(self.threads, len(lengths))
         for length in lengths:
             loads[loads.index(min(loads))] += length
-        return max(loads) <= sum(lengths) / (FRAME_THREAD_EFFICIENCY * self.threads)
+        streaming_threads = 1 if self._packets_index.one_thread else FRAME_THREAD_EFFICIENCY * self.threads
+        return max(loads) <= sum(lengths) / streaming_threads
 
     def _streaming_decoder(self) -> av.CodecContext:
-        """The stream's own decoder, with FFmpeg's frame threads (set before its first packet).
-
-        Files whose decoding depends on their first packet (old x264) keep PyAV's default
-        threading: FFmpeg's workarounds for them do not give the same pixels in every mode.
-        """
+        """The stream's own decoder, with FFmpeg's frame threads (set before its first packet)."""
         decoder = self._decoder
-        if not decoder.is_open and not self._packets_index.from_start:
+        if not decoder.is_open:
             self._use_frame_threads(decoder)
         return decoder
 
     def _use_frame_threads(self, decoder: av.CodecContext) -> None:
-        decoder.thread_type = "AUTO" if self.threads > 1 else "NONE"
+        """Threads and options of a decoder that starts at the first packet or streams through."""
+        decoder.options = {**decoder.options, **self._packets_index.decoder_options()}
+        if self._packets_index.one_thread or self.threads == 1:
+            decoder.thread_type, decoder.thread_count = "NONE", 1
+            return
+        decoder.thread_type = "AUTO"
         # 0 lets FFmpeg pick (CPUs + 1 frame threads: one more than cores hides frame dependencies).
         decoder.thread_count = 0 if self._auto_threads else self.threads
 
@@ -486,6 +523,7 @@ class ClipReader:
     def _new_decoder(self) -> av.CodecContext:
         decoder = av.CodecContext.create(self.codec, "r")
         decoder.extradata = self._stream.codec_context.extradata
+        decoder.options = self._packets_index.decoder_options()
         decoder.thread_type = "NONE"
         decoder.thread_count = 1
         return decoder
@@ -522,9 +560,9 @@ class ClipReader:
                 decoder.skip_frame = "DEFAULT"
             pick(decoder.decode(None))
         except av.FFmpegError as err:
-            frame = self.index.frame_at[position]
-            where = f"frame {frame}" if frame >= 0 else f"packet {position}"
-            raise VideoError(f"cannot decode {where} of {self.name}: {describe_error(err)}") from err
+            raise _Rejected(
+                f"a decoder rejects packet {position} or one before: {describe_error(err)}"
+            ) from err
         finally:
             decoder.flush_buffers()
         if wanted:
@@ -676,9 +714,9 @@ class ClipReader:
             stream = container.streams[self._stream.index]
             demux_only(stream)
             decoder = stream.codec_context
-            if self._packets_index.damage is None:
-                self._use_frame_threads(decoder)
-            else:  # frame threads report a bad packet some packets late: the end would depend on them
+            self._use_frame_threads(decoder)
+            if self._packets_index.damage is not None and decoder.thread_type != "NONE":
+                # frame threads report a bad packet some packets late: the end would depend on them
                 decoder.thread_type = "SLICE"
             packets = container.demux(stream)
             while last is None or count <= last:
