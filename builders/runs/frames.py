@@ -7,8 +7,8 @@ the sha256 of their JPEG bytes so the cache key never decodes them again. Inside
 :func:`decoding_processes` (the step loop enters it for a long step) the sampling and encoding run in
 worker processes (:class:`DecodeProcesses`). Results are kept:
 
-- in memory for the last few clips (a MarineLife video's questions share its frames; concurrent
-  asks for one clip wait for one decode);
+- in memory for the clips of the items in flight and more (a MarineLife video's questions and a
+  BoLD clip's annotated persons share its frames; concurrent asks for one clip wait for one decode);
 - optionally on disk (``cache_dir``, e.g. ``<work>/frames``), content-addressed by the clip's bytes
   and the frame spec, so the build's STEP2 and STEP4 decode a clip once between them.
 
@@ -45,6 +45,8 @@ from builders.video.source import SourceLike, VideoError, VideoSource
 
 #: JPEG quality of every frame shown to an LLM (the default of ``frames_to_data_urls``).
 JPEG_QUALITY = 85
+#: Data URLs a :class:`FrameImages` keeps in memory (characters, about bytes): its class doc says why.
+MEMORY_BYTES = 96 * 1024 * 1024
 _FORMAT = 1  # of the files under cache_dir; bump to stop reading old ones
 
 
@@ -236,19 +238,29 @@ def frames_dir(work_dir: str | os.PathLike[str]) -> Path:
 
 
 class FrameImages:
-    """``images(source, spec)``: the clip's frames as JPEG data URLs (module doc)."""
+    """``images(source, spec)``: the clip's frames as data URLs (module doc), decoded once per clip
+    content and frame spec while they stay in memory (or on disk, JPEGs only, with ``cache_dir``).
 
-    def __init__(self, cache_dir: str | os.PathLike[str] | None = None, keep: int = 8) -> None:
+    Memory holds the most recently used clips' URLs up to ``memory_bytes`` in all (at least one
+    clip): enough for the clips of every item a step has in flight (its ``max_concurrency`` plus
+    the items prepared ahead, at 16 720p frames about 2.5 MB a clip), so rows that share a clip
+    (BoLD clips with several annotated persons, MarineLife videos with many questions) and
+    several requests of one row (a two-stage chain of thought) decode it once, wherever they
+    fall in the step, as long as no more other clips come between them than fit.
+    """
+
+    def __init__(
+        self, cache_dir: str | os.PathLike[str] | None = None, memory_bytes: int = MEMORY_BYTES
+    ) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
-        self.keep = keep
+        self.memory_bytes = memory_bytes
         self.decoded = 0  # clips decoded by this object (not found in memory or on disk)
         self._memory: OrderedDict[str, list[ImageURL]] = OrderedDict()
+        self._held = 0  # characters of the URLs in memory
         self._lock = threading.Lock()
         self._busy: dict[str, threading.Lock] = {}
 
     def __call__(self, source: SourceLike, spec: FrameSpec) -> list[ImageURL]:
-        if spec.video_input != "images":
-            return decode_images(source, spec)  # one MP4 URL: not kept (the cache holds JPEGs)
         key = self._key(source, spec)
         with self._lock:
             if key in self._memory:
@@ -259,16 +271,20 @@ class FrameImages:
             with self._lock:
                 if key in self._memory:
                     return self._memory[key]
-            urls = self._load(key)
+            jpegs = spec.video_input == "images"  # the disk holds JPEGs, not a video's one MP4 URL
+            urls = self._load(key) if jpegs else None
             if urls is None:
                 urls = decode_images(source, spec)
-                self._store(key, urls)
+                if jpegs:
+                    self._store(key, urls)
                 with self._lock:
                     self.decoded += 1
             with self._lock:
                 self._memory[key] = urls
-                while len(self._memory) > self.keep:
-                    self._memory.popitem(last=False)
+                self._held += sum(len(url) for url in urls)
+                while self._held > self.memory_bytes and len(self._memory) > 1:
+                    _, dropped = self._memory.popitem(last=False)
+                    self._held -= sum(len(url) for url in dropped)
                 self._busy.pop(key, None)
             return urls
 
