@@ -56,7 +56,7 @@ from builders.video.source import VideoError, demux_only, describe_error
 #: fps sampling may repeat frames (fps above the video's rate), but not more than this on average.
 MAX_REPEATS = 16
 #: Containers whose packet timestamps are not presentation times (AVI numbers packets in
-#: decode order; decoders then output them in another order).
+#: decode order; decoders of codecs that reorder then output them in another order).
 NO_PTS_FORMATS = frozenset({"avi"})
 #: Codecs whose decoder may learn how to decode the whole stream from an SEI (x264's version).
 X264_CODECS = frozenset({"h264"})
@@ -163,7 +163,9 @@ class FrameIndex:
         rejected_at: int | None = None
         builds: list[tuple[int, int]] = []  # (decode position, x264 build) of each announcement
         sps = h264_sps(b"", extradata) if codec in X264_CODECS else []
-        if container.format.name in NO_PTS_FORMATS:
+        # Without presentation timestamps, decode order is display order only for intra-only codecs
+        # (MJPEG and the like: one picture per packet, nothing reordered).
+        if container.format.name in NO_PTS_FORMATS and not stream.codec_context.codec.intra_only:
             unproven = f"{container.format.name} stores no presentation timestamps"
         try:
             for packet in container.demux(stream):
