@@ -530,6 +530,32 @@ def test_counting_decode_also_samples_when_the_packets_guess_right(corpus, tmp_p
     assert_exact(got, full_decode(cut)[0], "cut.mp4")
 
 
+def test_open_gop_cut_without_a_start_is_counted_and_sampled_by_one_decode(tmp_path, monkeypatch):
+    # An open-GOP H.264 stream cut mid-GOP (stream copy): no IDR anywhere, so no packet is a start
+    # and the frames are counted by a full decode, which drops the packets before the decoder
+    # recovers. The frames to keep are guessed from the packets shown from the first frame out.
+    params = "keyint=50:min-keyint=50:scenecut=0:bframes=2:b-adapt=0:open-gop=1"
+    whole = write_encoded(tmp_path / "whole.mp4", format="mp4", num_frames=250, bframes=2, gop=50,
+                          options={"x264-params": params})  # fmt: skip
+    cut = remux(whole, tmp_path / "cut.mp4", format="mp4", keyframe=1, after=17)
+    ref = full_decode(cut)[0]
+    with ClipReader(cut) as reader:
+        assert reader._packets_index.num_packets > len(ref)  # the decoder drops the first packets
+    calls: list[bool] = []
+    original = ClipReader._sequential
+
+    def counted(self, wanted, deliver):
+        calls.append(wanted is None)
+        return original(self, wanted, deliver)
+
+    monkeypatch.setattr(ClipReader, "_sequential", counted)
+    for kwargs in ({"num_frames": 16}, {"num_frames": 8}, {"fps": 1}):
+        calls.clear()
+        got = sample_frames(cut, **kwargs)
+        assert calls == [True], kwargs
+        assert_exact(got, ref, "open-GOP cut")
+
+
 def test_a_start_that_is_not_one_is_caught_while_decoding(corpus, reference, caplog):
     # Believe the keyframe flags of intra-refresh recovery points (what the index used to do): the
     # decoder started there outputs nothing, and the reader decodes from the first packet instead.

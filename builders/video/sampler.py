@@ -349,14 +349,15 @@ class ClipReader:
             except _Rejected as rejected:
                 self._count_after(rejected)
         _check_max_side(max_side)
-        guess = self._guess(num_frames, fps)
+        guess: set[int] = set()
         size: list[tuple[int, int]] = []
         converted: dict[int, Future] = {}
         with ThreadPoolExecutor(1) as converter:
 
             def keep(i: int, frame: av.VideoFrame) -> None:
-                if not size:
+                if not size:  # the first frame out: what the decode dropped before it is known
                     size.append(output_size(frame.width, frame.height, max_side))
+                    guess.update(self._guess(num_frames, fps, frame.pts))
                 if i in guess:
                     converted[i] = converter.submit(to_rgb, frame, *size[0])
 
@@ -371,13 +372,20 @@ class ClipReader:
             out[slot] = converted[i].result()
         return self._frames(wanted, out, rotate)
 
-    def _guess(self, num_frames: int | None, fps: float | None) -> set[int]:
-        """The frames a sample would take if each packet were a frame, in pts order if they are unique."""
+    def _guess(self, num_frames: int | None, fps: float | None, first: int | None) -> set[int]:
+        """The frames a sample would take if each packet shown from the first frame out (pts
+        ``first``) on were a frame, in pts order if they are unique.
+
+        A decoder drops the packets before it can output anything (a cut that starts mid-GOP with
+        no IDR to start at, such as an open-GOP stream copy: nothing before its first recovery
+        point), and those are the packets shown before its first frame; after it, a whole file
+        gives a frame per packet. A full decode stops at a packet a decoder surely rejects.
+        """
         index = self._packets_index
-        end = (
-            index.num_packets if index.rejected_at is None else index.rejected_at
-        )  # a full decode stops there
+        end = index.num_packets if index.rejected_at is None else index.rejected_at
         pts = [p for p, shown in zip(index.pts[:end], index.shown[:end], strict=True) if shown]
+        if first is not None and None not in pts:
+            pts = [p for p in pts if p >= first]
         try:
             if num_frames is not None:
                 return set(uniform_indices(len(pts), num_frames))
