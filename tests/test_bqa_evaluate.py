@@ -215,11 +215,12 @@ def test_a_clip_shared_by_rows_is_decoded_once_per_frame_spec(tmp_path, monkeypa
     # BoLD clips with several annotated persons are several rows (interleaved here, as a split may
     # order them), given as paths and as Hub-style embedded bytes; each row's request must carry
     # its clip's own frames, and each clip is decoded once per frame spec (decodes counted at the
-    # sampler; 12 rows: a short step decodes in process).
+    # sampler, in this process: a step with fewer clips than PROCESS_MIN_CLIPS starts no worker
+    # process, however many rows it has).
     from bqa.data import SplitData
     from builders.evaluation.bqa import evaluate
     from builders.llm import LLMClient, LLMSettings
-    from builders.runs.llm_step import PROCESS_MIN_ITEMS
+    from builders.runs.llm_step import PROCESS_MIN_CLIPS
     from builders.testing.chat_requests import image_urls
     from builders.testing.clips import write_clip
     from builders.video.frame_spec import FrameSpec
@@ -231,9 +232,9 @@ def test_a_clip_shared_by_rows_is_decoded_once_per_frame_spec(tmp_path, monkeypa
     rows = [
         {"id": f"r{i}", "question": f"How does person {i} feel?", "choices": labels, "answer": labels[i % 4],
          "difficulty": "Easy", "gender": "Female", "age": "Adult", "ethnicity": "White"}
-        for i in range(12)
+        for i in range(40)
     ]  # fmt: skip
-    assert len(rows) < PROCESS_MIN_ITEMS
+    assert len(rows) > PROCESS_MIN_CLIPS
     data = SplitData("bench", "test", rows, lambda i: sources[i % 3])
     decodes: list[tuple[str, int]] = []
     real = ClipReader.get_frames_at
@@ -254,7 +255,7 @@ def test_a_clip_shared_by_rows_is_decoded_once_per_frame_spec(tmp_path, monkeypa
                 summary = evaluate(
                     data, client, tmp_path / f"work{num_frames}", tmp_path / "p.jsonl", frames=spec
                 )
-            assert summary.ok and len(server.chat_requests) == 12
+            assert summary.ok and len(server.chat_requests) == len(rows)
             for request in server.chat_requests:
                 row = int(re.search(r"person (\d+)", request.body["messages"][0]["content"][-1]["text"])[1])
                 assert image_urls(request.body) == expected[row % 3]
