@@ -6,7 +6,11 @@ Peers (each run when installed; a missing one is named, not silently skipped):
 - ``pyav-seq``: PyAV decoding from the start with FFmpeg's threads, keeping the wanted frames as
   RGB, as lmms-eval's ``read_video_pyav`` does;
 - ``tc-exact`` / ``tc-approx``: torchcodec's ``VideoDecoder(seek_mode="exact" | "approximate")``
-  and ``get_frames_at`` (defaults otherwise);
+  and ``get_frames_at`` (defaults otherwise: one FFmpeg thread); ``tc-approx-mt``: approximate with
+  ``num_ffmpeg_threads=0`` (FFmpeg's threads, as ours and the others use). torchcodec runs in its own
+  process (``benchmarks/torchcodec_peer.py``), under this Python if it has torchcodec, else under
+  ``--torchcodec-python`` (a separate venv: PyPI's torchcodec wants its own torch); its times are
+  taken there, around the decode alone;
 - ``decord``: ``VideoReader(path).get_batch``;
 - ``ffmpeg``: the FFmpeg command line with a ``select`` filter on the frame number, rawvideo RGB
   out through a pipe (CPU time: the child's).
@@ -27,12 +31,15 @@ minimum over rounds, with CPU time beside wall time. ``ratio`` is a peer's minim
 a ratio within 1 +- noise is a tie on this machine at this moment.
 
     python benchmarks/frames.py [--repeat 5] [--only TEXT] [--modes 16,fps1] [--root DIR]
+                                [--torchcodec-python PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
+import json
 import os
 import resource
 import shutil
@@ -58,13 +65,8 @@ try:
     import decord
 except ImportError:  # optional peer
     decord = None
-try:
-    from torchcodec.decoders import VideoDecoder
-except Exception as err:  # optional peer; torchcodec raises OSError when its libraries do not load
-    VideoDecoder, TORCHCODEC_ERROR = None, f"{type(err).__name__}: {str(err).splitlines()[0][:80]}"
-else:
-    TORCHCODEC_ERROR = None
 FFMPEG = shutil.which("ffmpeg")
+TORCHCODEC_PEER = Path(__file__).with_name("torchcodec_peer.py")
 
 # name -> how to write it (folder -> path). BQA-like clips first, then the shapes users have.
 SIZES = {"360p": (640, 360), "480p": (854, 480), "720p": (1280, 720), "1080p": (1920, 1080)}
@@ -247,14 +249,52 @@ def run_pyav(path: Path, wanted: list[int], mode: str) -> np.ndarray:
     return np.stack([out[i] for i in wanted])
 
 
-def run_torchcodec(seek_mode: str) -> Callable[[Path, list[int], str], np.ndarray]:
-    def run(path: Path, wanted: list[int], mode: str) -> np.ndarray:
-        with av.open(str(path)) as container:
-            stream = main_stream(container).index
-        decoder = VideoDecoder(str(path), stream_index=stream, seek_mode=seek_mode, dimension_order="NHWC")
-        return decoder.get_frames_at(wanted).data.numpy()
+@dataclass
+class Measured:
+    """Frames with the wall and CPU seconds their peer measured itself (one in another process)."""
 
-    return run
+    frames: np.ndarray
+    wall: float
+    cpu: float
+
+
+class TorchcodecProcess:
+    """``benchmarks/torchcodec_peer.py`` under ``python``, started once (importing torch takes
+    seconds): each call sends one task and reads back the frames and the peer's own times."""
+
+    def __init__(self, python: str) -> None:
+        self.process = subprocess.Popen(
+            [python, str(TORCHCODEC_PEER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        line = self.process.stdout.readline()
+        if not line:
+            error = self.process.stderr.read().decode(errors="replace").strip().splitlines()
+            raise RuntimeError(error[-1] if error else f"{python} {TORCHCODEC_PEER.name} exited")
+        self.versions = json.loads(line)
+
+    def run(self, seek_mode: str, threads: int) -> Callable[[Path, list[int], str], Measured]:
+        def run(path: Path, wanted: list[int], mode: str) -> Measured:
+            with av.open(str(path)) as container:
+                stream = main_stream(container).index
+            task = {"path": str(path), "stream": stream, "indices": wanted, "seek_mode": seek_mode,
+                    "threads": threads}  # fmt: skip
+            self.process.stdin.write(json.dumps(task).encode() + b"\n")
+            self.process.stdin.flush()
+            answer = json.loads(self.process.stdout.readline())
+            if "error" in answer:
+                raise RuntimeError(answer["error"])
+            shape = answer["shape"]
+            data = self.process.stdout.read(int(np.prod(shape)))
+            return Measured(np.frombuffer(data, np.uint8).reshape(shape), answer["wall"], answer["cpu"])
+
+        return run
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
 
 
 def run_decord(path: Path, wanted: list[int], mode: str) -> np.ndarray:
@@ -278,22 +318,41 @@ def run_ffmpeg(path: Path, wanted: list[int], mode: str) -> np.ndarray:
     return np.stack([frames[unique.index(i)] for i in wanted])
 
 
-def peers() -> tuple[dict[str, Callable[[Path, list[int], str], np.ndarray]], list[str]]:
-    found: dict[str, Callable[[Path, list[int], str], np.ndarray]] = {"ours": run_ours, "pyav-seq": run_pyav}
-    missing = []
-    if VideoDecoder is not None:
-        found["tc-exact"], found["tc-approx"] = run_torchcodec("exact"), run_torchcodec("approximate")
+Peer = Callable[[Path, list[int], str], "np.ndarray | Measured"]
+
+
+def peers(
+    torchcodec_python: str | None,
+) -> tuple[dict[str, Peer], list[str], list[str], TorchcodecProcess | None]:
+    """The peers that run here, those that do not (and why), the versions run, the torchcodec process."""
+    found: dict[str, Peer] = {"ours": run_ours, "pyav-seq": run_pyav}
+    missing, versions = [], [f"PyAV {av.__version__} (FFmpeg {av.ffmpeg_version_info})"]
+    python = sys.executable if importlib.util.find_spec("torchcodec") else torchcodec_python
+    tc = None
+    if python:
+        try:
+            tc = TorchcodecProcess(python)
+        except (OSError, RuntimeError, ValueError) as err:
+            missing.append(f"torchcodec ({python}: {err})")
+        else:
+            found["tc-exact"], found["tc-approx"] = tc.run("exact", 1), tc.run("approximate", 1)
+            found["tc-approx-mt"] = tc.run("approximate", 0)
+            versions.append(f"torchcodec {tc.versions['torchcodec']} (torch {tc.versions['torch']})")
     else:
-        missing.append(f"torchcodec ({TORCHCODEC_ERROR or 'not installed'})")
+        missing.append("torchcodec (not importable here: --torchcodec-python PATH of a venv that has it)")
     if decord is not None:
         found["decord"] = run_decord
+        versions.append(f"decord {decord.__version__}")
     else:
         missing.append("decord (not installed: pip install '.[bench]')")
     if FFMPEG:
         found["ffmpeg"] = run_ffmpeg
+        versions.append(
+            subprocess.run([FFMPEG, "-version"], capture_output=True, text=True).stdout.split("\n")[0]
+        )
     else:
         missing.append("ffmpeg (no ffmpeg on PATH)")
-    return found, missing
+    return found, missing, versions, tc
 
 
 def exactness(got: np.ndarray, wanted: list[int], ref: Reference) -> str:
@@ -311,11 +370,14 @@ def exactness(got: np.ndarray, wanted: list[int], ref: Reference) -> str:
 
 
 def timed(fn: Callable[[], object]) -> tuple[float, float]:
-    """Wall and CPU seconds of ``fn`` (this process's threads plus any child it waited for)."""
+    """Wall and CPU seconds of ``fn`` (this process's threads plus any child it waited for), or
+    those it measured itself (:class:`Measured`)."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu, wall = time.process_time(), time.perf_counter()
-    fn()
+    result = fn()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    if isinstance(result, Measured):
+        return result.wall, result.cpu
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, cpu + (after.ru_utime - children.ru_utime) + (after.ru_stime - children.ru_stime)
 
@@ -324,6 +386,12 @@ def wanted_of(mode: str, ref_count: int, times: list[Fraction]) -> list[int]:
     if mode.startswith("fps"):
         return fps_indices(times, float(mode[3:]))
     return uniform_indices(ref_count, min(int(mode), ref_count))
+
+
+def spread(runs: list[tuple[float, float]]) -> float:
+    """(median - min) / min of the wall times: how far one run strays on this machine now."""
+    best = min(w for w, _ in runs)
+    return (statistics.median(w for w, _ in runs) - best) / best
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -340,15 +408,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--root", type=Path, help="keep the written shapes here (default: a temporary folder)"
     )
+    parser.add_argument(
+        "--torchcodec-python",
+        default=os.environ.get("VQABENCH_TORCHCODEC_PYTHON"),
+        help="a Python with torchcodec, where this one has none (default: $VQABENCH_TORCHCODEC_PYTHON)",
+    )
+    parser.add_argument("--json", type=Path, help="also write every figure here")
     args = parser.parse_args(argv)
-    methods, missing = peers()
+    methods, missing, versions, tc = peers(args.torchcodec_python)
     modes = args.modes.split(",")
-    print(f"{available_cpus()} CPUs, PyAV {av.__version__} (FFmpeg {av.ffmpeg_version_info}); peers: "
-          f"{', '.join(methods)}" + (f"; not run: {'; '.join(missing)}" if missing else ""))  # fmt: skip
-    print(f"{'shape':32} {'mode':5} {'T':>5} {'ours ms':>8} {'cpu':>6} {'noise':>6}  "
-          + "  ".join(f"{m:>26}" for m in methods if m != "ours"))  # fmt: skip
+    others = [m for m in methods if m != "ours"]
+    print(f"{available_cpus()} CPUs, load {os.getloadavg()[0]:.1f}; {'; '.join(versions)}"
+          + (f"; not run: {'; '.join(missing)}" if missing else ""))  # fmt: skip
+    print(
+        "each peer: wall ratio (its min / ours; above 1: ours faster) / CPU ratio, its exactness; "
+        "noise: ours' (median - min) / min; '<' marks a peer faster than ours beyond both spreads"
+    )
+    print(f"{'shape':30} {'mode':4} {'T':>4} {'ours ms':>7} {'cpu':>5} {'noise':>5} "
+          + " ".join(f"{m:>24}" for m in others))  # fmt: skip
     root = args.root or Path(tempfile.mkdtemp(prefix="frames-bench-"))
     failed = False
+    figures: list[dict] = []
     try:
         for name, write in SHAPES.items():
             if args.only and not any(part in name for part in args.only.split(",")):
@@ -376,36 +456,55 @@ def main(argv: list[str] | None = None) -> int:
                 for m, fn in methods.items():
                     try:
                         got = fn(path, wanted, mode)
-                        verdicts[m] = exactness(got, wanted, ref)
+                        verdicts[m] = exactness(got.frames if isinstance(got, Measured) else got, wanted, ref)
                     except Exception as err:
-                        verdicts[m] = f"error: {type(err).__name__}"
+                        verdicts[m] = f"error: {type(err).__name__}: {str(err).splitlines()[0][:120]}"
                 with ClipReader(path) as reader:
                     strategy = reader.strategy(wanted) if reader.num_frames == ref.count else "?"
                 if verdicts["ours"] != "exact":
                     failed = True
-                times: dict[str, list[tuple[float, float]]] = {
+                runs: dict[str, list[tuple[float, float]]] = {
                     m: [] for m in methods if not verdicts[m].startswith("error")
                 }
-                for _ in range(args.repeat):
-                    for m in times:
-                        times[m].append(timed(lambda fn=methods[m], p=path, w=wanted, o=mode: fn(p, w, o)))
-                ours = min(w for w, _ in times["ours"])
-                noise = (statistics.median(w for w, _ in times["ours"]) - ours) / ours
+                order = list(runs)
+                for round_ in range(args.repeat):  # alternated, each round starting one peer later
+                    for m in order[round_ % len(order) :] + order[: round_ % len(order)]:
+                        runs[m].append(timed(lambda fn=methods[m], p=path, w=wanted, o=mode: fn(p, w, o)))
+                ours_wall = min(w for w, _ in runs["ours"])
+                ours_cpu = min(c for _, c in runs["ours"])
+                noise = spread(runs["ours"])
+                row = {"shape": name, "mode": mode, "frames": ref.count, "wanted": len(wanted), "strategy": strategy,
+                       "noise": noise, "peers": {}}  # fmt: skip
                 cells = []
                 for m in methods:
-                    if m == "ours":
+                    if m not in runs:
+                        row["peers"][m] = {"exactness": verdicts[m]}
+                        cells.append(f"{'error':>24}")
                         continue
-                    if m not in times:
-                        cells.append(f"{verdicts[m][:26]:>26}")
-                        continue
-                    wall = min(w for w, _ in times[m])
-                    cpu = min(c for _, c in times[m])
-                    cells.append(f"{wall / ours:5.2f}x {cpu * 1000:6.0f}cpu {verdicts[m][:11]:>11}")
-                print(f"{name[:32]:32} {mode:5} {ref.count:5} {ours * 1000:8.1f} {min(c for _, c in times['ours']) * 1000:6.0f} "
-                      f"{noise:6.2f}  " + "  ".join(cells) + f"   [{strategy}, ours {verdicts['ours']}]", flush=True)  # fmt: skip
+                    wall, cpu = min(w for w, _ in runs[m]), min(c for _, c in runs[m])
+                    faster = m != "ours" and wall * (1 + max(noise, spread(runs[m]))) < ours_wall
+                    row["peers"][m] = {"wall": wall, "cpu": cpu, "spread": spread(runs[m]),
+                                       "exactness": verdicts[m], "faster": faster}  # fmt: skip
+                    if m != "ours":
+                        mark = "<" if faster else " "
+                        cells.append(
+                            f"{mark}{wall / ours_wall:5.2f}/{cpu / ours_cpu:4.2f} {verdicts[m][:12]:>12}"
+                        )
+                figures.append(row)
+                print(f"{name[:30]:30} {mode:4} {ref.count:4} {ours_wall * 1000:7.1f} {ours_cpu * 1000:5.0f} "
+                      f"{noise:5.2f} " + " ".join(cells) + f"  [{strategy}, ours {verdicts['ours']}]", flush=True)  # fmt: skip
+                for m in methods:
+                    if m not in runs:
+                        print(f"    {m}: {verdicts[m]}")
     finally:
+        if tc is not None:
+            tc.close()
         if args.root is None:
             shutil.rmtree(root, ignore_errors=True)
+        if args.json:
+            args.json.write_text(
+                json.dumps({"versions": versions, "missing": missing, "rows": figures}, indent=1)
+            )
     return 1 if failed else 0
 
 
