@@ -1,7 +1,8 @@
 """The sampler on the files users really have: each clip of a corpus of messy shapes, against a full decode.
 
 Shapes PyAV writes are generated here (:mod:`builders.testing.corpus`): AVI (H.264 with
-B-frames, MPEG-4 with and without B-frames, MJPEG, VFR with dropped-frame chunks), raw H.264
+B-frames, MPEG-4 with and without B-frames, MJPEG, VFR with dropped-frame chunks, MPEG-4 known to
+FFmpeg by its XVID fourcc only), VP8 WebM with alternate reference frames, raw H.264
 and HEVC streams without timestamps, H.264 intra refresh, an HEVC cut at a CRA picture, two
 MPEG-TS files spliced byte-wise (same size and a size change), cover art, rotation. Stream-copy
 cuts that start mid-GOP are ffmpeg-made fixtures (``tests/fixtures/video/make_fixtures.sh``).
@@ -13,6 +14,7 @@ the main stream, which ends (after draining the decoder) where a packet cannot b
 from __future__ import annotations
 
 import io
+import itertools
 import logging
 import random
 from dataclasses import replace
@@ -26,6 +28,7 @@ import pytest
 from builders.testing.clips import read_frame_code, write_clip
 from builders.testing.corpus import (
     CAN_WRITE_ROTATION,
+    anonymous_mpeg4,
     concatenate,
     corrupt_packet,
     patch_x264_build,
@@ -71,11 +74,15 @@ def _make_corpus(folder: Path) -> dict[str, Path]:
         "h264_intra_refresh.mkv": dict(format="matroska", gop=30, options=intra_refresh),
         "mp4_cover_art.mp4": dict(format="mp4", bframes=2, cover_art=True),
         "mp4_rotated90.mp4": dict(format="mp4", bframes=2, rotation=90),
+        "webm_vp8_altref.webm": dict(
+            format="webm", codec="libvpx", gop=30, options={"auto-alt-ref": "1", "lag-in-frames": "16"}
+        ),
     }
     paths = {
         name: Path(write_encoded(folder / name, num_frames=N, seed=k, **kw))
         for k, (name, kw) in enumerate(writers.items())
     }
+    paths["avi_mpeg4_xvid_fourcc.avi"] = anonymous_mpeg4(paths["avi_mpeg4.avi"], folder / "xvid.avi", "XVID")
     hevc = write_encoded(io.BytesIO(), format="mp4", codec="libx265", num_frames=N, options=hevc_open_gop)
     paths["hevc_cra_cut.mkv"] = remux(
         hevc.getvalue(), folder / "hevc_cra_cut.mkv", format="matroska", keyframe=2
@@ -132,6 +139,8 @@ CLIPS = [
     "avi_mpeg4_b.avi",
     "avi_mjpeg.avi",
     "avi_vfr_skips.avi",
+    "avi_mpeg4_xvid_fourcc.avi",
+    "webm_vp8_altref.webm",
     "raw_h264_b.h264",
     "raw_hevc.hevc",
     "h264_intra_refresh.mp4",
@@ -175,7 +184,15 @@ def test_corpus_clip_equals_full_decode(corpus, reference, name):
 
 
 @pytest.mark.parametrize(
-    "name", ["avi_h264_b.avi", "h264_intra_refresh.mkv", "cut_midgop_h264.mkv", "ts_splice.ts"]
+    "name",
+    [
+        "avi_h264_b.avi",
+        "avi_mpeg4_xvid_fourcc.avi",
+        "webm_vp8_altref.webm",
+        "h264_intra_refresh.mkv",
+        "cut_midgop_h264.mkv",
+        "ts_splice.ts",
+    ],
 )
 def test_random_indices_and_one_thread(corpus, reference, name):
     rng = random.Random(name)
@@ -204,7 +221,7 @@ def test_avi_frames_and_timestamps_follow_display_order(corpus):
 
 
 def test_files_without_usable_timestamps_are_counted_by_decoding(corpus):
-    for name in ["avi_h264_b.avi", "raw_h264_b.h264", "ts_splice.ts"]:
+    for name in ["avi_h264_b.avi", "avi_mpeg4_b.avi", "raw_h264_b.h264", "ts_splice.ts"]:
         with ClipReader(corpus[name]) as reader:
             assert reader.strategy([0, 5]) == "sequential", name
     # Cuts keep the fast path; the TS cut's keyframes are checked in Annex B (start codes).
@@ -215,9 +232,52 @@ def test_files_without_usable_timestamps_are_counted_by_decoding(corpus):
         "h264_intra_refresh.mp4",
         "hevc_cra_cut.mkv",
         "avi_mjpeg.avi",  # intra-only: decode order is display order, timestamps or not
+        "avi_mpeg4.avi",  # MPEG-4 Part 2 without B-VOPs, one coded VOP a packet: the same
+        "avi_vfr_skips.avi",
+        "avi_mpeg4_xvid_fourcc.avi",
     ]:
         with ClipReader(corpus[name]) as reader:
             assert reader.strategy(reader.sample_indices(16)) != "sequential", name
+
+
+def test_avi_mpeg4_and_vp8_decode_in_parallel_stretches_from_their_keyframes(corpus):
+    for name in ["avi_mpeg4.avi", "avi_vfr_skips.avi", "avi_mpeg4_xvid_fourcc.avi", "webm_vp8_altref.webm"]:
+        with ClipReader(corpus[name], threads=2) as reader:
+            assert len(reader.index.starts) == 4, name  # every keyframe (25 or 30 frames apart)
+            assert reader.strategy(reader.sample_indices(16)) == "parallel", name
+
+
+def _vop(kind: int, coded: bool, time_bits: int) -> bytes:
+    """A VOP header written by hand (ISO/IEC 14496-2 6.2.5): coding type, modulo_time_base 0,
+    marker, vop_time_increment, marker, vop_coded; then some payload."""
+    bits = f"{kind:02b}" + "0" + "1" + "0" * time_bits + "1" + ("1" if coded else "0")
+    bits += "0" * (-len(bits) % 8)
+    return b"\x00\x00\x01\xb6" + int(bits, 2).to_bytes(len(bits) // 8, "big") + b"\x55" * 8
+
+
+def test_mpeg4_packets_that_are_not_one_frame_each_are_counted_by_decoding(corpus):
+    # A B-VOP (reordered), two VOPs in a packet (DivX's packed B-frames), a VOP not coded (a
+    # dropped frame: the decoder outputs nothing), headers that change, no VOL to read VOPs with.
+    from builders.video.bitstream import Mpeg4Packets
+
+    with av.open(str(corpus["avi_mpeg4.avi"])) as container:
+        stream = container.streams.video[0]
+        extradata = stream.codec_context.extradata
+        key, other = (bytes(p) for p in itertools.islice(container.demux(stream), 2))
+    check = Mpeg4Packets(extradata)
+    assert check.time_bits == 5  # vop_time_increment_resolution 25: av_log2(24) + 1 bits, as FFmpeg
+    assert check.packet(0, key, True) is None and check.packet(1, other, False) is None
+    assert check.packet(2, _vop(1, True, 5), False) is None  # a P-VOP written by hand reads as one
+    assert check.packet(3, _vop(0, True, 5), True) is None  # an I-VOP without the stream's headers
+    assert check.starts() == [0]  # a decoder can start where it reads them
+    assert "B-VOP" in check.packet(4, _vop(2, True, 5), False)
+    assert "2 VOPs" in check.packet(4, other + other, False)
+    assert "not coded" in check.packet(4, _vop(1, False, 5), False)
+    vop = key.index(b"\x00\x00\x01\xb6")
+    changed = Mpeg4Packets(extradata)
+    assert changed.packet(0, key, True) is None
+    assert "headers" in changed.packet(25, key[:vop].replace(b"Lavc", b"Lavd") + key[vop:], True)
+    assert "VOL" in Mpeg4Packets(b"").packet(1, other, False)
 
 
 def test_cut_mid_gop_frames_before_the_first_keyframe_are_not_frames(corpus, reference):
@@ -508,7 +568,7 @@ def test_counting_decode_also_samples_when_the_packets_guess_right(corpus, tmp_p
 
     monkeypatch.setattr(ClipReader, "_sequential", counted)
     # One decode counts and samples: each packet is a frame here.
-    for name in ["avi_h264_b.avi", "avi_vfr_skips.avi", "raw_h264_b.h264"]:
+    for name in ["avi_h264_b.avi", "avi_mpeg4_b.avi", "raw_h264_b.h264"]:
         calls.clear()
         sample_frames(corpus[name], num_frames=16)
         sample_frames(corpus[name], fps=2)

@@ -8,6 +8,8 @@ first packet, which FFmpeg's decoder uses to work around bugs of old builds, and
 :func:`x264_build_matters` says whether those workarounds can change a stream's pixels (from its
 sequence parameter sets: :func:`h264_sps`). :func:`nal_overrun` finds the packets FFmpeg's NAL
 splitter rejects outright (a length prefix pointing past the packet's end: damaged data).
+:class:`Mpeg4Packets` says from their VOP headers whether an MPEG-4 Part 2 stream's packets are its
+frames in display order, which AVI, storing no presentation times, does not say.
 """
 
 from __future__ import annotations
@@ -36,6 +38,11 @@ X264_FRAME_RATE_BUILD = 44
 H264_HIGH_444_PREDICTIVE = 244
 #: Profiles whose SPS carries chroma format, bit depths and the transform-bypass flag (H.264 7.3.2.1.1).
 _H264_HIGH_PROFILES = frozenset({100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135})
+
+#: MPEG-4 Part 2 start codes (ISO/IEC 14496-2 6.3): VOP, group of VOPs, video object layers.
+MPEG4_VOP, MPEG4_GOV = b"\x00\x00\x01\xb6", b"\x00\x00\x01\xb3"
+_MPEG4_VOL = re.compile(rb"\x00\x00\x01[\x20-\x2f]", re.S)
+_MPEG4_VOP_TYPES = {0: "I", 1: "P", 2: "B", 3: "S"}
 
 # What libavcodec's SEI reader scans in x264's user-data SEI: sscanf("x264 - core %d").
 _X264_CORE = re.compile(rb"x264 - core (\d+)")
@@ -194,3 +201,98 @@ class _Bits:
         while self.left > 0 and not self.read(1):
             zeros += 1
         return (1 << zeros) - 1 + self.read(zeros)
+
+
+class Mpeg4Packets:
+    """Whether an MPEG-4 Part 2 stream's packets are its frames, one each, in display order, read
+    from the VOP headers (ISO/IEC 14496-2 6.2.5) one packet at a time (:meth:`packet`), and where
+    a decoder can start (:meth:`starts`).
+
+    A packet is one frame in display order when it holds one VOP, coded, of type I or P: a B-VOP
+    is shown before the VOP decoded ahead of it, DivX's packed B-frames put two VOPs in one packet
+    and a VOP not coded (a dropped frame, which FFmpeg outputs nothing for) in the next, and
+    S-VOPs (global motion) are refused as never checked here. The headers before a packet's first
+    group of VOPs or VOP (VOL, user data naming the encoder: it chooses libavcodec's IDCT and bug
+    workarounds) must be the same wherever they are repeated, and a decoder can start at a
+    keyframe I-VOP that carries them, or at any where no packet carries them (the extradata does,
+    and every decoder is given it).
+    """
+
+    def __init__(self, extradata: bytes | None) -> None:
+        self.time_bits = _mpeg4_time_bits(extradata or b"")  # of vop_time_increment
+        self.headers: bytes | None = None  # the headers the packets carry, once seen
+        self._intra: list[tuple[int, bool]] = []  # (position, carries the headers) of keyframe I-VOPs
+
+    def packet(self, position: int, data: bytes, keyframe: bool) -> str | None:
+        """Why the packet at decode ``position`` is not one frame in display order, or None."""
+        first = data.find(MPEG4_VOP)
+        gov = data.find(MPEG4_GOV, 0, first)
+        headers = data[: gov if gov >= 0 else max(first, 0)]
+        if headers:
+            if self.headers is None:
+                self.headers = headers
+                self.time_bits = _mpeg4_time_bits(headers) or self.time_bits  # the decoder reads it last
+            elif headers != self.headers:
+                return "repeats the stream's headers (VOL, user data) changed"
+        count = data.count(MPEG4_VOP)
+        if count != 1:
+            return f"holds {count} VOPs"
+        if self.time_bits is None:
+            return "has VOP headers that cannot be read (no VOL header gives vop_time_increment's size)"
+        vop = _mpeg4_vop(data[first + 4 : first + 24], self.time_bits)
+        if vop is None:
+            return "has a VOP header that does not parse"
+        kind, coded = vop
+        if not coded:
+            return "holds a VOP not coded (a dropped frame: no frame out)"
+        if kind not in "IP":
+            return f"holds a {kind}-VOP"
+        if kind == "I" and keyframe:
+            self._intra.append((position, bool(headers)))
+        return None
+
+    def starts(self) -> list[int]:
+        """Decode positions a fresh decoder (given the extradata) decodes as a full decode from."""
+        return [p for p, carries in self._intra if carries or self.headers is None]
+
+
+def _mpeg4_time_bits(data: bytes) -> int | None:
+    """Bits of vop_time_increment, from the first video object layer header in ``data``, as
+    libavcodec counts them (``av_log2(resolution - 1) + 1``); None without a rectangular VOL."""
+    match = _MPEG4_VOL.search(data)
+    if match is None:
+        return None
+    bits = _Bits(data[match.end() : match.end() + 32])
+    bits.read(1)  # random_accessible_vol
+    bits.read(8)  # video_object_type_indication
+    if bits.read(1):  # is_object_layer_identifier
+        bits.read(7)  # video_object_layer_verid, video_object_layer_priority
+    if bits.read(4) == 15:  # aspect_ratio_info: extended PAR
+        bits.read(16)
+    if bits.read(1):  # vol_control_parameters
+        bits.read(3)  # chroma_format, low_delay
+        if bits.read(1):  # vbv_parameters
+            bits.read(79)
+    if bits.read(2) != 0:  # video_object_layer_shape: rectangular only
+        return None
+    if not bits.read(1):  # marker
+        return None
+    resolution = bits.read(16)
+    if not bits.read(1) or resolution == 0:  # marker
+        return None
+    return max(1, (resolution - 1).bit_length())
+
+
+def _mpeg4_vop(header: bytes, time_bits: int) -> tuple[str, bool] | None:
+    """(vop_coding_type, vop_coded) of a VOP header (after its start code); None if its markers
+    are not where ``time_bits`` puts them."""
+    bits = _Bits(header)
+    kind = _MPEG4_VOP_TYPES[bits.read(2)]
+    while bits.left > 0 and bits.read(1):  # modulo_time_base: ones ended by a zero
+        pass
+    if not bits.read(1):  # marker
+        return None
+    bits.read(time_bits)  # vop_time_increment
+    if not bits.read(1) or bits.left < 1:  # marker
+        return None
+    return kind, bool(bits.read(1))

@@ -7,7 +7,9 @@ ways to know them:
   packet in decode order; frame ``i`` is then the ``i``-th packet in presentation (pts) order.
   That holds only where packets map one to one onto output frames by their timestamps, so the
   index says when it cannot be trusted (:attr:`FrameIndex.unproven`): no timestamps (AVI stores
-  none, only guesses), missing or repeated ones (splices), or flagged-corrupt packets. Packets
+  none, only guesses: trusted only where the bitstream shows that decode order is display order,
+  intra-only codecs and MPEG-4 Part 2 without B-VOPs), missing or repeated ones (splices), or
+  flagged-corrupt packets. Packets
   the container marks as discarded (edit-list pre-roll) and those a decoder drops at the start
   of a cut (:meth:`FrameIndex.without`, found by decoding the start) are fed to the decoder but
   are not frames. A file whose first packet announces an x264 build (libavcodec decodes some
@@ -45,6 +47,7 @@ import numpy as np
 
 from builders.video.bitstream import (
     CHECKED_CODECS,
+    Mpeg4Packets,
     h264_sps,
     is_random_access,
     nal_overrun,
@@ -163,9 +166,12 @@ class FrameIndex:
         rejected_at: int | None = None
         builds: list[tuple[int, int]] = []  # (decode position, x264 build) of each announcement
         sps = h264_sps(b"", extradata) if codec in X264_CODECS else []
-        # Without presentation timestamps, decode order is display order only for intra-only codecs
-        # (MJPEG and the like: one picture per packet, nothing reordered).
-        if container.format.name in NO_PTS_FORMATS and not stream.codec_context.codec.intra_only:
+        # Without presentation timestamps, decode order is display order for intra-only codecs
+        # (MJPEG and the like: one picture per packet, nothing reordered) and for MPEG-4 Part 2
+        # whose VOP headers show it (Mpeg4Packets); other codecs' frames are counted by decoding.
+        no_pts = container.format.name in NO_PTS_FORMATS and not stream.codec_context.codec.intra_only
+        mpeg4 = Mpeg4Packets(extradata) if no_pts and codec == "mpeg4" else None
+        if no_pts and mpeg4 is None:
             unproven = f"{container.format.name} stores no presentation timestamps"
         try:
             for packet in container.demux(stream):
@@ -190,6 +196,10 @@ class FrameIndex:
                     unproven = unproven or damage
                     if strict:
                         raise VideoError(f"video {name} is truncated or corrupt: {damage}")
+                if mpeg4 is not None and unproven is None:
+                    why = mpeg4.packet(position, bytes(packet), packet.is_keyframe)
+                    if why is not None:
+                        unproven = f"{container.format.name} stores no presentation timestamps and packet {position} {why}"
                 if packet.is_keyframe or (position == 0 and codec in X264_CODECS):
                     data = bytes(packet)
                     if codec in X264_CODECS:
@@ -212,6 +222,8 @@ class FrameIndex:
                 raise VideoError(f"cannot read video {name}: {describe_error(err)}") from err
         if not pts:
             raise VideoError(f"video {name} has no frames")
+        if mpeg4 is not None:
+            starts = mpeg4.starts()
         told, from_start, one_thread = _x264_plan(builds, sps)
         if unproven is None and len(set(pts)) != len(pts):
             unproven = "packets share timestamps"

@@ -22,9 +22,11 @@ Memory stays bounded: at most ``threads + 1`` stretches of compressed packets ar
 Where none of that can be proven exact for a file, it is not guessed at (each case is logged at
 debug level):
 
-- files whose packets do not say which frames a decode outputs (AVI, raw streams, splices,
-  flagged-corrupt packets) are counted by one full decode, which also keeps the frames the
-  packets suggest (:meth:`ClipReader.sample`), so sampling them costs one sequential decode;
+- files whose packets do not say which frames a decode outputs (AVI of codecs that reorder
+  frames, raw streams, splices, flagged-corrupt packets) are counted by one full decode, which
+  also keeps the frames the packets suggest (:meth:`ClipReader.sample`), so sampling them costs
+  one sequential decode: there no sampler can beat a sequential decode that is told the frame
+  count, and ``benchmarks/frames.py`` shows ties;
 - a cut that starts mid-GOP has its first packets decoded once, to learn which ones a decoder
   drops; stretches start only where the bitstream shows a decoder can start (an H.264 IDR, not
   an intra-refresh recovery point flagged as keyframe);
@@ -83,9 +85,10 @@ __all__ = [
     "sample_frames",
 ]
 
-#: Codecs whose decoder needs nothing but the stream's extradata, so that extra decoders can be
-#: created for parallel stretches (each one checked pixel for pixel in the tests).
-PARALLEL_CODECS = frozenset({"h264", "hevc", "mpeg4", "vp9", "mjpeg"})
+#: Codecs whose decoder needs nothing but the stream's extradata and fourcc (MPEG-4 Part 2: an
+#: ``XVID`` fourcc alone picks Xvid's IDCT), so that extra decoders can be created for parallel
+#: stretches (each one checked pixel for pixel in the tests).
+PARALLEL_CODECS = frozenset({"h264", "hevc", "mpeg4", "vp8", "vp9", "mjpeg"})
 #: Codecs where ``skip_frame="NONREF"`` skips exactly the frames no other frame refers to.
 NONREF_SKIP_CODECS = frozenset({"h264", "hevc"})
 #: A stretch with more compressed bytes than this is streamed, not buffered for a parallel worker.
@@ -540,6 +543,7 @@ class ClipReader:
     def _new_decoder(self) -> av.CodecContext:
         decoder = av.CodecContext.create(self.codec, "r")
         decoder.extradata = self._stream.codec_context.extradata
+        decoder.codec_tag = self._stream.codec_context.codec_tag
         decoder.options = self._packets_index.decoder_options()
         decoder.thread_type = "NONE"
         decoder.thread_count = 1
