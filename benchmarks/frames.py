@@ -25,13 +25,16 @@ Each shape is written into a temporary folder (``--root`` keeps them for the nex
 BQA's (5-10 s, 25 fps, 360p-720p, B-frames or not, one keyframe), the messy shapes of
 :mod:`builders.testing.corpus`, and the candidates where a peer may win (cuts, MJPEG and VFR AVI,
 VP8 with alternate references, 3-frame files, 60 s of 1080p, old x264 builds, a damaged file).
-Peers are alternated within a round, rounds repeated (``--repeat``), and each figure is the
-minimum over rounds, with CPU time beside wall time. ``ratio`` is a peer's minimum over ours
-(above 1: ours is faster); ``noise`` is ours' spread in the same run ((median - min) / min):
-a ratio within 1 +- noise is a tie on this machine at this moment.
+Peers are alternated within a round, rounds repeated (``--repeat`` at least, more up to
+``--max-repeat`` while a case has taken under ``--seconds``), and each figure is the minimum over
+rounds, with CPU time beside wall time. Each peer shows its wall ratio (its minimum over ours';
+above 1: ours is faster) and its CPU ratio; ``noise`` is ours' spread in the same run ((median -
+min) / min), and a peer is marked ``<`` only where it is faster than ours beyond both its own
+spread and ours: a ratio within that is a tie on this machine at this moment. On a loaded machine
+the CPU ratios are the steady figures (wall minima wait on the scheduler).
 
-    python benchmarks/frames.py [--repeat 5] [--only TEXT] [--modes 16,fps1] [--root DIR]
-                                [--torchcodec-python PATH]
+    python benchmarks/frames.py [--repeat 5] [--max-repeat 15] [--seconds 20] [--only TEXT]
+                                [--modes 16,fps1] [--root DIR] [--torchcodec-python PATH] [--json F]
 """
 
 from __future__ import annotations
@@ -399,8 +402,15 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--repeat", type=int, default=5, help="rounds (peers alternated in each); minima reported"
+        "--repeat", type=int, default=5, help="rounds at least (peers alternated in each); minima reported"
     )
+    parser.add_argument(
+        "--max-repeat",
+        type=int,
+        default=15,
+        help="rounds at most: more while a case has taken under --seconds",
+    )
+    parser.add_argument("--seconds", type=float, default=20.0, help="time a case may take in extra rounds")
     parser.add_argument("--only", help="shapes whose name contains this text (comma-separated: any of them)")
     parser.add_argument(
         "--modes", default="16,fps1", help="16 (uniform frames) or fps1 (per second), comma-separated"
@@ -466,15 +476,20 @@ def main(argv: list[str] | None = None) -> int:
                 runs: dict[str, list[tuple[float, float]]] = {
                     m: [] for m in methods if not verdicts[m].startswith("error")
                 }
-                order = list(runs)
-                for round_ in range(args.repeat):  # alternated, each round starting one peer later
+                order, began, round_ = list(runs), time.perf_counter(), 0
+                # Alternated, each round starting one peer later; short cases get more rounds (their
+                # minima need them on a loaded machine), long ones --repeat.
+                while round_ < args.repeat or (
+                    round_ < args.max_repeat and time.perf_counter() - began < args.seconds
+                ):
                     for m in order[round_ % len(order) :] + order[: round_ % len(order)]:
                         runs[m].append(timed(lambda fn=methods[m], p=path, w=wanted, o=mode: fn(p, w, o)))
+                    round_ += 1
                 ours_wall = min(w for w, _ in runs["ours"])
                 ours_cpu = min(c for _, c in runs["ours"])
                 noise = spread(runs["ours"])
                 row = {"shape": name, "mode": mode, "frames": ref.count, "wanted": len(wanted), "strategy": strategy,
-                       "noise": noise, "peers": {}}  # fmt: skip
+                       "noise": noise, "rounds": round_, "load": os.getloadavg()[0], "peers": {}}  # fmt: skip
                 cells = []
                 for m in methods:
                     if m not in runs:
