@@ -460,9 +460,18 @@ class ClipReader:
         """Decode and convert on the calling thread: one thread allowed, or too little to share out."""
         return self.threads == 1 or self._packets_index.num_packets <= SMALL_FILE_PACKETS
 
-    def _streaming_decoder(self) -> av.CodecContext:
-        """The stream's own decoder, with FFmpeg's frame threads (set before its first packet)."""
+    def _streaming_decoder(self, start: int) -> av.CodecContext:
+        """The stream's own decoder, with FFmpeg's frame threads (set before its first packet), for a
+        decode from packet ``start``; a new one where the stream's has decoded and ``start`` is no
+        random-access point.
+
+        A flushed decoder is not a new one until a random-access point resets it: FFmpeg 7's HEVC
+        decoder conceals the pictures of a cut before its first one (references missing) with
+        other pixels when flushed than when new, and so, across its frame threads, at random.
+        """
         decoder = self._decoder
+        if decoder.is_open and start not in self._packets_index.starts:
+            decoder = self._new_decoder()
         if not decoder.is_open:
             self._use_frame_threads(decoder)
         return decoder
@@ -483,7 +492,7 @@ class ClipReader:
         Converting inside the decode loop would stall the frame threads; a converter thread
         instead uses the CPU time their frame-to-frame dependencies leave idle.
         """
-        decoder = self._streaming_decoder()
+        decoder = self._streaming_decoder(segments[0].start)  # in file order: only the first may be at 0
         if self._inline:
             for segment in segments:
                 self._decode_segment(decoder, segment, self._packets(segment.start, segment.end), store)
@@ -506,8 +515,10 @@ class ClipReader:
         in_flight = threading.BoundedSemaphore(self.threads + 1)
 
         def work(segment: Segment, packets: list[tuple[int, av.Packet]]) -> None:
+            # a used decoder is no new one before a random-access point (see _streaming_decoder)
+            reusable = segment.start in self._packets_index.starts
             try:
-                decoder = idle.get_nowait()
+                decoder = idle.get_nowait() if reusable else self._new_decoder()
             except queue.Empty:
                 decoder = self._new_decoder()
             try:
@@ -655,7 +666,7 @@ class ClipReader:
         """
         leading = index.leading()
         expected = {index.pts[p] for p in leading}
-        decoder = self._streaming_decoder()
+        decoder = self._streaming_decoder(leading.start)
         output: list[int | None] = []
         try:
             for _, packet in self._packets(leading.start, leading.stop - 1):
