@@ -487,6 +487,32 @@ def test_old_x264_lossless_444_decodes_mid_stream_as_the_full_decode(tmp_path):
     assert_exact(sample_frames(old, fps=3), ref, "old.mp4")
 
 
+def test_concealed_decode_errors_send_the_decode_to_the_first_packet(tmp_path):
+    # The same shape at 320x176, where libavcodec's build-142 prediction meets blocks x264
+    # predicted otherwise and conceals errors: concealment fills blocks from the frames decoded
+    # before, even across a keyframe, so stretches from later keyframes showed other pixels
+    # (frames 24-31 and on). A mid-stream stretch whose decoder conceals goes back to packet 0.
+    clip = write_encoded(
+        tmp_path / "new.mp4", format="mp4", pix_fmt="yuv444p", width=320, height=176, gop=20, bframes=2,
+        num_frames=60, options={"x264-params": "qp=0"},
+    )  # fmt: skip
+    old = patch_x264_build(clip, tmp_path / "old.mp4", 142)
+    ref = one_thread_decode(old)
+    with av.open(str(old)) as container:
+        stream = container.streams.video[0]
+        stream.codec_context.thread_type, stream.codec_context.thread_count = "NONE", 1
+        assert any(frame.is_corrupt for frame in container.decode(stream))  # errors concealed
+    with ClipReader(old, threads=2) as reader:
+        assert reader.strategy([5, 25, 45]) == "parallel"
+        assert_exact(reader.get_frames_at(range(60)), ref, "old.mp4")
+        assert "concealed" in reader.index.from_start  # later calls start at packet 0 at once
+        assert_exact(reader.get_frames_at([45, 25]), ref, "old.mp4")
+    with ClipReader(old, threads=1) as reader:  # one decoder, through stretches from later keyframes
+        assert_exact(reader.get_frames_at([25, 45, 5]), ref, "old.mp4")
+    for threads in (1, None):
+        assert_exact(sample_frames(old, num_frames=16, threads=threads), ref, "old.mp4")
+
+
 def test_old_x264_without_the_decoder_option_decodes_from_the_first_packet(tmp_path, monkeypatch):
     # A libavcodec without the x264_build option: only files whose pixels depend on the build are
     # decoded from their first packet (on one thread); the High profile one keeps its stretches.

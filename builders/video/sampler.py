@@ -30,8 +30,10 @@ debug level):
 - a cut that starts mid-GOP has its first packets decoded once, to learn which ones a decoder
   drops; stretches start only where the bitstream shows a decoder can start (an H.264 IDR, not
   an intra-refresh recovery point flagged as keyframe);
-- a decoder started mid-stream that misses a frame the index promised is replaced by a decode
-  from the first packet;
+- a decoder started mid-stream that misses a frame the index promised, or conceals decode errors
+  (concealment fills damaged blocks from the frames decoded before, even across a keyframe), is
+  replaced by a decode from the first packet; a decode that must start at a packet that is no
+  random-access point gets a new decoder, never a flushed one;
 - a file whose first packet announces an x264 build has every decoder told that build (the h264
   decoder option ``x264_build``), so one started mid-stream decodes as one that read the
   announcement; where the build changes pixels (old builds' lossless 4:4:4, see
@@ -111,6 +113,10 @@ log = logging.getLogger(__name__)
 
 class _MissingFrames(Exception):
     """A decoder started mid-stream did not output a frame the index expected there."""
+
+
+class _Concealed(Exception):
+    """A decoder started mid-stream concealed decode errors: what it shows depends on what it decoded before."""
 
 
 class _Rejected(Exception):
@@ -320,6 +326,20 @@ class ClipReader:
                     self._decode_parallel(segments, store)
                 else:
                     self._decode_streaming(plan_segments(self.index, slots, join_adjacent=True), store)
+            except _Concealed as concealed:
+                # Concealment fills damaged blocks from the frames decoded before (even across a
+                # keyframe): only a decode from the first packet shows what a full decode shows.
+                log.debug("%s; decoding %s from its first packet, on one thread", concealed, self.name)
+                index = self._packets_index
+                self._index = self._packets_index = replace(
+                    index,
+                    from_start=index.from_start or str(concealed),
+                    one_thread=index.one_thread or str(concealed),
+                )
+                last = max(self.index.packet_of[f] for f in slots)
+                self._decode_segment(
+                    self._new_decoder(), Segment(0, last, tuple(sorted(slots))), self._packets(0, last), store
+                )
             except _MissingFrames as missing:
                 # A decoder started mid-stream gave less than the index promised: decode the rest
                 # the way that is exact by definition, from the first packet.
@@ -576,6 +596,8 @@ class ClipReader:
 
         def pick(frames: list[av.VideoFrame]) -> None:
             for frame in frames:
+                if frame.is_corrupt and segment.start:
+                    raise _Concealed(f"a decoder started at packet {segment.start} concealed decode errors")
                 frame_no = self._frame_of_pts.get(frame.pts)
                 if frame_no in wanted:
                     wanted.discard(frame_no)
