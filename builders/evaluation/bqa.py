@@ -47,7 +47,7 @@ from builders.evaluation.bqa_answers import (
 from builders.evaluation.run import PredictionRun, run_predictions, save_run_summary
 from builders.hub.subset import FIELD, VideoSelection, filter_by_video
 from builders.llm import LLMClient, LLMRequest, LLMResult
-from builders.runs.frames import Images, decode_images
+from builders.runs.frames import FrameImages, Images
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, FollowUp, Outcome, llm_fields
 from builders.video.frame_spec import FrameSpec
 
@@ -120,7 +120,7 @@ def evaluate(
     batch_size: int = DEFAULT_BATCH_SIZE,
     reject_failures: bool = False,
     identity: Mapping[str, Any] | None = None,
-    images_of: Images = decode_images,
+    images_of: Images | None = None,
     rationale_client: LLMClient | None = None,
     videos: VideoSelection | None = None,
 ) -> EvalSummary:
@@ -128,8 +128,11 @@ def evaluate(
 
     ``identity``: what names the data (e.g. folder and split), checked against ``<work>/eval.json``
     with the style, frames and LLM settings, so one work folder never mixes two evaluations.
-    ``images_of``: how frames are made (:mod:`builders.runs.frames`; ``--estimate`` probes them); a
-    two-stage style calls it once per row, and both stages show those frames.
+    ``images_of``: how frames are made (:mod:`builders.runs.frames`; ``--estimate`` probes them);
+    by default decoded once per clip and frame spec (:class:`~builders.runs.frames.FrameImages`, keyed
+    by the clip's content): BoLD clips with several annotated persons are several rows, and every
+    request a row makes of its clip shares that one decode (a two-stage style's two stages show the
+    same frames).
     ``rationale_client``: who writes stage 1 of a two-stage style (default: ``client``).
     ``videos``: only the rows of a named subset of the split's clips (a BQA item is one clip: its
     ``id``), recorded in every line's provenance as ``videos`` (:mod:`builders.hub.subset`).
@@ -144,6 +147,7 @@ def evaluate(
     subset = (
         videos.choose([r["id"] for r in data.rows], split=data.split, source=data.source) if videos else None
     )
+    images = images_of or FrameImages()
     config: dict[str, Any] = {
         **(identity or {"source": data.source}),
         "style": s.name,
@@ -168,9 +172,9 @@ def evaluate(
         row = data.rows[item["index"]]
         video = data.video(item["index"])
         if not s.two_stage:
-            return answer_request(row["question"], row["choices"], video, frames, s.name, images_of=images_of)
+            return answer_request(row["question"], row["choices"], video, frames, s.name, images_of=images)
         first = rationale_request(
-            row["question"], row["choices"], row["answer"], video, frames, s.name, images_of=images_of
+            row["question"], row["choices"], row["answer"], video, frames, s.name, images_of=images
         )
         return FollowUp(first, lambda request, result: answer_stage(row, request, result), stage1)
 
