@@ -51,7 +51,7 @@ def test_bqa_build_with_every_call_failing_exits_non_zero_and_resumes(tmp_path, 
         if fault == "server_errors":
             server.fault_rate, server.fault_choices = 1.0, [Fault.server_error(retry_after=0.01)]
         if fault == "hang":
-            server.handler = lambda body: Fault.delay(2.0)
+            server.handler = lambda body: Fault.hang()
         key_env = "TEST_KEY" if fault == "wrong_key" else "none"
         args = ["bqa", "build", "--sample", "--work", str(work), "--export", str(out)]
         failed = vqabench([*args, *llm(server, key_env)], **env)

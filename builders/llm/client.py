@@ -183,6 +183,7 @@ class LLMClient:
         self.budget: Budget | None = None
         #: When set, sessions send nothing: every request is counted into it (``--estimate``).
         self.estimate: Estimate | None = None
+        self._timeout_noted = False
 
     def __repr__(self) -> str:
         return (
@@ -477,6 +478,9 @@ class LLMClient:
             text = (
                 f"timed out after {self.settings.timeout:g} s (and {self.settings.max_retries} SDK retries)"
             )
+            if not self._timeout_noted:  # said once, when it matters: not on every run with the defaults
+                self._timeout_noted = True
+                log.warning("the endpoint is not answering in time; %s", self.settings.worst_case_note())
         elif isinstance(err, openai.APIStatusError):
             text = f"HTTP {err.status_code} from the server ({type(err).__name__}): {err.message}"
         elif isinstance(err, openai.APIConnectionError):
