@@ -9,10 +9,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from builders.files.arguments import existing_folder
+
 
 def add_export_arguments(parser: argparse.ArgumentParser, repo_help: str) -> None:
     """``WORK_DIR OUT_DIR --repo-id --max-shard-mb --cache-dir`` of an ``export`` action."""
-    parser.add_argument("work_dir", type=Path, help="work folder holding release/ (written by 'build')")
+    parser.add_argument(
+        "work_dir", type=existing_folder, help="work folder holding release/ (written by 'build')"
+    )
     parser.add_argument(
         "out_dir",
         type=Path,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
+from builders.files.arguments import existing_file, existing_folder
 from builders.llm.cli import add_llm_arguments, client_from_args, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.runs.steps import DEFAULT_BATCH_SIZE, DEFAULT_CACHE
@@ -53,7 +54,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     source = b.add_mutually_exclusive_group(required=True)
-    source.add_argument("--bold-root", type=Path, help="BoLD root (annotations/train.csv, val.csv, videos/)")
+    source.add_argument(
+        "--bold-root", type=existing_folder, help="BoLD root (annotations/train.csv, val.csv, videos/)"
+    )
     source.add_argument("--sample", action="store_true", help="the bundled BoLD-format sample (38 rows)")
     b.add_argument("--work", type=Path, required=True, help="work folder (created; reruns resume it)")
     b.add_argument(
@@ -71,9 +74,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--skip-missing", action="store_true", help="leave out rows whose clip is missing (listed)"
     )
     b.add_argument(
-        "--group-mapping", type=Path, help="JSON/YAML emotion-group mapping (default: the project's)"
+        "--group-mapping", type=existing_file, help="JSON/YAML emotion-group mapping (default: the project's)"
     )
-    b.add_argument("--codes", type=Path, help="JSON/YAML demographic code tables (default: the project's)")
+    b.add_argument(
+        "--codes", type=existing_file, help="JSON/YAML demographic code tables (default: the project's)"
+    )
     b.add_argument(
         "--reject-llm-failures",
         action="store_true",
@@ -121,12 +126,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Read BoLD's headerless annotation CSVs, decode every row and look for every clip. A "
         "malformed row is an error naming file, line and column.",
     )
-    check.add_argument("root", nargs="?", type=Path, help="BoLD root (default: the bundled sample)")
+    check.add_argument(
+        "root", nargs="?", type=existing_folder, help="BoLD root (default: the bundled sample)"
+    )
     check.add_argument(
         "--skip-missing", action="store_true", help="list rows whose clip is missing instead of failing"
     )
     check.add_argument(
-        "--codes", type=Path, help="JSON/YAML demographic code tables (default: bqa.vocabulary's)"
+        "--codes", type=existing_file, help="JSON/YAML demographic code tables (default: bqa.vocabulary's)"
     )
     check.set_defaults(func=_check)
 
@@ -135,7 +142,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="statistics of a work folder's release (sizes, Easy/Hard, groups, demographics, Self-BLEU)",
         description="Check a work folder's release and print its statistics as JSON.",
     )
-    stats.add_argument("work_dir", type=Path, help="work folder written by the BQA pipeline")
+    stats.add_argument("work_dir", type=existing_folder, help="work folder written by the BQA pipeline")
     stats.add_argument("--no-self-bleu", action="store_true", help="skip the Self-BLEU of the questions")
     stats.set_defaults(func=_stats)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.files.arguments import existing_file
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -17,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "evaluates API models at 1 fps). Prints each frame's index and timestamp."
         ),
     )
-    parser.add_argument("video", type=Path, metavar="VIDEO", help="video file (MP4, MKV, WebM, ...)")
+    parser.add_argument("video", type=existing_file, metavar="VIDEO", help="video file (MP4, MKV, WebM, ...)")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--num-frames", type=int, metavar="N", help="number of evenly spaced frames")
     mode.add_argument("--fps", type=float, metavar="F", help="frames per second of video")

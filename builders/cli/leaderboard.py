@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.files.arguments import existing_folder
+
 # The modules doing the work load inside the handlers: lazy for start-up speed.
 
 
@@ -23,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("benchmark", choices=["bqa", "marinelife"], help="which benchmark")
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--from", dest="root", type=Path, help="folder of model folders with .eval_results/")
+    source.add_argument(
+        "--from", dest="root", type=existing_folder, help="folder of model folders with .eval_results/"
+    )
     source.add_argument("--hub", action="store_true", help="read the Hub's leaderboard for the dataset")
     parser.add_argument(
         "--dataset-id", help="benchmark dataset repo (default: the card's, naist-nlp/BQA for BQA)"

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
+from builders.files.arguments import existing_file, existing_folder
 from builders.hub.source import add_data_arguments
 from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
@@ -63,9 +64,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     source = build.add_argument_group("input")
     source.add_argument(
-        "--attributes", type=Path, help="expert attribute file (CSV or JSONL, one row per video)"
+        "--attributes", type=existing_file, help="expert attribute file (CSV or JSONL, one row per video)"
     )
-    source.add_argument("--video-root", type=Path, help="folder holding <collection>/<video_file>")
+    source.add_argument("--video-root", type=existing_folder, help="folder holding <collection>/<video_file>")
     source.add_argument(
         "--sample", action="store_true", help="use the bundled sample's attributes and videos instead"
     )
@@ -135,7 +136,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     j.add_argument(
         "predictions",
-        type=Path,
+        type=existing_file,
         help="predictions JSONL: written by 'marinelife evaluate' (or an lmms-eval sample log / VLMEvalKit "
         "result file of the integrations' tasks), or question_id + raw_output lines with --data",
     )
@@ -172,9 +173,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "missing video file is an error naming the file and row.",
     )
     check.add_argument(
-        "attributes", nargs="?", type=Path, help="CSV or JSONL file (default: the bundled sample)"
+        "attributes", nargs="?", type=existing_file, help="CSV or JSONL file (default: the bundled sample)"
     )
-    check.add_argument("--video-root", type=Path, help="folder holding <collection>/<video_file>")
+    check.add_argument("--video-root", type=existing_folder, help="folder holding <collection>/<video_file>")
     check.set_defaults(func=_check_attributes)
 
     validate = actions.add_parser(
@@ -185,8 +186,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "without options, mandatory types per video, conditional types only where their attribute exists. "
         "Prints one line per violation (question id, field, problem); exit code 1 if there are any.",
     )
-    validate.add_argument("qa", type=Path, help="QA JSONL file")
-    validate.add_argument("--attributes", type=Path, help="attribute file of the videos (CSV or JSONL)")
+    validate.add_argument("qa", type=existing_file, help="QA JSONL file")
+    validate.add_argument(
+        "--attributes", type=existing_file, help="attribute file of the videos (CSV or JSONL)"
+    )
     validate.set_defaults(func=_validate)
 
     sample = actions.add_parser(

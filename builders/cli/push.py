@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.files.arguments import existing_folder
+
 # The modules doing the work load inside the handlers: lazy for start-up speed.
 
 
@@ -26,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog="Example: vqabench push hub/BQA naist-nlp/BQA --create-pr --tag v1.1 --dry-run",
     )
-    parser.add_argument("folder", type=Path, help="exported Hub-layout folder (README.md + data/)")
+    parser.add_argument("folder", type=existing_folder, help="exported Hub-layout folder (README.md + data/)")
     parser.add_argument("repo_id", help="dataset repo, <namespace>/<name>")
     parser.add_argument(
         "--create-pr", action="store_true", help="open a pull request instead of committing to main"

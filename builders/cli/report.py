@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.files.arguments import existing_file, named_existing_file
 from builders.hub.source import add_data_arguments
 
 _PREDICTIONS_HELP = (
@@ -94,7 +95,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _common(bqa)
     bqa.add_argument(
-        "--predictions", action="append", required=True, metavar="NAME=FILE", help=_PREDICTIONS_HELP
+        "--predictions",
+        action="append",
+        required=True,
+        type=named_existing_file,
+        metavar="NAME=FILE",
+        help=_PREDICTIONS_HELP,
     )
     bqa.add_argument(
         "--group-mapping",
@@ -118,13 +124,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _common(marine)
     marine.add_argument(
-        "--predictions", action="append", default=[], metavar="NAME=FILE", help=_PREDICTIONS_HELP
+        "--predictions",
+        action="append",
+        default=[],
+        type=named_existing_file,
+        metavar="NAME=FILE",
+        help=_PREDICTIONS_HELP,
     )
     marine.add_argument(
         "--judge-results",
         action="append",
         default=[],
-        type=Path,
+        type=existing_file,
         metavar="FILE",
         help="judge results JSON (repeatable)",
     )

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.files.arguments import existing_file, existing_folder, existing_path
+
 # The modules doing the work load inside the handlers: lazy for start-up speed.
 
 
@@ -50,7 +52,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: vqabench results write reports/bqa-test/metrics.json --model mine --out mine/ "
         "--dataset-revision 0123...abcd --push me/my-videollm --create-pr --dry-run",
     )
-    write.add_argument("metrics", type=Path, help="a report's metrics.json (vqabench report bqa|marinelife)")
+    write.add_argument(
+        "metrics", type=existing_file, help="a report's metrics.json (vqabench report bqa|marinelife)"
+    )
     write.add_argument(
         "--out", type=Path, required=True, help="model folder: the entries go to OUT/.eval_results/"
     )
@@ -71,7 +75,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show = actions.add_parser(
         "show", help="print the entries of a model folder or a .yaml file", description="Print eval results."
     )
-    show.add_argument("path", type=Path, help="a model folder (with .eval_results/) or one .yaml file")
+    show.add_argument(
+        "path", type=existing_path, help="a model folder (with .eval_results/) or one .yaml file"
+    )
     show.set_defaults(func=_show)
 
     push = actions.add_parser(
@@ -83,7 +89,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "and is never printed; HF_ENDPOINT selects another Hub."
         ),
     )
-    push.add_argument("folder", type=Path, help="model folder holding .eval_results/")
+    push.add_argument("folder", type=existing_folder, help="model folder holding .eval_results/")
     push.add_argument("repo_id", metavar="MODEL_REPO", help="model repo, <namespace>/<name>")
     _push_options(push, flag=False)
     push.set_defaults(func=_push)

@@ -116,8 +116,7 @@ def resolve_data(data: str | os.PathLike[str], revision: str | None = None) -> D
     """``data`` as a local folder or a Hub dataset repo id (``owner/name[@revision]``).
 
     An existing folder wins over a repo id of the same spelling; ``revision`` with a folder is an
-    error (a folder has no revisions). Anything else is taken for a folder, which the dataset's
-    opener then reports missing.
+    error (a folder has no revisions). Anything else is a :class:`DataSourceError` naming it.
     """
     text = os.fspath(data)
     path = Path(text).expanduser()
@@ -131,9 +130,22 @@ def resolve_data(data: str | os.PathLike[str], revision: str | None = None) -> D
         if inline and revision and inline != revision:
             raise DataSourceError(f"--data {text} names revision {inline!r} but --revision says {revision!r}")
         return _download(match["repo"], revision or inline)
-    if revision:
-        raise DataSourceError(f"--data {text}: no such folder, and not a Hub dataset repo id (owner/name)")
-    return DataSource(path)  # not there: the dataset's opener says what it expected to find
+    raise DataSourceError(f"--data {_not_a_source(text, path)}")
+
+
+def _not_a_source(text: str, path: Path) -> str:
+    if path.exists():
+        return f"{text}: not a folder (expected a dataset folder or a Hub dataset repo id owner/name)"
+    return f"{text}: no such folder, and not a Hub dataset repo id (owner/name)"
+
+
+def data_argument(text: str) -> str:
+    """``--data`` checked as the command line is parsed: an existing folder or something shaped like
+    a repo id (downloaded later, by :func:`resolve_data`); anything else fails at once, naming it."""
+    path = Path(text).expanduser()
+    if path.is_dir() or (_REPO_ID.match(text) and not text.startswith((".", "/", "~"))):
+        return text
+    raise argparse.ArgumentTypeError(_not_a_source(text, path))
 
 
 def add_data_arguments(
@@ -143,6 +155,7 @@ def add_data_arguments(
     parser.add_argument(
         "--data",
         required=required,
+        type=data_argument,
         metavar="FOLDER_OR_REPO",
         help=f"{what}: a local folder (an exported Hub-layout folder or the pipeline's work folder) or a "
         "Hub dataset repo id such as naist-nlp/BQA (downloaded once into the Hugging Face cache; HF_HOME, "

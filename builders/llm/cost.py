@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from builders.files.arguments import existing_file
+
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4
 DEFAULT_OUTPUT_TOKENS = 64
@@ -251,7 +253,7 @@ def add_cost_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--price-out", type=float, metavar="USD", help="price per million output tokens")
     group.add_argument(
         "--price-table",
-        type=Path,
+        type=existing_file,
         help=f"JSON price table: model glob -> {{input, output}} (default {PRICE_TABLE.name})",
     )
 
