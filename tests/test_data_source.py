@@ -157,7 +157,7 @@ def test_offline_mode_reads_the_cache_and_says_what_is_missing(hub, monkeypatch)
 
 
 def test_bad_repo_or_revision_is_a_clear_error(hub, tmp_path):
-    with pytest.raises(DataSourceError, match="the dataset repo has no revision 'v9'"):
+    with pytest.raises(DataSourceError, match="dataset repo org/marine has no revision 'v9'"):
         resolve_data(REPO, "v9")
     with pytest.raises(
         DataSourceError,

@@ -239,3 +239,22 @@ def test_next_steps_paste_into_a_shell_with_spaces_in_the_path(tmp_path):
     compare = shlex.split(commands["Compare with the baseline"])
     assert f"baseline={out / 'predictions' / 'bqa' / 'test.single_word.jsonl'}" in compare
     assert shlex.split(commands["Read the reports"])[0] == str(out / "reports" / "bqa" / "report.md")
+
+
+def test_the_publish_suggestion_works_offline(demo, tmp_path):
+    """The demo's own "Publish (checks only)" command, as printed, passes on the demo's release with no
+    network (issue 29: it was refused as a sample, and an offline dry run always exited 1)."""
+    line = next(line for line in demo["stdout"].splitlines() if "Publish (checks only)" in line)
+    argv = shlex.split(line.split("Publish (checks only)", 1)[1])
+    assert argv[:2] == ["vqabench", "push"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "builders.cli", *argv[1:]],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "the folder passed every local check" in done.stdout and "nothing was sent" in done.stdout

@@ -9,7 +9,11 @@ never read back from the code under test.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import datasets
@@ -409,6 +413,30 @@ def test_a_dataset_without_a_leaderboard_and_a_missing_model_repo_are_clear(hub,
     assert cli_main(argv) == 2
     err = capsys.readouterr().err
     assert "model repo org/nothing does not exist" in err and "nothing was pushed" in err and TOKEN not in err
+
+
+@pytest.mark.parametrize("offline", ["no connection", "HF_HUB_OFFLINE=1"])
+def test_leaderboard_from_an_unreachable_hub_is_one_line(tmp_path, offline):
+    """Issue 29: a 73-line traceback before; one line and exit status 2 now, as every Hub command."""
+    with socket.socket() as probe:  # a port with nothing listening
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_") and "proxy" not in k.lower()}
+    env.update(
+        HF_ENDPOINT=url, HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1" if "OFFLINE" in offline else "0"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "builders.cli", "leaderboard", "bqa", "--hub", "--out", str(tmp_path / "b")],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("vqabench: error: the leaderboard of "), (
+        done.stderr
+    )
+    assert (
+        "HF_HUB_OFFLINE is set" if "OFFLINE" in offline else f"cannot reach the Hub at {url}"
+    ) in done.stderr
+    assert not (tmp_path / "b").exists()
 
 
 def test_malformed_eval_results_name_file_and_entry(tmp_path):

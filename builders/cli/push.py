@@ -39,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--dry-run",
         action="store_true",
         help="validate and print the operations, the deletions included (read from the repo, which is not "
-        "changed); exit status 1 when the repo could not be read",
+        "changed); offline (HF_HUB_OFFLINE=1, no connection) only the local checks, exit status 0 if they "
+        "pass; exit status 1 when the Hub answers that the repo cannot be read",
     )
     parser.add_argument(
         "--create-repo",
@@ -84,6 +85,12 @@ def _push(args: argparse.Namespace) -> int:
             plan = with_remote(plan)  # reads the repo's file list to show the deletions
         except PushError as err:
             print(plan.describe())
+            if err.unreachable:  # every local check passed; only the Hub's side is unknown
+                print(
+                    f"dry run: nothing was sent; the folder passed every local check. Not checked against the "
+                    f"Hub ({err}): the repo's access and the deletions are checked when it can be reached"
+                )
+                return 0
             print(
                 f"dry run: nothing was sent; the repo's files could not be read, so the deletions are unknown: {err}"
             )

@@ -267,7 +267,12 @@ def next_steps(out: Path, metrics: Metrics) -> list[tuple[str, str]]:
             f"datasets.load_dataset({str(hub_bqa)!r}); datasets.load_dataset({str(hub_marine)!r}, 'qa')",
         ),
         ("Rebuild from raw data", f"vqabench bqa build --bold-root BOLD_ROOT --work work/bqa {model}"),
-        ("Publish (checks only)", f"vqabench push {q(str(hub_bqa))} YOU/BQA --dry-run"),
+        # The demo's release is the bundled sample (refused without --allow-sample); a dry run checks the
+        # folder offline too, and a repo that does not exist yet is what --create-repo is for.
+        (
+            "Publish (checks only)",
+            f"vqabench push {q(str(hub_bqa))} YOU/BQA --create-repo --allow-sample --dry-run",
+        ),
     ]
 
 

@@ -75,38 +75,34 @@ def folder_fingerprint(folder: Path) -> str:
 
 def _download(repo_id: str, revision: str | None) -> DataSource:
     # Lazy: huggingface_hub (and its HTTP client) only when a repo id is given.
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import (
-        GatedRepoError,
-        LocalEntryNotFoundError,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
+    from huggingface_hub import constants, snapshot_download
+    from huggingface_hub.errors import GatedRepoError, LocalEntryNotFoundError, RepositoryNotFoundError
+
+    from builders.hub.errors import HubError, hub_errors
 
     where = f"{repo_id}@{revision or 'main'}"
     local = (
         "or give a local folder (`hf download REPO --repo-type dataset --local-dir DIR`, or one you exported)"
     )
     try:
-        path = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision))
-    except RevisionNotFoundError:
-        raise DataSourceError(f"--data {where}: the dataset repo has no revision {revision!r}") from None
-    except GatedRepoError:
-        raise DataSourceError(
-            f"--data {where}: the dataset is gated; accept its terms on the Hub and log in "
-            "(HF_TOKEN or `hf auth login`)"
-        ) from None
-    except RepositoryNotFoundError:
-        raise DataSourceError(
-            f"--data {where}: no local folder {repo_id!r}, and no such dataset repo on the Hub, or it is "
-            f"private (log in with HF_TOKEN or `hf auth login`); {local}"
-        ) from None
-    except LocalEntryNotFoundError:
-        raise DataSourceError(
-            f"--data {where}: not in the Hugging Face cache and the Hub cannot be reached (offline mode "
-            f"HF_HUB_OFFLINE=1, or no connection); download it once online, {local}"
-        ) from None
-    except OSError as err:  # connection refused, DNS failure, disk full
+        with hub_errors(f"--data {where}", endpoint=constants.ENDPOINT, repo_id=repo_id, revision=revision):
+            try:
+                path = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision))
+            except GatedRepoError:
+                raise  # worded by hub_errors
+            except RepositoryNotFoundError:  # the name may also be a mistyped folder: say both
+                raise DataSourceError(
+                    f"--data {where}: no local folder {repo_id!r}, and no such dataset repo on the Hub, or it "
+                    f"is private (log in with HF_TOKEN or `hf auth login`); {local}"
+                ) from None
+            except LocalEntryNotFoundError:
+                raise DataSourceError(
+                    f"--data {where}: not in the Hugging Face cache and the Hub cannot be reached (offline "
+                    f"mode HF_HUB_OFFLINE=1, or no connection); download it once online, {local}"
+                ) from None
+    except HubError as err:
+        raise DataSourceError(f"{err}; {local}") from None
+    except OSError as err:  # a full disk, a cache folder that cannot be written
         raise DataSourceError(f"--data {where}: could not download the dataset ({err}); {local}") from None
     # snapshot_download returns .../snapshots/<commit>: the revision's resolved commit.
     return DataSource(path, repo_id, revision, path.name)

@@ -80,17 +80,21 @@ def rows_from_hub(
     from huggingface_hub import HfApi  # lazy: network client, only for --hub
     from huggingface_hub.errors import HfHubHTTPError
 
-    try:
-        entries = HfApi(endpoint=endpoint, token=token).get_dataset_leaderboard(
-            dataset_id, base_model_only=False
-        )
-    except HfHubHTTPError as err:
-        status = getattr(err.response, "status_code", None)
-        reason = getattr(err, "server_message", None) or str(err).splitlines()[0]
-        raise RuntimeError(
-            f"no leaderboard for {dataset_id} at {endpoint or 'the Hub'} (HTTP {status}: {reason}); a dataset "
-            "has one once it is a registered benchmark (an eval.yaml at its root) with results submitted"
-        ) from None
+    from builders.hub.errors import hub_errors
+
+    where = endpoint or "the Hub"
+    with hub_errors(f"the leaderboard of {dataset_id}", endpoint=where, repo_id=dataset_id):
+        try:
+            entries = HfApi(endpoint=endpoint, token=token).get_dataset_leaderboard(
+                dataset_id, base_model_only=False
+            )
+        except HfHubHTTPError as err:
+            if getattr(err.response, "status_code", None) != 404:
+                raise
+            raise RuntimeError(
+                f"no leaderboard for {dataset_id} at {where} (HTTP 404); a dataset has one once it is a "
+                "registered benchmark (an eval.yaml at its root) with results submitted"
+            ) from None
     rows = []
     for e in entries:
         task = getattr(e, "taskId", None) or getattr(e, "task_id", None) or default_task
