@@ -51,7 +51,7 @@ def test_the_bundled_samples_are_marked_and_refused(hub, tmp_path, capsys):  # n
         assert cli_main(["push", str(folder), REPO, "--tag", "v1.1"]) == 2
         err = capsys.readouterr().err
         assert (
-            f"not pushing it to {REPO}: its card says it was built from the" in err
+            f"not publishing it to {REPO}: its card (vqabench_sample) says it was built from the" in err
             and "--allow-sample" in err
         )
         assert hub.requests == []

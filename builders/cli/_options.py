@@ -44,3 +44,11 @@ def add_build_export_arguments(
         "--export", type=Path, metavar="OUT_DIR", help="then export the release to a Hub-layout folder"
     )
     parser.add_argument("--repo-id", help=repo_help)
+
+
+def export_repo_id(given: str | None, benchmark: str, card_default: str) -> str:
+    """The repo id an export's card names: ``--repo-id``, else the configured one
+    (:mod:`builders.hub.repo_ids`), else the card's default (MarineLife-16K's is a placeholder)."""
+    from builders.hub.repo_ids import configured_repo_id
+
+    return given or configured_repo_id(benchmark) or card_default

@@ -8,7 +8,12 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
+from builders.cli._options import (
+    add_build_export_arguments,
+    add_export_arguments,
+    export_options,
+    export_repo_id,
+)
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
 from builders.files.arguments import existing_file, existing_folder
 from builders.llm.cli import add_llm_arguments, client_from_args, given_llm_options
@@ -19,7 +24,7 @@ from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 # Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
 
 STEP_NAMES = "candidates,clips,questions,filter,difficulty,split"
-REPO_HELP = "Hub repo named in the card's examples (default: naist-nlp/BQA)"
+REPO_HELP = "Hub repo named in the card's examples (default: $VQABENCH_BQA_REPO_ID, else naist-nlp/BQA)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -231,7 +236,9 @@ def _build(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.work}: no release to export yet; run the split step first")
         from bqa.card import DEFAULT_REPO_ID
 
-        result = export_release(args.work, args.export, repo_id=args.repo_id or DEFAULT_REPO_ID)
+        result = export_release(
+            args.work, args.export, repo_id=export_repo_id(args.repo_id, "BQA", DEFAULT_REPO_ID)
+        )
         sizes = ", ".join(f"{split} {len(ds)}" for split, ds in result.dataset.items())
         print(f"exported {result.folder} ({sizes}); load_dataset check passed")
     return 0
@@ -310,7 +317,7 @@ def _export(args: argparse.Namespace) -> int:
     result = export_release(
         args.work_dir,
         args.out_dir,
-        repo_id=args.repo_id or DEFAULT_REPO_ID,
+        repo_id=export_repo_id(args.repo_id, "BQA", DEFAULT_REPO_ID),
         self_bleu=not args.no_self_bleu,
         **export_options(args),
     )

@@ -30,7 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     source.add_argument("--hub", action="store_true", help="read the Hub's leaderboard for the dataset")
     parser.add_argument(
-        "--dataset-id", help="benchmark dataset repo (default: the card's, naist-nlp/BQA for BQA)"
+        "--dataset-id",
+        help="benchmark dataset repo (default: $VQABENCH_BQA_REPO_ID / $VQABENCH_MARINELIFE16K_REPO_ID, else "
+        "the card's: naist-nlp/BQA for BQA; MarineLife-16K has none until set)",
     )
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md, metrics.json, PNGs")
     parser.set_defaults(func=_leaderboard)
@@ -46,7 +48,8 @@ def _leaderboard(args: argparse.Namespace) -> int:
         for name in ("httpx2", "httpx"):
             logging.getLogger(name).setLevel(logging.WARNING)
     known = by_key(args.benchmark)
-    repo = dataset_id(known, args.dataset_id)
+    chosen = dataset_id(known, args.dataset_id)
+    repo = chosen.repo_id
     if args.hub:
         from builders.hub.publish import resolve_endpoint
 
@@ -56,7 +59,9 @@ def _leaderboard(args: argparse.Namespace) -> int:
     else:
         rows = rows_from_folder(args.root, repo)
         source = f"the eval results under {args.root}"
-    report = write_leaderboard(known.benchmark, repo, rows, args.out, source=source)
+    report = write_leaderboard(
+        known.benchmark, repo, rows, args.out, source=source, dataset_id_from=f"from {chosen.source}"
+    )
     for task in known.benchmark.tasks:
         ranked = report.metrics["tasks"][task.id]
         if ranked:

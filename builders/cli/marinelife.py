@@ -9,7 +9,12 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
+from builders.cli._options import (
+    add_build_export_arguments,
+    add_export_arguments,
+    export_options,
+    export_repo_id,
+)
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
 from builders.files.arguments import existing_file, existing_folder
 from builders.hub.source import add_data_arguments
@@ -22,7 +27,7 @@ from builders.runs.steps import DEFAULT_BATCH_SIZE
 if TYPE_CHECKING:
     from builders.pipelines.marinelife.runner import PipelineConfig
 
-REPO_HELP = "Hub repo named in the card's loading example"
+REPO_HELP = "Hub repo named in the card's loading example (default: $VQABENCH_MARINELIFE16K_REPO_ID, else a placeholder)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -286,7 +291,11 @@ def _build(args: argparse.Namespace) -> int:
         from marinelife16k.card import DEFAULT_REPO_ID
         from marinelife16k.export import export_release
 
-        exported = export_release(args.work_dir, args.export, repo_id=args.repo_id or DEFAULT_REPO_ID)
+        exported = export_release(
+            args.work_dir,
+            args.export,
+            repo_id=export_repo_id(args.repo_id, "MarineLife-16K", DEFAULT_REPO_ID),
+        )
         print(f"exported {exported.folder}; load_dataset check passed")
     return 0
 
@@ -402,7 +411,7 @@ def _export(args: argparse.Namespace) -> int:
     result = export_release(
         args.work_dir,
         args.out_dir,
-        repo_id=args.repo_id or DEFAULT_REPO_ID,
+        repo_id=export_repo_id(args.repo_id, "MarineLife-16K", DEFAULT_REPO_ID),
         **export_options(args),
     )
     sizes = "; ".join(

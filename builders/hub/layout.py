@@ -31,6 +31,8 @@ from huggingface_hub import DatasetCardData
 
 from builders.files.jsonio import atomic_directory, check_replaceable
 from builders.hub.benchmark import check_eval_yaml, read_eval_yaml
+from builders.hub.cards import CARD_FILE, read_card  # noqa: F401 - read_card: also imported from here
+from builders.hub.sample import SAMPLE_KEY  # noqa: F401 - the exports write it; imported from here
 
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
 # Row groups of a split with media: at most this many rows (the dataset viewer's page, and what
@@ -39,16 +41,12 @@ DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
 # bounds its memory; `datasets` 5 alone cuts groups at 100 MB, i.e. a whole 300-clip split in one.
 MEDIA_ROW_GROUP_ROWS = 100
 MEDIA_ROW_GROUP_BYTES = 16 * 1024 * 1024
-CARD_FILE = "README.md"
 SHARD_NAME = re.compile(r"^(?P<split>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 SPLIT_ORDER = ("train", "validation", "test")
 # Left in every folder write_hub_folder makes: only such a folder (or an empty one) is ever replaced.
 # Hidden and beside the shards, so load_dataset ignores it, publish never uploads it, and the
 # folder's top level stays README.md + data/.
 EXPORT_MARKER = "data/.vqabench-export"
-# Card YAML key of a release built from a bundled sample or scripted replies (its value says which):
-# stated on the card, and `push` refuses such a folder unless told --allow-sample.
-SAMPLE_KEY = "vqabench_sample"
 
 
 def _ordered_splits(dataset_dict: datasets.DatasetDict) -> list[str]:
@@ -276,23 +274,6 @@ def _card_yaml(
 def render_card(meta: Mapping[str, Any], body: str) -> str:
     front = yaml.safe_dump(dict(meta), sort_keys=False, allow_unicode=True, width=1000)
     return f"---\n{front}---\n\n{body.strip()}\n"
-
-
-def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
-    """Split a folder's README.md into (YAML metadata, Markdown body)."""
-    path = Path(folder) / CARD_FILE
-    if not path.is_file():
-        raise ValueError(f"{folder}: no {CARD_FILE} dataset card")
-    text = path.read_text(encoding="utf-8")
-    if not text.startswith("---\n"):
-        raise ValueError(f"{path}: the card does not start with a YAML block ('---')")
-    end = text.find("\n---", 4)
-    if end < 0:
-        raise ValueError(f"{path}: the card's YAML block is not closed")
-    meta = yaml.safe_load(text[4:end]) or {}
-    if not isinstance(meta, dict):
-        raise ValueError(f"{path}: the card's YAML block is not a mapping")
-    return meta, text[end + 4 :].lstrip("-\n")
 
 
 def write_hub_folder(

@@ -34,8 +34,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from builders.hub.cards import read_card
 from builders.hub.errors import HubError, describe, scrub
-from builders.hub.layout import SAMPLE_KEY, check_hub_folder, read_card
+from builders.hub.layout import check_hub_folder
+from builders.hub.sample import SAMPLE_KEY, refuse_sample
 
 REPO_TYPE = "dataset"
 # A remote file with one of these suffixes is release data wherever it is (and so deleted when the
@@ -253,11 +255,10 @@ def plan_push(
     with tempfile.TemporaryDirectory(prefix="vqabench-push-check-") as tmp:
         loaded = check_hub_folder(folder, cache_dir=cache_dir or tmp)
     meta, _ = read_card(folder)
-    if meta.get(SAMPLE_KEY) and not allow_sample:
-        raise ValueError(
-            f"{folder}: not pushing it to {repo_id}: its card says it was {meta[SAMPLE_KEY]} "
-            f"({SAMPLE_KEY} in README.md); pass --allow-sample if publishing it is really meant"
-        )
+    refuse_sample(
+        meta.get(SAMPLE_KEY), what=str(folder), target=repo_id, said_by=f"its card ({SAMPLE_KEY})",
+        allow=allow_sample,
+    )  # fmt: skip
     declared = meta.get("configs") or []
     default = next((c["config_name"] for c in declared if c.get("default")), declared[0]["config_name"])
     configs = (default, *(c["config_name"] for c in declared if c["config_name"] != default))

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from builders.hub.sample import folder_sample_note
+
 # owner/name as the Hub spells repo ids (letters, digits, - _ .), optionally @revision.
 _REPO_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95})(?:@(?P<rev>[^\s@]+))?$")
 # What a fingerprint covers: the card, the exported data, a work folder's release.
@@ -43,6 +45,7 @@ class DataSource:
     revision: str | None = None  # as asked (a branch, tag or commit); None = the default branch
     commit: str | None = None  # the commit the revision resolved to
     fingerprint: str | None = None  # local folders only
+    sample: str | None = None  # what a bundled sample's release says it was built from (None: real data)
 
     @property
     def label(self) -> str:
@@ -52,10 +55,13 @@ class DataSource:
         return f"{self.repo_id}@{self.revision or 'main'} (commit {(self.commit or '?')[:12]})"
 
     def provenance(self) -> dict[str, Any]:
-        """What results record about the data (JSON)."""
+        """What results record about the data (JSON); ``sample`` only for a bundled sample's release,
+        so that everything that publishes can refuse it (:mod:`builders.hub.sample`)."""
         if self.repo_id is None:
-            return {"folder": str(self.folder.resolve()), "fingerprint": self.fingerprint}
-        return {"repo_id": self.repo_id, "revision": self.revision, "commit": self.commit}
+            recorded = {"folder": str(self.folder.resolve()), "fingerprint": self.fingerprint}
+        else:
+            recorded = {"repo_id": self.repo_id, "revision": self.revision, "commit": self.commit}
+        return {**recorded, "sample": self.sample} if self.sample else recorded
 
 
 def folder_fingerprint(folder: Path) -> str:
@@ -105,7 +111,7 @@ def _download(repo_id: str, revision: str | None) -> DataSource:
     except OSError as err:  # a full disk, a cache folder that cannot be written
         raise DataSourceError(f"--data {where}: could not download the dataset ({err}); {local}") from None
     # snapshot_download returns .../snapshots/<commit>: the revision's resolved commit.
-    return DataSource(path, repo_id, revision, path.name)
+    return DataSource(path, repo_id, revision, path.name, sample=folder_sample_note(path))
 
 
 def resolve_data(data: str | os.PathLike[str], revision: str | None = None) -> DataSource:
@@ -119,7 +125,7 @@ def resolve_data(data: str | os.PathLike[str], revision: str | None = None) -> D
     if path.is_dir():
         if revision:
             raise DataSourceError(f"--data {text} is a local folder; --revision is for Hub repo ids")
-        return DataSource(path, fingerprint=folder_fingerprint(path))
+        return DataSource(path, fingerprint=folder_fingerprint(path), sample=folder_sample_note(path))
     match = _REPO_ID.match(text)
     if match and not text.startswith((".", "/", "~")):
         inline = match["rev"]

@@ -195,8 +195,10 @@ def write_leaderboard(
     out_dir: str | os.PathLike[str],
     *,
     source: str,
+    dataset_id_from: str | None = None,
 ) -> Report:
-    """Write ``report.md`` (one ranking per task), ``metrics.json`` and the PNGs to ``out_dir``."""
+    """Write ``report.md`` (one ranking per task), ``metrics.json`` and the PNGs to ``out_dir``.
+    ``dataset_id_from``: where the dataset id came from (a flag, a setting), recorded."""
     known = {t.id for t in benchmark.tasks}
     unknown = sorted({r.task_id for r in rows if r.task_id not in known})
     order = _keep_rank if rows and all(r.rank is not None for r in rows) else rank  # the Hub ranks its own
@@ -215,7 +217,7 @@ def write_leaderboard(
     ]
     empty = [t.id for t in benchmark.tasks if not ranked[t.id]]
     intro = [
-        f"Benchmark `{dataset_id}`, from {source}. One ranking per task of its `eval.yaml`; the interval and n "
+        f"Benchmark `{dataset_id}`{f' ({dataset_id_from})' if dataset_id_from else ''}, from {source}. One ranking per task of its `eval.yaml`; the interval and n "
         "are those the result's notes record (none where a result gives none). A result still in an open "
         "pull request on its model repo is marked community.",
     ]
@@ -231,6 +233,7 @@ def write_leaderboard(
     metrics: dict[str, Any] = {
         "benchmark": benchmark.name,
         "dataset_id": dataset_id,
+        "dataset_id_from": dataset_id_from,
         "source": source,
         "tasks": {
             t.id: [
