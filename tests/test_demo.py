@@ -15,6 +15,7 @@ from pathlib import Path
 
 import datasets
 import pytest
+from plot_checks import assert_figures_fit, read_record
 
 import marinelife16k.rubrics  # noqa: F401 - registers the MarineLife rubrics that get_rubric names
 from bqa.accuracy import bqa_accuracy
@@ -60,8 +61,9 @@ def demo(tmp_path_factory):
                XDG_CACHE_HOME=str(root / "xdg"), NO_PROXY="", no_proxy="",
                VQABENCH_JUDGE_TEMPERATURE="0.9", VQABENCH_JUDGE_MODEL="gpt-judge")  # fmt: skip
     try:
+        # As `python -m builders.cli demo`, with every figure checked as it is saved (tests/plot_probe.py).
         done = subprocess.run(
-            [sys.executable, "-m", "builders.cli", "demo"],
+            [sys.executable, str(Path(__file__).with_name("plot_probe.py")), str(root / "figures.json"), "demo"],
             cwd=root / "cwd", env=env, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
     finally:
@@ -69,7 +71,7 @@ def demo(tmp_path_factory):
         listener.server_close()
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return {"out": root / "cwd" / "vqabench-demo", "stdout": done.stdout, "connections": listener.connections,
-            "cache": root / "check-cache"}  # fmt: skip
+            "cache": root / "check-cache", "figures": read_record(root / "figures.json")}  # fmt: skip
 
 
 def _json(path: Path):
@@ -95,6 +97,13 @@ def test_offline_outputs_and_tables(demo):
     for folder, pngs in ((bqa, 5), (marine, 3)):
         assert (folder / "report.md").is_file() and (folder / "metrics.json").is_file()
         assert len(list(folder.glob("*.png"))) == pngs
+    # Every PNG the demo wrote, checked as drawn: its intended size, nothing off its axes or canvas.
+    assert sorted(Path(f["path"]).name for f in demo["figures"]) == sorted(p.name for p in out.rglob("*.png"))
+    assert_figures_fit(demo["figures"], expected=8)
+    # Age groups in their natural order even when the split has no Kid (issue 29: Teenager, Adult, Kid).
+    lines = (bqa / "report.md").read_text(encoding="utf-8").splitlines()
+    ages = [line.split("|")[1].strip() for line in lines if line.startswith(("| Kid ", "| Teenager ", "| Adult "))]
+    assert ages == ["Kid", "Teenager", "Adult"], ages
     assert len(list((out / "frames").glob("*.jpg"))) == 2
 
 

@@ -21,6 +21,7 @@ import pytest
 import yaml
 from hub_helpers import use_endpoint
 from PIL import Image
+from plot_checks import assert_figures_fit
 from scipy.stats import binomtest
 
 from builders.cli import main as cli_main
@@ -391,7 +392,9 @@ def hub(monkeypatch, tmp_path, outside_attempts, exports):
     assert outside_attempts == []
 
 
-def test_results_pr_on_a_model_repo_then_the_leaderboard_lists_it(hub, bqa_run, tmp_path, capsys):
+def test_results_pr_on_a_model_repo_then_the_leaderboard_lists_it(
+    hub, bqa_run, tmp_path, capsys, plot_record
+):
     k, n = bqa_run["k"], bqa_run["n"]
     mine = tmp_path / "mine"
     before = len(hub.requests)
@@ -442,6 +445,7 @@ def test_results_pr_on_a_model_repo_then_the_leaderboard_lists_it(hub, bqa_run, 
     )
     with Image.open(board / "leaderboard_1.png") as png:
         assert png.format == "PNG" and png.size[0] > 300
+    assert_figures_fit(plot_record)
     ranked = json.loads((board / "metrics.json").read_text())["tasks"]["bqa_total"]
     assert [(r["model_id"], r["rank"]) for r in ranked] == [("lab/other", 1), ("org/model", 2)]
 

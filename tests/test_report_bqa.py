@@ -16,6 +16,7 @@ import pytest
 from bqa_work import write_work_folder
 from markdown_tables import read_table
 from PIL import Image
+from plot_checks import assert_figures_fit
 from scipy.stats import binomtest, chi2_contingency
 
 from bqa.accuracy import BQA_PARSER
@@ -289,7 +290,7 @@ def test_bad_prediction_files_name_file_and_line(bqa_data, tmp_path, lines, mess
     assert not (tmp_path / "out").exists()
 
 
-def test_cli_report_side_by_side(report, bqa_data, tmp_path, capsys):
+def test_cli_report_side_by_side(report, bqa_data, tmp_path, capsys, plot_record):
     _, predictions = report
     out = tmp_path / "cli"
     argv = ["report", "bqa", "--data", str(bqa_data["hub"]), "--split", "test", "--out", str(out)]
@@ -299,6 +300,7 @@ def test_cli_report_side_by_side(report, bqa_data, tmp_path, capsys):
     assert "alpha: accuracy 0.500 (Easy 0.800, Hard 0.200) on 10 items; 2 unparsed" in printed
     assert "beta: accuracy 0.800" in printed
     assert (out / "report.md").is_file() and len(list(out.glob("*.png"))) == 5
+    assert_figures_fit(plot_record, expected=5)  # each its intended size, nothing off the axes or canvas
     assert cli_main([*argv[:-4], "--split", "validation", "--predictions", str(predictions["alpha"])]) == 2
     assert "not in the validation split" in capsys.readouterr().err
 
