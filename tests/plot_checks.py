@@ -58,7 +58,7 @@ def figure_problems(fig: Figure) -> list[str]:
         ticks = [
             t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_visible() and t.get_text()
         ]
-        for left, right in zip(ticks, ticks[1:]):
+        for left, right in zip(ticks, ticks[1:], strict=False):
             if left.x1 > right.x0 + TOLERANCE_PX and left.y1 > right.y0 and right.y1 > left.y0:
                 problems.append(f"axes {number}: x tick labels overlap")
         for text in ax.texts:

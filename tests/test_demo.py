@@ -102,7 +102,9 @@ def test_offline_outputs_and_tables(demo):
     assert_figures_fit(demo["figures"], expected=8)
     # Age groups in their natural order even when the split has no Kid (issue 29: Teenager, Adult, Kid).
     lines = (bqa / "report.md").read_text(encoding="utf-8").splitlines()
-    ages = [line.split("|")[1].strip() for line in lines if line.startswith(("| Kid ", "| Teenager ", "| Adult "))]
+    ages = [
+        line.split("|")[1].strip() for line in lines if line.startswith(("| Kid ", "| Teenager ", "| Adult "))
+    ]
     assert ages == ["Kid", "Teenager", "Adult"], ages
     assert len(list((out / "frames").glob("*.jpg"))) == 2
 
