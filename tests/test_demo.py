@@ -100,6 +100,12 @@ def test_offline_outputs_and_tables(demo):
     # Every PNG the demo wrote, checked as drawn: its intended size, nothing off its axes or canvas.
     assert sorted(Path(f["path"]).name for f in demo["figures"]) == sorted(p.name for p in out.rglob("*.png"))
     assert_figures_fit(demo["figures"], expected=8)
+    # Reports and the summary name local files relative to themselves, never by absolute path (issue 29).
+    root = str(out.parent.parent)  # the temporary folder everything of this run is in
+    for written in [out / "summary.md", *(out / "reports").rglob("*.md"), *(out / "reports").rglob("*.json")]:
+        text = written.read_text(encoding="utf-8")
+        assert root not in text and str(Path(__file__).resolve().parent.parent) not in text, written
+    assert "`../../predictions/bqa/test.single_word.jsonl`" in (bqa / "report.md").read_text(encoding="utf-8")
     # Age groups in their natural order even when the split has no Kid (issue 29: Teenager, Adult, Kid).
     lines = (bqa / "report.md").read_text(encoding="utf-8").splitlines()
     ages = [

@@ -396,4 +396,5 @@ def write_bqa_report(
     change = parser_change_section({name: m["parser_change"] for name, m in models.items()})
     if change:
         sections.append(change)
-    return write_report(out, f"BQA report: {split} split", intro, sections, metrics)
+    inputs = [*predictions.values(), *([reference.data.folder] if reference.data else [])]
+    return write_report(out, f"BQA report: {split} split", intro, sections, metrics, inputs=inputs)

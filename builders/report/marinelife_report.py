@@ -544,4 +544,5 @@ def write_marinelife_report(
         )
         if change:
             sections.append(change)
-    return write_report(out, f"MarineLife-16K report: {split} split", intro, sections, metrics)
+    inputs = [*predictions.values(), *judge_results, *([reference.data.folder] if reference.data else [])]
+    return write_report(out, f"MarineLife-16K report: {split} split", intro, sections, metrics, inputs=inputs)
