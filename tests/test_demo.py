@@ -31,6 +31,8 @@ from builders.report.tables import fmt_number
 from builders.scoring.judge import Groups, judge_predictions
 from builders.scoring.rubrics import get_rubric
 from builders.scoring.self_bleu import self_bleu
+from builders.testing.baseline_responder import ScriptedJudge
+from builders.testing.chat_server import ChatServer
 from marinelife16k.accuracy import marinelife_accuracy
 from marinelife16k.vocabulary import CAMERA_KINDS, MULTIPLE_CHOICE
 
@@ -275,3 +277,50 @@ def test_the_publish_suggestion_works_offline(demo, tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "the folder passed every local check" in done.stdout and "nothing was sent" in done.stdout
+
+
+def test_a_runner_output_is_judged_as_is_and_its_judge_results_join_it(demo, tmp_path, capsys):
+    """Issue 29: `judge score` on a runner's own output failed ("no row has the field 'prediction'"),
+    and judge results named after the file's stem made a second row beside `--predictions qwen=FILE`."""
+    from builders.cli import main as cli_main
+
+    out = demo["out"]
+    predictions = out / "predictions" / "marinelife16k" / "test.jsonl"
+    expected = _json(out / "reports" / "scores.json")["marinelife16k"]["judge"][
+        "test"
+    ]  # the same judge, replayed
+    with ChatServer(model="scripted-judge-responder") as server:
+        server.handler = ScriptedJudge()
+        llm = ["--llm-model", "scripted-judge", "--llm-base-url", server.url, "--llm-api-key-env", "none"]
+        result = tmp_path / "oemu.json"
+        argv = [
+            "judge",
+            "score",
+            str(predictions),
+            "--output",
+            str(result),
+            *llm,
+            "--llm-cache",
+            str(tmp_path / "a"),
+        ]
+        assert cli_main(argv) == 0
+        assert "judging its 6 camera_object_open_ended row(s) of 52" in capsys.readouterr().out
+        assert _json(result)["score"] == pytest.approx(expected["oemu"]["score"])
+        judged = tmp_path / "judge.json"
+        argv = [
+            "marinelife",
+            "judge",
+            str(predictions),
+            "--out",
+            str(judged),
+            *llm,
+            "--llm-cache",
+            str(tmp_path / "b"),
+        ]
+        assert cli_main(argv) == 0 and list(_json(judged)) == ["test"]  # named after the file, by default
+    report = tmp_path / "report"
+    assert cli_main(["report", "marinelife", "--data", str(out / "hub" / "marinelife16k"), "--predictions",
+                     f"qwen={predictions}", "--judge-results", str(judged), "--out", str(report)]) == 0  # fmt: skip
+    models = _json(report / "metrics.json")["models"]
+    assert list(models) == ["qwen"]  # one row: accuracy and judge scores together
+    assert models["qwen"]["judge"]["oemu"]["score"] == pytest.approx(expected["oemu"]["score"])

@@ -312,12 +312,11 @@ def _judge(args: argparse.Namespace) -> int:
     from builders.evaluation.marinelife import judge
     from builders.files.jsonio import write_json_atomic
     from builders.hub.source import data_from_args
+    from builders.report.judge_join import DIGEST_KEY, predictions_digest
     from builders.report.marinelife_report import judgeable_rows
     from builders.report.provenance import run_provenance
     from builders.scoring.judge import judge_client_from_args
 
-    if not args.predictions.is_file():
-        raise FileNotFoundError(f"no predictions file at {args.predictions}")
     source = data_from_args(args)
     rows, missing = judgeable_rows(args.predictions, source, args.split, allow_missing=args.allow_missing)
     if missing:
@@ -338,7 +337,8 @@ def _judge(args: argparse.Namespace) -> int:
     run = run_provenance(args.predictions)
     provenance = {
         "tool": tool_version(),
-        "predictions": str(args.predictions),
+        "predictions": args.predictions.name,
+        DIGEST_KEY: predictions_digest(args.predictions),  # what the report joins the result by
         "dataset": source.provenance() if source else run.get("data"),
         "split": args.split if source else run.get("split"),
         "run": run,

@@ -29,6 +29,7 @@ from builders.hub.source import DataSource
 from builders.report.document import Report, Section, write_report
 from builders.report.harness_outputs import read_prediction_lines
 from builders.report.inputs import align, read_predictions
+from builders.report.judge_join import join_by_predictions_file
 from builders.report.paired import accuracy_pairs, paired_section, score_pairs
 from builders.report.paper_tables import camera_scores, table3, table4
 from builders.report.parser_change import parser_change_section, run_parser_change
@@ -450,7 +451,9 @@ def write_marinelife_report(
     ``answer_parser``: ``NAME@VERSION`` reading the replies (``--parser``; default the current
     default); the "Answer parser change" section shows what it changes against each run's own.
     """
-    judge = read_judge_results(judge_results)
+    judge, joined = join_by_predictions_file(read_judge_results(judge_results), predictions)
+    for note in joined:
+        log.info(note)
     if not predictions and not judge:
         raise ValueError("nothing to report: give --predictions and/or --judge-results")
     reference = load_marinelife_split(data, split)
