@@ -26,6 +26,7 @@ from builders.demo.run import MARKER, next_steps, prepare_output, score_everythi
 from builders.demo.samples import BuiltSample
 from builders.demo.scoring import Metrics
 from builders.evaluation.marinelife import JUDGE_TASKS, judge_inputs
+from builders.files import progress
 from builders.files.jsonio import read_jsonl
 from builders.report.tables import fmt_number
 from builders.scoring.judge import Groups, judge_predictions
@@ -279,7 +280,7 @@ def test_the_publish_suggestion_works_offline(demo, tmp_path):
     assert "the folder passed every local check" in done.stdout and "nothing was sent" in done.stdout
 
 
-def test_a_runner_output_is_judged_as_is_and_its_judge_results_join_it(demo, tmp_path, capsys):
+def test_a_runner_output_is_judged_as_is_and_its_judge_results_join_it(demo, tmp_path, capsys, monkeypatch):
     """Issue 29: `judge score` on a runner's own output failed ("no row has the field 'prediction'"),
     and judge results named after the file's stem made a second row beside `--predictions qwen=FILE`."""
     from builders.cli import main as cli_main
@@ -317,7 +318,11 @@ def test_a_runner_output_is_judged_as_is_and_its_judge_results_join_it(demo, tmp
             "--llm-cache",
             str(tmp_path / "b"),
         ]
+        monkeypatch.setattr(progress, "PLAIN_SECONDS", 0.0)  # a line per item instead of one per 10 s
         assert cli_main(argv) == 0 and list(_json(judged)) == ["test"]  # named after the file, by default
+        # Not on a terminal (captured), the judge still says how far it is (issue 29: silent for minutes).
+        err = capsys.readouterr().err
+        assert "judge marinelife_open_ended: 6/6 items (100%)" in err and "judge marinelife_caption: " in err
     report = tmp_path / "report"
     assert cli_main(["report", "marinelife", "--data", str(out / "hub" / "marinelife16k"), "--predictions",
                      f"qwen={predictions}", "--judge-results", str(judged), "--out", str(report)]) == 0  # fmt: skip

@@ -86,9 +86,11 @@ def _push(args: argparse.Namespace) -> int:
         except PushError as err:
             print(plan.describe())
             if err.unreachable:  # every local check passed; only the Hub's side is unknown
+                reason = str(err).removesuffix(" (nothing was pushed)")
                 print(
-                    f"dry run: nothing was sent; the folder passed every local check. Not checked against the "
-                    f"Hub ({err}): the repo's access and the deletions are checked when it can be reached"
+                    "dry run: nothing was sent; the folder passed every local check. Not checked against the "
+                    f"Hub, which was not reached: {reason}. The push itself checks the repo's access and lists "
+                    "the deletions."
                 )
                 return 0
             print(

@@ -19,7 +19,7 @@ import dataclasses
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -353,6 +353,20 @@ def _shard_problems(name: str, split: str, files: list[Path]) -> list[str]:
     return []
 
 
+@contextlib.contextmanager
+def quiet_datasets() -> Iterator[None]:
+    """datasets' own progress bars off (restored after): an export or a push check prints one summary,
+    not a "Generating train split" bar per split and config between its lines. Also a decorator."""
+    was_off = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_off:
+            datasets.enable_progress_bars()
+
+
+@quiet_datasets()
 def check_hub_folder(
     folder: str | Path, cache_dir: str | Path | None = None
 ) -> dict[str, datasets.DatasetDict]:

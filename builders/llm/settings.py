@@ -59,7 +59,9 @@ class LLMSettings(BaseModel):
     extra_body: dict[str, Any] | None = Field(
         None, description="provider-specific request fields, e.g. {'reasoning_effort': 'low'}"
     )
-    progress: bool = Field(True, description="show a tqdm bar (it also hides itself when not a TTY)")
+    progress: bool = Field(
+        True, description="show progress: a tqdm bar on a terminal, else a plain line every 10 s"
+    )
 
     def worst_case_seconds(self) -> float:
         """The longest one item can take before it is reported failed: every attempt (1 + re-asks)
