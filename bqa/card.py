@@ -166,6 +166,38 @@ def _provenance(splits: Mapping[str, Sequence[BQARecord]]) -> str:
     return _table(["step", "model (as reported)", "prompt", "version", "rows"], rows)
 
 
+def statistics_markdown(stats: ReleaseStats) -> str:
+    """A release's statistics as Markdown: sizes, Easy/Hard, films and Self-BLEU per split, then the
+    answer-group and demographic distributions (the paper's Table 2 and Figure 3). The card's
+    "Splits and statistics" section, and what ``vqabench bqa stats`` prints."""
+    split_rows = []
+    for split in (*SPLITS, TOTAL):
+        s = stats.splits[split]
+        bleu = "-" if s.self_bleu is None else f"{s.self_bleu:.2f}"
+        split_rows.append([split, s.size, *(s.difficulty.get(d, 0) for d in DIFFICULTIES), s.films, bleu])
+    answers = ", ".join(f"{label} ({n})" for label, n in stats.splits[TOTAL].answer.items())
+    shared = (
+        "No source film has rows in two splits."
+        if not stats.shared_films
+        else f"{len(stats.shared_films)} source film(s) have rows in more than one split."
+    )
+    return "\n\n".join(
+        [
+            _table(["split", "rows", *DIFFICULTIES, "films", "Self-BLEU-4"], split_rows),
+            f"{shared} Self-BLEU: {stats.self_bleu_note} (lower is more diverse; the paper reports "
+            "0.87 / 0.86 / 0.85).",
+            "### Answer groups",
+            _distribution(stats, "answer_group", "group"),
+            f"Answers by label: {answers}.",
+            "### Demographics",
+            "Distributions of the persons' annotated gender, age and ethnicity (Figure 3 of the paper).",
+            _distribution(stats, "gender", "gender"),
+            _distribution(stats, "age", "age"),
+            _distribution(stats, "ethnicity", "ethnicity"),
+        ]
+    )
+
+
 def card_body(
     stats: ReleaseStats,
     meta: ReleaseMeta,
@@ -176,11 +208,6 @@ def card_body(
 ) -> str:
     """The card's Markdown prose for a release."""
     total = stats.splits[TOTAL]
-    split_rows = []
-    for split in (*SPLITS, TOTAL):
-        s = stats.splits[split]
-        bleu = "-" if s.self_bleu is None else f"{s.self_bleu:.2f}"
-        split_rows.append([split, s.size, *(s.difficulty.get(d, 0) for d in DIFFICULTIES), s.films, bleu])
     mapping = meta.group_mapping
     mapping_note = (
         "This is the project's default mapping. The paper's figure of the grouping is not available as "
@@ -201,7 +228,6 @@ def card_body(
     ]
     difficulty_models = sorted({r.provenance.difficulty.model for rs in splits.values() for r in rs})
     field_rows = [[f"`{name}`", _feature_type(FEATURES[name]), FIELD_DESCRIPTIONS[name]] for name in FEATURES]
-    answers = ", ".join(f"{label} ({n})" for label, n in total.answer.items())
     parts = [
         f"# {pretty_name}: Body Language Question Answering",
         f"{pretty_name} asks a video language model which emotion a person's body language shows in a short "
@@ -209,7 +235,7 @@ def card_body(
         "with a question and four emotion labels to choose from: the label that BoLD's annotators scored "
         "highest, and one distractor from each of the three other emotion groups. It follows Ozaki et al., "
         "*BQA: Body Language Question Answering Dataset for Video Large Language Models*.",
-        f"This release: **{total.size}** questions over **{total.films}** source films "
+        f"This release: **{total.size}** questions over **{total.films}** source film{'' if total.films == 1 else 's'} "
         f"({', '.join(f'{s} {stats.splits[s].size}' for s in SPLITS)}), "
         f"{total.difficulty.get('Easy', 0)} Easy and {total.difficulty.get('Hard', 0)} Hard. "
         f"Source: {meta.source}; split {meta.split_rule}; seed {meta.seed}.",
@@ -234,22 +260,7 @@ def card_body(
         _table(["field", "type", "meaning"], field_rows),
         f"Emotion labels (BoLD order): {', '.join(EMOTIONS)}.",
         "## Splits and statistics",
-        _table(["split", "rows", *DIFFICULTIES, "films", "Self-BLEU-4"], split_rows),
-        (
-            "No source film has rows in two splits."
-            if not stats.shared_films
-            else f"{len(stats.shared_films)} source film(s) have rows in more than one split."
-        )
-        + f" Self-BLEU: {stats.self_bleu_note} "
-        "(lower is more diverse; the paper reports 0.87 / 0.86 / 0.85).",
-        "### Answer groups",
-        _distribution(stats, "answer_group", "group"),
-        f"Answers by label: {answers}.",
-        "### Demographics",
-        "Distributions of the persons' annotated gender, age and ethnicity (Figure 3 of the paper).",
-        _distribution(stats, "gender", "gender"),
-        _distribution(stats, "age", "age"),
-        _distribution(stats, "ethnicity", "ethnicity"),
+        statistics_markdown(stats),
         "## Emotion groups",
         f"Mapping used: `{mapping.name}`. {mapping_note} A maintainer can rebuild with another mapping "
         "(a JSON or YAML file); every release states the one it used here.",

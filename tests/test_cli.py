@@ -128,3 +128,10 @@ def test_metrics_path_names_the_checkout_folders(capsys):
     assert [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()] == names
     assert main(["metrics", "path", "bqa_acuracy"]) == 2
     assert "unknown metric 'bqa_acuracy'; known: bqa_accuracy, judge," in capsys.readouterr().err
+
+
+def test_counts_are_worded_in_their_number():
+    from builders.files.text import plural
+
+    assert [plural(n, "film") for n in (0, 1, 2)] == ["0 films", "1 film", "2 films"]
+    assert plural(1, "usable row") == "1 usable row" and plural(3, "child", "children") == "3 children"

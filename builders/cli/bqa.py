@@ -16,6 +16,7 @@ from builders.cli._options import (
 )
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
 from builders.files.arguments import existing_file, existing_folder
+from builders.files.text import plural
 from builders.llm.cli import add_llm_arguments, client_from_args, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.runs.steps import DEFAULT_BATCH_SIZE, DEFAULT_CACHE
@@ -145,10 +146,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stats = actions.add_parser(
         "stats",
         help="statistics of a work folder's release (sizes, Easy/Hard, groups, demographics, Self-BLEU)",
-        description="Check a work folder's release and print its statistics as JSON.",
+        description="Check a work folder's release and print its statistics: tables of sizes, Easy/Hard, films "
+        "and Self-BLEU per split, answer groups and demographics (what the dataset card shows), or JSON.",
     )
     stats.add_argument("work_dir", type=existing_folder, help="work folder written by the BQA pipeline")
     stats.add_argument("--no-self-bleu", action="store_true", help="skip the Self-BLEU of the questions")
+    stats.add_argument("--json", action="store_true", help="print every count as JSON instead of tables")
     stats.set_defaults(func=_stats)
 
     export = actions.add_parser(
@@ -291,7 +294,9 @@ def _check(args: argparse.Namespace) -> int:
     codes = load_demographic_codes(args.codes) if args.codes else DEFAULT_DEMOGRAPHIC_CODES
     source = read_bold(args.root or sample_root(), codes=codes, skip_missing=args.skip_missing)
     rows = source.annotations
-    print(f"{source.root}: {len(rows)} usable rows, {len({a.film_id for a in rows})} films")
+    print(
+        f"{source.root}: {plural(len(rows), 'usable row')}, {plural(len({a.film_id for a in rows}), 'film')}"
+    )
     for split, n in sorted(Counter(a.bold_split for a in rows).items()):
         print(f"  {split}: {n} rows")
     if source.missing:
@@ -301,12 +306,13 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
+    from bqa.card import statistics_markdown
     from bqa.stats import release_stats
     from bqa.workfolder import read_release
 
     release = read_release(args.work_dir)
     stats = release_stats(release.splits, release.meta, self_bleu=not args.no_self_bleu)
-    print(json.dumps(stats.to_json(), indent=2))
+    print(json.dumps(stats.to_json(), indent=2) if args.json else statistics_markdown(stats))
     return 0
 
 

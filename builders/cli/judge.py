@@ -194,7 +194,7 @@ def _summary(result: dict[str, Any]) -> str:
             f"  {kind:<7} score {_fmt(part['score'])}  n={part['n']}  "
             + "  ".join(f"{name} {_fmt(v)}" for name, v in part["criteria"].items())
         )
-    failed = {f"row {f['index'] + 1}": f["error"] for f in result["failed"]}
+    failed = {f"on row {f['index'] + 1}": f["error"] for f in result["failed"]}  # "e.g. item on row 3"
     lines += Unfinished({"judge": failed}).lines(alternative="--output lists every failed item")
     return "\n".join(lines)
 

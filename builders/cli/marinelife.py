@@ -309,7 +309,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _judge(args: argparse.Namespace) -> int:
     from builders import tool_version
-    from builders.evaluation.marinelife import judge
+    from builders.evaluation.marinelife import JUDGE_TASKS, judge
     from builders.files.jsonio import write_json_atomic
     from builders.hub.source import data_from_args
     from builders.report.judge_join import DIGEST_KEY, predictions_digest
@@ -358,7 +358,12 @@ def _judge(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}")
     from builders.runs.unfinished import Unfinished  # lazy, like the imports above (start-up speed)
 
-    failures = {task: {f"item {f['index']}": f["error"] for f in r["failed"]} for task, r in results.items()}
+    # A failed judgement is named by its question (the index counts the task's rows, in file order).
+    ids = {
+        task: [p["question_id"] for p in rows if p["type"] == qtype]
+        for task, (qtype, _) in JUDGE_TASKS.items()
+    }
+    failures = {task: {ids[task][f["index"]]: f["error"] for f in r["failed"]} for task, r in results.items()}
     unfinished = Unfinished({task: f for task, f in failures.items() if f})
     if unfinished:
         print(unfinished.format(alternative="--out lists them"))
