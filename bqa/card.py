@@ -18,11 +18,15 @@ from bqa.vocabulary import DEFAULT_MAPPING_NAME, DIFFICULTIES, EMOTIONS
 from bqa.workfolder import ReleaseMeta
 
 DEFAULT_REPO_ID = "naist-nlp/BQA"
+# The venue: the paper's text names none; what public records support is its arXiv preprint
+# (arXiv:2410.13206). Replace with the proceedings entry once it is confirmed.
 CITATION = """@article{ozaki2025bqa,
-  title  = {BQA: Body Language Question Answering Dataset for Video Large Language Models},
-  author = {Ozaki, Shintaro and Hayashi, Kazuki and Oba, Miyu and Sakai, Yusuke and
-            Kamigaito, Hidetaka and Watanabe, Taro},
-  year   = {2025}
+  title   = {BQA: Body Language Question Answering Dataset for Video Large Language Models},
+  author  = {Ozaki, Shintaro and Hayashi, Kazuki and Oba, Miyu and Sakai, Yusuke and
+             Kamigaito, Hidetaka and Watanabe, Taro},
+  journal = {arXiv preprint arXiv:2410.13206},
+  year    = {2025},
+  url     = {https://arxiv.org/abs/2410.13206}
 }"""
 #: BoLD, the source of every clip and label (Luo et al., 2020).
 SOURCE_CITATION = """@article{luo2020arbee,
