@@ -162,3 +162,39 @@ def test_missing_inputs_and_settings_are_named_for_a_python_caller(tmp_path):
     kind, message = out["judge without a model"]
     assert kind == "ValueError" and "pass model=..." in message and "VQABENCH_JUDGE_MODEL" in message
     assert "--llm-model" not in message  # a Python caller has no flags
+
+
+PANDAS_CHILD = r"""
+import json
+import evaluate
+import numpy as np
+import pandas as pd
+frame = pd.DataFrame({
+    "reply": ["Anger", None, "Fear", "no idea"],
+    "answer": ["Anger", "Fear", "Fear", "Fear"],
+    "choices": [np.array(["Anger", "Fear", "Happiness", "Peace"])] * 4,  # what a Parquet list column gives
+    "difficulty": ["Easy", "Hard", "Hard", "Hard"],
+    "gender": ["Male", None, "Female", "Male"],
+    "age": ["Kid", float("nan"), "Adult", "Adult"],
+}).iloc[1:]  # a filtered frame: its labels start at 1
+bqa = evaluate.load("./metrics/bqa_accuracy")
+result = bqa.compute(predictions=frame["reply"], references=frame["answer"], choices=frame["choices"],
+                     difficulty=frame["difficulty"], gender=frame["gender"], age=frame["age"])
+print(json.dumps({k: result[k] for k in ("accuracy", "n", "n_unparsed", "by_gender", "by_age")}))
+"""
+
+
+def test_bqa_accuracy_takes_pandas_columns_as_they_are(tmp_path):
+    """Issue 29: the README says so; a Series for predictions was refused ("expected a list of text")."""
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "HF_EVALUATE_OFFLINE": "1", "HF_UPDATE_DOWNLOAD_COUNTS": "0"}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", PANDAS_CHILD], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    # By hand, rows 1-3: no reply (wrong, unparsed), Fear (right), "no idea" (wrong, unparsed).
+    assert (out["accuracy"], out["n"], out["n_unparsed"]) == (1 / 3, 3, 2)
+    assert {g: c["errors"] for g, c in out["by_gender"]["groups"].items()} == {"Male": 1, "Female": 0}
+    assert out["by_gender"]["n_missing"] == 1 and out["by_age"]["n_missing"] == 1  # None and NaN: missing
+    assert {g: (c["n"], c["errors"]) for g, c in out["by_age"]["groups"].items()} == {"Adult": (2, 1)}
