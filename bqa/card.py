@@ -16,6 +16,7 @@ from bqa.records import PROVENANCE_STEPS, BQARecord
 from bqa.stats import DEMOGRAPHICS, TOTAL, ReleaseStats
 from bqa.vocabulary import DEFAULT_MAPPING_NAME, DIFFICULTIES, EMOTIONS
 from bqa.workfolder import ReleaseMeta
+from builders import INSTALL_HINT
 
 DEFAULT_REPO_ID = "naist-nlp/BQA"
 # The venue: the paper's text names none; what public records support is its arXiv preprint
@@ -248,8 +249,8 @@ def card_body(
         f'ds = load_dataset("{repo_id}")  # DatasetDict: train, validation, test\n'
         'row = ds["test"][0]  # decoding `video` needs torchcodec (and torch)\n```',
         "Without torch, read the video as bytes and sample frames with PyAV "
-        "(`builders.video.sampler` from the project's tooling: `pip install videoqa-bench-tools`, which also "
-        "gives the `vqabench` command and the metrics):",
+        "(`builders.video.sampler` from the project's tooling, which also gives the `vqabench` command and "
+        f"the metrics; {INSTALL_HINT}):",
         "```python\nfrom builders.video.sampler import sample_frames\n\n"
         'test = ds["test"].cast_column("video", Video(decode=False))\n'
         'row = test[0]  # row["video"] == {"path": "<id>.mp4", "bytes": b"..."}\n'
@@ -258,7 +259,7 @@ def card_body(
         "frames.frames  # uint8 RGB arrays; frames.indices, frames.timestamps\n```",
         "The model is asked to answer with one word, the emotion; score predictions with the project's "
         "`metrics/bqa_accuracy` module (Easy/Hard/Total accuracy and the breakdowns by demographics and group), "
-        "installed with `pip install videoqa-bench-tools`: "
+        "installed with the tooling: "
         '`evaluate.load(builders.metric_path("bqa_accuracy"))`.',
         "## Data fields",
         _table(["field", "type", "meaning"], field_rows),

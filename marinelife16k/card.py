@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from builders import INSTALL_HINT
 from marinelife16k.features import FEATURES
 from marinelife16k.questions import QUESTION_TEXTS
 from marinelife16k.vocabulary import (
@@ -273,8 +274,8 @@ video = videos[row_of[question["id"]]]  # qa.id == videos.id == "{{collection}}-
 print(question["prompt"], question["answer"])
 ```
 
-Frames: the paper feeds 8 uniformly sampled frames. With this project's tools (`pip install
-videoqa-bench-tools`, which gives the `builders` package and the `vqabench` command),
+Frames: the paper feeds 8 uniformly sampled frames. With this project's tools (the `builders` package
+and the `vqabench` command; {INSTALL_HINT}),
 `builders.video.sampler.sample_frames(video["video"], num_frames=8)` decodes them with PyAV from the
 `{{"path", "bytes"}}` value; `evaluate.load(builders.metric_path("marinelife_qa"))` scores
 multiple-choice replies on the whole `qa` split (open-ended rows are skipped and counted).
