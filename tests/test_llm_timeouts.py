@@ -24,8 +24,9 @@ def test_timeout_and_retry_flags_bound_a_hang_and_the_default_wait_is_announced(
         assert hung.stderr.count("worst-case wait per item: 0.1 min") == 1, hung.stderr
         server.wait_idle()
         assert server.hangs_outlasted == 0  # the client's timeout ended every hang
-        # Two HTTP tries per item (1 + --llm-max-retries), no more.
-        assert len(arrived) == 8 * 2
+        # Two HTTP tries per item (1 + --llm-max-retries), no more (a try that timed out before the loaded
+        # server read it never arrives: fewer is possible, more is not).
+        assert 0 < len(arrived) <= 8 * 2
 
         server.handler = BQAResponder()
         default = vqabench(
