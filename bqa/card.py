@@ -19,15 +19,21 @@ from bqa.workfolder import ReleaseMeta
 from builders import INSTALL_HINT
 
 DEFAULT_REPO_ID = "naist-nlp/BQA"
-# The venue: the paper's text names none; what public records support is its arXiv preprint
-# (arXiv:2410.13206). Replace with the proceedings entry once it is confirmed.
-CITATION = """@article{ozaki2025bqa,
-  title   = {BQA: Body Language Question Answering Dataset for Video Large Language Models},
-  author  = {Ozaki, Shintaro and Hayashi, Kazuki and Oba, Miyu and Sakai, Yusuke and
-             Kamigaito, Hidetaka and Watanabe, Taro},
-  journal = {arXiv preprint arXiv:2410.13206},
-  year    = {2025},
-  url     = {https://arxiv.org/abs/2410.13206}
+# The venue: the paper's text names none; the ACL Anthology lists it in ACL 2025's short papers
+# (2025.acl-short.10), with the arXiv preprint (2410.13206) as its earlier version.
+CITATION = """@inproceedings{ozaki2025bqa,
+  title     = {BQA: Body Language Question Answering Dataset for Video Large Language Models},
+  author    = {Ozaki, Shintaro and Hayashi, Kazuki and Oba, Miyu and Sakai, Yusuke and
+               Kamigaito, Hidetaka and Watanabe, Taro},
+  booktitle = {Proceedings of the 63rd Annual Meeting of the Association for Computational
+               Linguistics (Volume 2: Short Papers)},
+  pages     = {110--123},
+  address   = {Vienna, Austria},
+  publisher = {Association for Computational Linguistics},
+  year      = {2025},
+  url       = {https://aclanthology.org/2025.acl-short.10/},
+  eprint    = {2410.13206},
+  archivePrefix = {arXiv}
 }"""
 #: BoLD, the source of every clip and label (Luo et al., 2020).
 SOURCE_CITATION = """@article{luo2020arbee,

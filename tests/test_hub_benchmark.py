@@ -159,8 +159,9 @@ def test_bqa_card_is_complete_for_research_only_data(exports):
     # Both papers: BQA (authors as in the paper) and BoLD's.
     assert "BQA: Body Language Question Answering Dataset for Video Large Language Models" in body
     assert "Ozaki, Shintaro and Hayashi, Kazuki and Oba, Miyu and Sakai, Yusuke" in body
-    # Where it appeared: what public records support (issue 29: no venue at all before).
-    assert "journal = {arXiv preprint arXiv:2410.13206}" in body
+    # Where it appeared: ACL 2025, short papers, as the ACL Anthology lists it (issue 29: no venue before).
+    assert "Proceedings of the 63rd Annual Meeting of the Association for Computational" in body
+    assert "url       = {https://aclanthology.org/2025.acl-short.10/}" in body
     assert "Towards Automated Recognition of Bodily Expression of Emotion in the Wild" in body
 
 

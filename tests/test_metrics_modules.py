@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bqa.accuracy import bqa_accuracy
+from bqa.card import CITATION
 from builders.scoring.self_bleu import self_bleu
 from builders.testing.questions import synthetic_questions
 from marinelife16k.accuracy import marinelife_accuracy
@@ -34,7 +35,7 @@ runner.run(parser.get_doctest(examples, dict(globs), f"{name}-card", None, 0))
 runner.run(parser.get_doctest(metric.inputs_description, dict(globs), f"{name}-docstring", None, 0))
 print(json.dumps({
     "failed": runner.failures, "attempted": runner.tries, "module_file": sys.modules[type(metric).__module__].__file__,
-    "result": metric.compute(**inputs),
+    "result": metric.compute(**inputs), "citation": metric.citation,
 }))
 """
 
@@ -103,6 +104,9 @@ def test_evaluate_load_in_a_fresh_offline_process(tmp_path, name, inputs, direct
     # evaluate copied the module into the temporary cache, not into the user's.
     assert Path(out["module_file"]).resolve().is_relative_to((tmp_path / "hf").resolve())
     assert out["result"] == json.loads(json.dumps(direct(inputs)))
+    if name == "bqa_accuracy":  # the dataset card's entry, with its venue (issue 29), in module and card
+        card = (ROOT / "metrics" / name / "README.md").read_text(encoding="utf-8")
+        assert out["citation"] == CITATION and f"```bibtex\n{CITATION}\n```" in card
 
 
 ERRORS_CHILD = r"""
