@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.files.arguments import existing_folder
+from builders.options.numbers import POSITIVE_INT
 
 
 def add_export_arguments(parser: argparse.ArgumentParser, repo_help: str) -> None:
@@ -24,7 +25,7 @@ def add_export_arguments(parser: argparse.ArgumentParser, repo_help: str) -> Non
     )
     parser.add_argument("--repo-id", default=None, help=repo_help)
     parser.add_argument(
-        "--max-shard-mb", type=int, default=500, help="largest Parquet shard, in MB (default 500)"
+        "--max-shard-mb", type=POSITIVE_INT, default=500, help="largest Parquet shard, in MB (default 500)"
     )
     parser.add_argument(
         "--cache-dir", type=Path, help="datasets cache for the build (default <work>/.cache/datasets)"

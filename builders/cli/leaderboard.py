@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from builders.files.arguments import existing_folder
@@ -35,6 +36,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "the card's: naist-nlp/BQA for BQA; MarineLife-16K has none until set)",
     )
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md, metrics.json, PNGs")
+    parser.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="rank together results scored on different videos (a named subset and the whole split, or two "
+        "subsets, as their notes record) instead of refusing; they are marked",
+    )
     parser.set_defaults(func=_leaderboard)
 
 
@@ -60,8 +67,16 @@ def _leaderboard(args: argparse.Namespace) -> int:
         rows = rows_from_folder(args.root, repo)
         source = f"the eval results under {args.root}"
     report = write_leaderboard(
-        known.benchmark, repo, rows, args.out, source=source, dataset_id_from=f"from {chosen.source}"
+        known.benchmark,
+        repo,
+        rows,
+        args.out,
+        source=source,
+        dataset_id_from=f"from {chosen.source}",
+        allow_mixed=args.allow_mixed,
     )
+    for problem in report.metrics["skipped"]:
+        print(f"skipped {problem}", file=sys.stderr)
     for task in known.benchmark.tasks:
         ranked = report.metrics["tasks"][task.id]
         if ranked:

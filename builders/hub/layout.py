@@ -19,7 +19,9 @@ import dataclasses
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,7 @@ import yaml
 from datasets.info import DatasetInfosDict
 from huggingface_hub import DatasetCardData
 
-from builders.files.jsonio import atomic_directory, check_replaceable
+from builders.files.folders import Protected, atomic_directory, check_replaceable
 from builders.hub.benchmark import check_eval_yaml, read_eval_yaml
 from builders.hub.cards import CARD_FILE, read_card  # noqa: F401 - read_card: also imported from here
 from builders.hub.sample import SAMPLE_KEY  # noqa: F401 - the exports write it; imported from here
@@ -284,7 +286,7 @@ def write_hub_folder(
     card_body: str,
     card_data: Mapping[str, Any] | None = None,
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
-    protect: Iterable[str | Path] = (),
+    protect: Protected = (),
     extra_files: Mapping[str, str] | None = None,
 ) -> Path:
     """Write ``configs`` (name -> DatasetDict) and a card to ``out_dir``, replacing it atomically.
@@ -325,7 +327,7 @@ def write_hub_folder(
 
 def check_export_target(out_dir: str | Path, work_dir: str | Path) -> Path:
     """Refuse, before any work, an ``out_dir`` that :func:`write_hub_folder` would refuse to replace."""
-    return check_replaceable(out_dir, marker=EXPORT_MARKER, protect=[work_dir])
+    return check_replaceable(out_dir, marker=EXPORT_MARKER, protect={"the work folder": work_dir})
 
 
 def _split_files(folder: Path, config: Mapping[str, Any]) -> dict[str, list[Path]]:
@@ -364,6 +366,20 @@ def quiet_datasets() -> Iterator[None]:
     finally:
         if not was_off:
             datasets.enable_progress_bars()
+
+
+@contextmanager
+def _loadable(folder: Path) -> Iterator[Path]:
+    """``folder``, or a link to it whose path ``datasets`` reads literally: it expands ``$VAR`` in
+    local paths (``relative_to_absolute_path``), so data under a folder named ``$HOME`` would be
+    looked for in the home folder."""
+    if "$" not in str(folder.resolve()):
+        yield folder
+        return
+    with tempfile.TemporaryDirectory(prefix="vqabench-load-") as tmp:
+        link = Path(tmp) / "dataset"
+        link.symlink_to(folder.resolve(), target_is_directory=True)
+        yield link
 
 
 @quiet_datasets()
@@ -414,10 +430,12 @@ def check_hub_folder(
         for i in infos
     }
     loaded: dict[str, datasets.DatasetDict] = {}
-    if not problems:
-        for name in names:
+    with _loadable(folder) as readable:
+        for name in names if not problems else ():
             try:
-                dd = datasets.load_dataset(str(folder), name, cache_dir=str(cache_dir) if cache_dir else None)
+                dd = datasets.load_dataset(
+                    str(readable), name, cache_dir=str(cache_dir) if cache_dir else None
+                )
             except Exception as err:  # noqa: BLE001 - reported with the config name, then raised below
                 problems.append(f"config {name!r} does not load: {type(err).__name__}: {err}")
                 continue

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from builders.files.jsonio import dumps_line, iter_jsonl
 from builders.llm.messages import MEDIA_PARTS, data_url_bytes
 
 KEY_VERSION = 1  # bump when the key recipe changes, so old rows stop matching instead of lying
@@ -81,7 +82,8 @@ class CachedReply:
     elapsed: float  # seconds from first call to validated reply
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+        """One JSONL line (no newline), as :func:`export_replies` writes it."""
+        return dumps_line(asdict(self)).removesuffix("\n")
 
 
 def _canonical(value: Any) -> str:
@@ -145,6 +147,30 @@ def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+class _NamedConnection(sqlite3.Connection):
+    """A connection whose errors name its file: SQLite's own ("disk I/O error", "file is not a
+    database", "database or disk is full") do not say which file."""
+
+    path = ""
+
+    def _named(self, err: sqlite3.Error) -> sqlite3.Error:
+        named = type(err)(f"reply cache {self.path}: {err}")
+        named.__cause__ = err
+        return named
+
+    def execute(self, *args: Any) -> sqlite3.Cursor:
+        try:
+            return super().execute(*args)
+        except sqlite3.Error as err:
+            raise self._named(err) from None
+
+    def executemany(self, *args: Any) -> sqlite3.Cursor:
+        try:
+            return super().executemany(*args)
+        except sqlite3.Error as err:
+            raise self._named(err) from None
+
+
 class ReplyCache:
     """A SQLite table of :class:`CachedReply` rows keyed by :func:`cache_key`.
 
@@ -158,9 +184,14 @@ class ReplyCache:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(
-            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-        )
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False,
+                factory=_NamedConnection,
+            )  # fmt: skip
+        except sqlite3.Error as err:
+            raise type(err)(f"reply cache {self.path}: {err}") from None
+        self._db.path = self.path
         self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         self._setup(busy_timeout)
 
@@ -364,20 +395,16 @@ def read_replies(jsonl_path: str | Path) -> list[CachedReply]:
         raise FileNotFoundError(f"no recorded replies at {jsonl_path}")
     fields = set(CachedReply.__dataclass_fields__)
     replies = []
-    with jsonl_path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                if not isinstance(row, dict):
-                    raise ValueError("a row must be a JSON object")
-                missing, unknown = fields - row.keys(), row.keys() - fields
-                if missing or unknown:
-                    raise ValueError(f"missing fields {sorted(missing)}, unknown fields {sorted(unknown)}")
-                replies.append(CachedReply(**row))
-            except ValueError as err:  # JSONDecodeError is a ValueError
-                raise ValueError(f"{jsonl_path}, line {number}: not a recorded reply: {err}") from None
+    for number, row in iter_jsonl(jsonl_path):
+        try:
+            if not isinstance(row, dict):
+                raise ValueError("a row must be a JSON object")
+            missing, unknown = fields - row.keys(), row.keys() - fields
+            if missing or unknown:
+                raise ValueError(f"missing fields {sorted(missing)}, unknown fields {sorted(unknown)}")
+            replies.append(CachedReply(**row))
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"{jsonl_path}, line {number}: not a recorded reply: {err}") from None
     return replies
 
 

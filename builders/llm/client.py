@@ -31,6 +31,7 @@ import openai
 from pydantic import BaseModel
 
 from builders.files.progress import progress_bar
+from builders.files.redact import redact_text, redact_url
 from builders.llm.cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
 from builders.llm.cost import Budget, Estimate, estimate_request
 from builders.llm.messages import (
@@ -194,7 +195,7 @@ class LLMClient:
 
     def __repr__(self) -> str:
         return (
-            f"LLMClient(model={self.settings.model!r}, base_url={self.settings.base_url!r}, "
+            f"LLMClient(model={self.settings.model!r}, base_url={redact_url(self.settings.base_url)!r}, "
             f"mode={self.mode!r}, cache={self.cache.path if self.cache is not None else None!r})"
         )
 
@@ -504,7 +505,7 @@ class LLMClient:
         key = os.environ.get(self.settings.api_key_env or "") if self.settings.api_key_env else None
         if key:
             text = text.replace(key, "[redacted]")
-        return text[:2000]
+        return redact_text(text)[:2000]
 
 
 class LLMSession:
