@@ -9,9 +9,16 @@ from collections import Counter
 from pathlib import Path
 
 from builders.cli._bqa_paper import BQA_PAPER  # noqa: F401  (registers --preset bqa-paper)
-from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
+from builders.cli._options import (
+    add_build_export_arguments,
+    add_export_arguments,
+    export_options,
+    export_repo_id,
+)
 from builders.cli._presets import add_preset_argument, apply_preset
 from builders.evaluation.options import add_prediction_arguments, derived_client, run_prediction_command
+from builders.files.arguments import existing_file, existing_folder
+from builders.files.text import plural
 from builders.hub.source import add_data_arguments
 from builders.llm.cli import add_derived_llm_arguments, add_llm_arguments, client_from_args, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
@@ -33,7 +40,7 @@ STYLE_SUMMARIES: dict[str, str] = {
     "reason_then_answer": "one request: a short rationale, then 'Answer: <emotion>' (zero-shot CoT, not the "
     "paper's; formerly 'rationale')",
 }
-REPO_HELP = "Hub repo named in the card's examples (default: naist-nlp/BQA)"
+REPO_HELP = "Hub repo named in the card's examples (default: $VQABENCH_BQA_REPO_ID, else naist-nlp/BQA)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -69,7 +76,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     source = b.add_mutually_exclusive_group(required=True)
-    source.add_argument("--bold-root", type=Path, help="BoLD root (annotations/train.csv, val.csv, videos/)")
+    source.add_argument(
+        "--bold-root", type=existing_folder, help="BoLD root (annotations/train.csv, val.csv, videos/)"
+    )
     source.add_argument("--sample", action="store_true", help="the bundled BoLD-format sample (38 rows)")
     b.add_argument("--work", type=Path, required=True, help="work folder (created; reruns resume it)")
     b.add_argument(
@@ -89,9 +98,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--skip-missing", action="store_true", help="leave out rows whose clip is missing (listed)"
     )
     b.add_argument(
-        "--group-mapping", type=Path, help="JSON/YAML emotion-group mapping (default: the project's)"
+        "--group-mapping", type=existing_file, help="JSON/YAML emotion-group mapping (default: the project's)"
     )
-    b.add_argument("--codes", type=Path, help="JSON/YAML demographic code tables (default: the project's)")
+    b.add_argument(
+        "--codes", type=existing_file, help="JSON/YAML demographic code tables (default: the project's)"
+    )
     b.add_argument(
         "--reject-llm-failures",
         action="store_true",
@@ -192,12 +203,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Read BoLD's headerless annotation CSVs, decode every row and look for every clip. A "
         "malformed row is an error naming file, line and column.",
     )
-    check.add_argument("root", nargs="?", type=Path, help="BoLD root (default: the bundled sample)")
+    check.add_argument(
+        "root", nargs="?", type=existing_folder, help="BoLD root (default: the bundled sample)"
+    )
     check.add_argument(
         "--skip-missing", action="store_true", help="list rows whose clip is missing instead of failing"
     )
     check.add_argument(
-        "--codes", type=Path, help="JSON/YAML demographic code tables (default: bqa.vocabulary's)"
+        "--codes", type=existing_file, help="JSON/YAML demographic code tables (default: bqa.vocabulary's)"
     )
     check.set_defaults(func=_check)
 
@@ -211,7 +224,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "distributions of answer groups, gender, age and ethnicity (Figure 3) and what STEP3 removed and STEP4 "
         "labelled (Figure 5). --out writes them as PNGs (and stats.json).",
     )
-    stats.add_argument("work_dir", type=Path, help="work folder written by the BQA pipeline")
+    stats.add_argument("work_dir", type=existing_folder, help="work folder written by the BQA pipeline")
     stats.add_argument("--out", type=Path, help="folder for the PNGs and stats.json")
     stats.add_argument("--json", action="store_true", help="print the statistics as JSON instead")
     stats.add_argument("--no-self-bleu", action="store_true", help="skip the Self-BLEU of the questions")
@@ -308,7 +321,9 @@ def _build(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.work}: no release to export yet; run the split step first")
         from bqa.card import DEFAULT_REPO_ID
 
-        result = export_release(args.work, args.export, repo_id=args.repo_id or DEFAULT_REPO_ID)
+        result = export_release(
+            args.work, args.export, repo_id=export_repo_id(args.repo_id, "BQA", DEFAULT_REPO_ID)
+        )
         sizes = ", ".join(f"{split} {len(ds)}" for split, ds in result.dataset.items())
         print(f"exported {result.folder} ({sizes}); load_dataset check passed")
     return 0
@@ -396,7 +411,9 @@ def _check(args: argparse.Namespace) -> int:
     codes = load_demographic_codes(args.codes) if args.codes else DEFAULT_DEMOGRAPHIC_CODES
     source = read_bold(args.root or sample_root(), codes=codes, skip_missing=args.skip_missing)
     rows = source.annotations
-    print(f"{source.root}: {len(rows)} usable rows, {len({a.film_id for a in rows})} films")
+    print(
+        f"{source.root}: {plural(len(rows), 'usable row')}, {plural(len({a.film_id for a in rows}), 'film')}"
+    )
     for split, n in sorted(Counter(a.bold_split for a in rows).items()):
         print(f"  {split}: {n} rows")
     if source.missing:
@@ -430,7 +447,7 @@ def _export(args: argparse.Namespace) -> int:
     result = export_release(
         args.work_dir,
         args.out_dir,
-        repo_id=args.repo_id or DEFAULT_REPO_ID,
+        repo_id=export_repo_id(args.repo_id, "BQA", DEFAULT_REPO_ID),
         self_bleu=not args.no_self_bleu,
         **export_options(args),
     )

@@ -103,7 +103,9 @@ def _setting_flags(p: str) -> list[tuple[str, dict[str, Any]]]:
         ("concurrency", {"type": POSITIVE_INT,
                          "help": f"requests in flight at once ({_env_default(p, 'max_concurrency')})"}),
         ("timeout", {"type": POSITIVE_NUMBER, "metavar": "SECONDS",
-                     "help": f"seconds per HTTP attempt ({_env_default(p, 'timeout')})"}),
+                     "help": f"seconds per HTTP attempt ({_env_default(p, 'timeout')}); an endpoint that "
+                     "hangs holds an item for attempts x (1 + retries) x this, plus backoff (said once, at the "
+                     "first timeout)"}),
         ("max-retries", {"type": NON_NEGATIVE_INT, "metavar": "N", "help": "the SDK's retries on "
                          f"408/409/429/5xx and timeouts ({_env_default(p, 'max_retries')})"}),
         ("max-validation-retries", {"type": NON_NEGATIVE_INT, "metavar": "N", "help": "re-asks after a reply "
@@ -243,12 +245,10 @@ def client_from_args(
     defaults to ``default_cache``, e.g. ``<work dir>/llm-cache.sqlite``). ``progress=False`` silences
     the client's own bar, for callers that show a bar per step."""
     from builders.llm.client import LLMClient  # lazy for start-up speed (openai)
-    from builders.llm.settings import warn_if_slow
 
     settings = settings_from_args(args)
     if progress is not None:
         settings = settings.model_copy(update={"progress": progress})
-    warn_if_slow(settings)
     if args.llm_replies:
         return LLMClient(settings, replies_path=args.llm_replies)
     return LLMClient(settings, cache_path=args.llm_cache or default_cache, mode=args.llm_mode)

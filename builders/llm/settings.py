@@ -11,7 +11,6 @@ variables are only defaults, read in one place, :meth:`LLMSettings.from_env`, an
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -61,7 +60,9 @@ class LLMSettings(BaseModel):
     extra_body: dict[str, Any] | None = Field(
         None, description="provider-specific request fields, e.g. {'reasoning_effort': 'low'}"
     )
-    progress: bool = Field(True, description="show a tqdm bar (it also hides itself when not a TTY)")
+    progress: bool = Field(
+        True, description="show progress: a tqdm bar on a terminal, else a plain line every 10 s"
+    )
 
     def worst_case_seconds(self) -> float:
         """The longest one item can take before it is reported failed: every attempt (1 + re-asks)
@@ -186,12 +187,3 @@ def _env_values(fields: Any, prefix: str, environ: Mapping[str, str]) -> dict[st
 
 def _is_none(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in ("", NONE)
-
-
-WORST_CASE_NOTICE_SECONDS = 300.0  # a hanging endpoint may hold each item this long: say so first
-
-
-def warn_if_slow(settings: LLMSettings) -> None:
-    """Log, before anything is sent, how long a hanging endpoint can hold each item, when that is long."""
-    if settings.worst_case_seconds() > WORST_CASE_NOTICE_SECONDS:
-        logging.getLogger("builders.llm").warning("%s", settings.worst_case_note())

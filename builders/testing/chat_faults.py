@@ -13,6 +13,7 @@ FAULT_KINDS = (
     "rate_limit",
     "server_error",
     "delay",
+    "hang",
     "malformed",
     "disconnect",
     "fenced",
@@ -28,7 +29,11 @@ class Fault:
 
     ``rate_limit``: HTTP 429 with ``Retry-After`` (seconds, may be fractional: the SDK honours it).
     ``server_error``: HTTP ``status`` (500) with an optional ``Retry-After``.
-    ``delay``: answer normally after ``seconds`` (past the client's timeout: a timeout).
+    ``delay``: answer normally after ``seconds``.
+    ``hang``: never answer; hold the request until the client closes the connection (its timeout),
+    at most ``seconds``. A timeout without a race: however loaded the machine, the client times out
+    first, since nothing is sent before it gives up (:attr:`ChatServer.hangs_outlasted` counts the
+    hangs that reached ``seconds`` instead).
     ``malformed``: HTTP 200 whose body is not valid JSON.
     ``disconnect``: close the connection without answering.
     ``fenced``: the normal content wrapped in a ```json code fence.
@@ -57,6 +62,10 @@ class Fault:
     @classmethod
     def delay(cls, seconds: float) -> Fault:
         return cls("delay", seconds=seconds)
+
+    @classmethod
+    def hang(cls, seconds: float = 120.0) -> Fault:
+        return cls("hang", seconds=seconds)
 
     @classmethod
     def malformed(cls) -> Fault:
@@ -124,7 +133,8 @@ class Answer:
 
     ``status``: the HTTP status logged (0: no answer). Exactly one way of answering: ``reply`` (a
     chat completion), ``error`` (``(message, type)`` of an OpenAI-style error body, with
-    ``headers``), ``raw`` (bytes sent as they are) or ``disconnect``. ``delay``: seconds to wait first.
+    ``headers``), ``raw`` (bytes sent as they are), ``disconnect``, or ``hang`` (seconds to hold the
+    request without answering, until the client leaves). ``delay``: seconds to wait first.
     """
 
     status: int
@@ -134,6 +144,7 @@ class Answer:
     raw: bytes | None = None
     disconnect: bool = False
     delay: float = 0.0
+    hang: float | None = None
 
 
 def apply_fault(fault: Fault | None, reply: Reply, schema: dict[str, Any] | None) -> Answer:
@@ -157,6 +168,8 @@ def apply_fault(fault: Fault | None, reply: Reply, schema: dict[str, Any] | None
         return Answer(200, raw=MALFORMED_BODY)
     if kind == "delay":
         return Answer(200, reply, delay=fault.seconds)
+    if kind == "hang":
+        return Answer(0, hang=fault.seconds)
     if kind == "fenced":
         return Answer(200, Reply(f"```json\n{reply.content}\n```", reply.finish_reason, reply.model))
     if kind == "invalid":

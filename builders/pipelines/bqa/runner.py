@@ -39,6 +39,7 @@ from bqa.vocabulary import (
 )
 from bqa.workfolder import ReleaseMeta, make_record, meta_path, read_release, write_release
 from builders.files.jsonio import write_json_atomic
+from builders.files.text import plural
 from builders.llm import LLMClient, UsageSummary
 from builders.llm.prompts import prompt_overrides
 from builders.pipelines.bqa.prepare import CANDIDATES, CLIPS, run_candidates, run_clips
@@ -221,7 +222,7 @@ class BuildSummary:
             )
         if self.splits:
             parts = [
-                f"{s} {d['rows']} ({d['Easy']} Easy / {d['Hard']} Hard, {d['films']} films)"
+                f"{s} {d['rows']} ({d['Easy']} Easy / {d['Hard']} Hard, {plural(d['films'], 'film')})"
                 for s, d in self.splits.items()
             ]
             lines.append("  release: " + "; ".join(parts))
