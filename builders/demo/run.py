@@ -365,8 +365,8 @@ def predict_baseline(
     except ReplayMissError as err:
         raise RuntimeError(
             f"{err}\nThe bundled baseline replies do not answer these requests: a prompt, the runner, the frames "
-            "or the sample changed since they were recorded. Re-record them with 'python -m "
-            "builders.demo.record_bqa_baseline' and 'python -m builders.demo.record_marinelife_baseline'."
+            "or the sample changed since they were recorded. Re-record them from a source checkout with 'python -m "
+            "builders.testing.samples.record_bqa_baseline' and 'python -m builders.testing.samples.record_marinelife_baseline'."
         ) from None
     n_bqa = sum(len(read_jsonl(p)) for by_style in bqa_preds.values() for p in by_style.values())
     steps.note(
@@ -392,8 +392,8 @@ def score_baseline(
         scores = score_everything(metrics, bqa, bqa_preds, marine_preds)
     except ReplayMissError as err:
         raise RuntimeError(
-            f"{err}\nThe bundled judge replies do not answer these requests; re-record them with "
-            "'python -m builders.demo.record_marinelife_baseline'."
+            f"{err}\nThe bundled judge replies do not answer these requests; re-record them from a source checkout with "
+            "'python -m builders.testing.samples.record_marinelife_baseline'."
         ) from None
     failed = {
         f"{scope} {task}": result["n_failed"]
