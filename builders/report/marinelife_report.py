@@ -84,7 +84,7 @@ class MarineLifeSplit:
     split: str
     rows: list[dict[str, Any]]  # multiple-choice only, as a predictions line's item fields
     open_ended_ids: list[str]
-    data: DataSource | None = None  # where the split was read from (provenance)
+    data: DataSource  # where the split was read from (provenance)
     subset: VideoSubset | None = None  # the videos scored (None: all of the split's)
     outside_ids: tuple[str, ...] = ()  # questions of the split's other videos (their replies are ignored)
 
@@ -495,7 +495,7 @@ def split_model_warning(prediction_names: Iterable[str], judge_names: Iterable[s
 
 
 def write_marinelife_report(
-    data: str | os.PathLike[str],
+    data: str | os.PathLike[str] | DataSource,
     split: str,
     predictions: Mapping[str, str | os.PathLike[str]],
     out_dir: str | os.PathLike[str],
@@ -571,7 +571,7 @@ def write_marinelife_report(
             for task, by_model in judged_items.items()
         },
     }
-    metrics = {
+    metrics: dict[str, Any] = {
         "benchmark": "MarineLife-16K",
         "data": reference.source,
         "split": split,
