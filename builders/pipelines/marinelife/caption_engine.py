@@ -88,7 +88,9 @@ def run_caption_engine(
         {**row, "draft_caption": drafts[row["id"]]["draft_caption"]} for row in rows if row["id"] in drafts
     ]
 
-    failed = reviewer.run_reviews(work, drafted, client, batch_size=batch_size, reject_failures=reject_failures)
+    failed = reviewer.run_reviews(
+        work, drafted, client, batch_size=batch_size, reject_failures=reject_failures
+    )
     if failed:
         return _failures(reviewer.STEP, failed)
     reviews = _kept(work, reviewer.STEP)
