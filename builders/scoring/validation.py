@@ -78,12 +78,12 @@ class NamedInputs:
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add a batch of inputs (every input the metric needs, as keyword arguments)."""
         self._check_inputs({"predictions": predictions, "references": references, **kwargs}, "add_batch()")
-        return super().add_batch(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """Add one item's inputs (every input the metric needs, as keyword arguments)."""
         self._check_inputs({"predictions": prediction, "references": reference, **kwargs}, "add()")
-        return super().add(prediction=prediction, reference=reference, **kwargs)  # type: ignore[misc]
+        return super().add(prediction=prediction, reference=reference, **kwargs)
 
 
 def is_missing(value: object) -> bool:
