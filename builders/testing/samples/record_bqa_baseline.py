@@ -70,7 +70,9 @@ def record(out_dir: str | Path = BQA_SAMPLE_DIR, hub: str | Path | None = None) 
         root = Path(tmp)
         if hub is None:
             hub = rebuild_bqa(root / "work", root / "hub", root / "cache").hub
-        handler = BaselineModel(bqa=oracle(hub), **RESPONDER)
+        handler = BaselineModel(
+            bqa=oracle(hub), easy=RESPONDER["easy"], hard=RESPONDER["hard"], unparsed=RESPONDER["unparsed"]
+        )
         session = recording_session(recording, handler, root / "llm-cache.sqlite", REPORTED_MODEL)
         with session as (client, _):
             predict_bqa(recording, hub, client, root / "eval", root / "predictions")

@@ -66,7 +66,7 @@ def oracle(
     hub: str | Path, frames: FrameSpec
 ) -> dict[str, tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]:
     """Frames digest of each video, as the runner sends them -> (video row, its QA records)."""
-    videos = {}
+    videos: dict[str, tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]] = {}
     for split in BASELINE_RECORDING.options["splits"]:
         data = open_split(hub, split)
         for video_id, row in data.videos.items():
