@@ -151,8 +151,8 @@ def judgeable_rows(
         if videos is None:
             return rows, [], None
         in_file = sorted({row["video"] for row in rows})
-        subset = replace(videos.choose(in_file, split=split, source=str(path)), of=None)
-        return filter_by_video(rows, lambda row: row["video"], subset), [], subset
+        chosen = replace(videos.choose(in_file, split=split, source=str(path)), of=None)
+        return filter_by_video(rows, lambda row: row["video"], chosen), [], chosen
     opened = open_split(data.folder, split, check_videos=False)
     subset = videos.choose(list(opened.videos), split=split, source=opened.source) if videos else None
     kept = filter_by_video(opened.rows, lambda r: r["id"], subset)
@@ -636,9 +636,9 @@ def write_marinelife_report(
         intro.append(
             f"Listed in the models file without results here (not shown): {', '.join(groups.without_results)}."
         )
-    judged = _judge_section(judge, out, split)
-    if judged:
-        sections.append(judged)
+    judge_section = _judge_section(judge, out, split)
+    if judge_section:
+        sections.append(judge_section)
     paired_tests = paired_section(paired["accuracy"], {JUDGE_TASKS[t]: paired[t] for t in JUDGE_TASKS})
     if paired_tests:
         sections.append(paired_tests)

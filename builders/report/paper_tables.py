@@ -192,11 +192,11 @@ def group_averages(groups: Arranged, table: GroupedValues) -> list[dict[str, Any
         if group is None or len(members) < 2:
             continue  # models in no group are not averaged; the average of one would repeat its row
         means = [_mean(column) for column in zip(*(table.values[m.name] for m in members), strict=True)]
-        delta = {
-            table.columns[k]: means[k][0] - means[other][0]
-            for k, other in table.delta_of.items()
-            if means[k][0] is not None and means[other][0] is not None
-        }
+        delta = {}
+        for k, other in table.delta_of.items():
+            mean, compared = means[k][0], means[other][0]
+            if mean is not None and compared is not None:
+                delta[table.columns[k]] = mean - compared
         out.append(
             {
                 "group": group,

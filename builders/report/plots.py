@@ -308,7 +308,8 @@ def count_histograms(
         mean = sum(k * c for k, c in counts.items()) / n
         ax.bar(list(counts), list(counts.values()), width=0.9, color="tab:blue")
         ax.axvline(mean, color="tab:red", linestyle="--", linewidth=1, label=f"mean {mean:.2f}")
-        low, high = min(counts), max(counts)
+        low: float = min(counts)
+        high: float = max(counts)
         if references and name in references:
             value, label = references[name]
             ax.axvline(value, color="0.35", linestyle=":", linewidth=1.5, label=f"{label} {value:g}")

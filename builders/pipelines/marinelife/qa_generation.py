@@ -263,6 +263,9 @@ def reply_problems(row: Mapping[str, Any], value: BaseModel) -> list[str]:
             return problems  # the distractors below are checked against a movement that is not settled
     for qtype, options in distractor_texts(row, value).items():
         answer = central_motion(row, value) if qtype == MOTION_TYPE else ground_truth(qtype, row)
+        if answer is None:  # the reply model of a video with movement_behavior requires the check
+            problems.append(f"{qtype}: the reply has no {MOTION_CHECK_FIELD}")
+            continue
         problems += option_problems(qtype, answer, options)
         if qtype in _NAME_TYPES:
             for i, option in enumerate(options, start=1):
