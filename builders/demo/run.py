@@ -233,16 +233,16 @@ def all_tables(
     if leak:
         tables.append((f"BQA: chain-of-thought rationale leakage [{note}]", leak))
     # The report's renderers, one group per scope of splits (a group of one model has no Average row).
-    rows = {
+    scoped = {
         f"{MARINE_MODEL} ({SCOPE_LABELS.get(scope, scope)})": (SCOPE_LABELS.get(scope, scope), scope)
         for scope in marine["accuracy"]
     }
-    groups = arrange(rows, [ModelRow(name, group) for name, (group, _) in rows.items()])
-    judged = {name: marine["judge"][scope] for name, (_, scope) in rows.items()}
+    groups = arrange(scoped, [ModelRow(name, group) for name, (group, _) in scoped.items()])
+    judged = {name: marine["judge"][scope] for name, (_, scope) in scoped.items()}
     table3 = {
-        name: (marine["accuracy"][scope], judged[name].get("oemu")) for name, (_, scope) in rows.items()
+        name: (marine["accuracy"][scope], judged[name].get("oemu")) for name, (_, scope) in scoped.items()
     }
-    n_mcq = "; ".join(f"{name}: {table3[name][0]['n']['overall']}" for name in rows)
+    n_mcq = "; ".join(f"{name}: {table3[name][0]['n']['overall']}" for name in scoped)
     tables += [
         (f"MarineLife-16K: accuracy per dimension (0-100) and OEMU, paper Table 3 layout [{note}]",
          paper_tables.table3(groups, table3) + f"\n\nMultiple-choice questions: {n_mcq}."),
