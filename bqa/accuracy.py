@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from numbers import Integral
 from pathlib import Path
+from typing import Any
 
 from bqa.vocabulary import (
     DEFAULT_DEMOGRAPHIC_CODES,
@@ -121,7 +122,7 @@ def error_breakdown(
             cell[0] += 1
             cell[1] += int(is_wrong)
     ordered = [g for g in order if g in counts] + sorted(g for g in counts if g not in order)
-    groups = {}
+    groups: dict[str, dict[str, Any]] = {}
     for g in ordered:
         n, errors = counts[g]
         rate, ci = proportion(errors, n, confidence)
@@ -253,8 +254,9 @@ def _confusion(
     for i, ok in enumerate(correct):
         if ok:
             continue
-        if chosen[i] is not None:
-            answered: str | None = choices[i][chosen[i]]
+        picked = chosen[i]
+        if picked is not None:
+            answered: str | None = choices[i][picked]
         else:
             anywhere = parser.parse(predictions[i], EMOTIONS, ()).index
             answered = None if anywhere is None else EMOTIONS[anywhere]

@@ -19,8 +19,6 @@ from plot_checks import assert_figures_fit, read_record
 
 import marinelife16k.rubrics  # noqa: F401 - registers the MarineLife rubrics that get_rubric names
 from bqa.accuracy import bqa_accuracy
-from builders.demo import record_bqa_baseline as bqa_recording
-from builders.demo import record_marinelife_baseline as marine_recording
 from builders.demo.recordings import bqa_baseline, marine_baseline, marine_judge
 from builders.demo.run import MARKER, next_steps, prepare_output, score_everything
 from builders.demo.samples import BuiltSample
@@ -34,6 +32,8 @@ from builders.scoring.rubrics import get_rubric
 from builders.scoring.self_bleu import self_bleu
 from builders.testing.baseline_responder import ScriptedJudge
 from builders.testing.chat_server import ChatServer
+from builders.testing.samples import record_bqa_baseline as bqa_recording
+from builders.testing.samples import record_marinelife_baseline as marine_recording
 from marinelife16k.accuracy import marinelife_accuracy
 from marinelife16k.vocabulary import CAMERA_KINDS, MULTIPLE_CHOICE
 

@@ -169,9 +169,9 @@ def blocked_signal(completion: Any) -> str | None:
     extra = getattr(completion, "model_extra", None) or {}
     feedback = extra.get("prompt_feedback") or extra.get("promptFeedback") or {}
     if isinstance(feedback, Mapping):
-        reason = feedback.get("block_reason") or feedback.get("blockReason")
-        if reason:
-            return f"prompt blocked: {reason}"
+        blocked = feedback.get("block_reason") or feedback.get("blockReason")
+        if blocked:
+            return f"prompt blocked: {blocked}"
     return None
 
 
@@ -619,7 +619,9 @@ class LLMSession:
     async def _claimed_call(self, p: _Prepared, request: LLMRequest) -> LLMResult | float:
         """Claim the key in the shared cache (normal mode: two processes sharing a cache never pay
         twice), then call the model within the budget; a negative float says "over the budget"."""
-        client = self.client
+        client, sdk = self.client, self._sdk
+        if sdk is None:  # _ask answers replay and estimates before it calls here
+            raise RuntimeError(f"LLM request {p.key[:12]}: no SDK client to send it with")
         reserved: float | None = None
         result: LLMResult | None = None
         try:
@@ -633,7 +635,7 @@ class LLMSession:
                     reserved = self.budget.reserve(request, client.settings)
                     if reserved < 0:
                         return reserved
-                result = await client._complete(self._sdk, self._limit, p, self.run)
+                result = await client._complete(sdk, self._limit, p, self.run)
             except Exception as err:  # a bug must not sink the other items; it is logged
                 log.exception("LLM request %s failed unexpectedly", p.key[:12])
                 result = client._failure(p, client._describe(err), None)
@@ -647,10 +649,9 @@ class LLMSession:
     def _estimate(self, p: _Prepared, request: LLMRequest) -> LLMResult:
         client, estimate = self.client, self.client.estimate
         assert estimate is not None
-        lookup = (
-            client.cache is not None and client.mode != "refresh" and not has_placeholders(request.messages)
-        )
-        if lookup and client.cache.get(p.key) is not None:
+        cache = client.cache
+        lookup = cache is not None and client.mode != "refresh" and not has_placeholders(request.messages)
+        if cache is not None and lookup and cache.get(p.key) is not None:
             estimate.cached += 1
         else:
             estimate.add(estimate_request(request, client.settings.model, client.settings.max_tokens))
