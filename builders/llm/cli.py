@@ -33,6 +33,7 @@ SETTING_OPTIONS: dict[str, str] = {
     "llm_api_key_env": "api_key_env",
     "llm_concurrency": "max_concurrency",
     "llm_timeout": "timeout",
+    "llm_max_reply_mb": "max_reply_mb",
     "llm_max_retries": "max_retries",
     "llm_max_validation_retries": "max_validation_retries",
     "llm_temperature": "temperature",
@@ -47,6 +48,7 @@ SHOWN_DEFAULTS: dict[str, Any] = {
     "api_key_env": "OPENAI_API_KEY",
     "max_concurrency": 8,
     "timeout": 120.0,
+    "max_reply_mb": 16.0,
     "max_retries": 4,
     "max_validation_retries": 2,
     "temperature": 0.0,
@@ -125,7 +127,15 @@ def add_llm_arguments(
         "--llm-timeout",
         type=float,
         metavar="SECONDS",
-        help=f"seconds per HTTP attempt ({_env_default(p, 'timeout')})",
+        help="seconds per HTTP attempt, all of it: connecting, the headers and the whole reply body "
+        f"({_env_default(p, 'timeout')})",
+    )
+    group.add_argument(
+        "--llm-max-reply-mb",
+        type=float,
+        metavar="MB",
+        help="largest reply body read; a longer one fails the call at once, unread "
+        f"({_env_default(p, 'max_reply_mb')})",
     )
     group.add_argument(
         "--llm-max-retries",

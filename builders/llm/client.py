@@ -43,6 +43,7 @@ from builders.llm.messages import (
 from builders.llm.prompts import Prompt
 from builders.llm.schema import ReplyError, ReplySchema, check_value, parse_reply
 from builders.llm.settings import LLMSettings
+from builders.llm.transport import BoundedAsyncClient, ReplyTooLarge
 from builders.llm.usage import TokenUsage, UsageSummary
 
 log = logging.getLogger(__name__)
@@ -309,12 +310,17 @@ class LLMClient:
     async def _sdk(self):
         # One SDK client per batch: it binds its connection pool to the running event loop, and the
         # key is read from the environment now ("at call time"), never kept on this object.
+        # The HTTP client bounds each attempt as a whole (connect, headers, body) and each body's size:
+        # httpx's own timeouts bound only each wait, which a trickling server never trips.
+        s = self.settings
         sdk = openai.AsyncOpenAI(
-            api_key=self.settings.read_api_key(),
-            base_url=self.settings.base_url,
-            timeout=self.settings.timeout,
-            max_retries=self.settings.max_retries,
-            http_client=None if self._proxy is None else openai.DefaultAsyncHttpxClient(proxy=self._proxy),
+            api_key=s.read_api_key(),
+            base_url=s.base_url,
+            timeout=s.timeout,
+            max_retries=s.max_retries,
+            http_client=BoundedAsyncClient(
+                deadline=s.timeout, max_bytes=int(s.max_reply_mb * 2**20), proxy=self._proxy
+            ),
         )
         try:
             yield sdk
@@ -481,6 +487,8 @@ class LLMClient:
             text = f"HTTP {err.status_code} from the server ({type(err).__name__}): {err.message}"
         elif isinstance(err, openai.APIConnectionError):
             text = f"cannot reach {self.settings.base_url} ({type(err).__name__}: {err.__cause__ or err})"
+        elif isinstance(err, ReplyTooLarge):
+            text = f"reply too large: {err}"
         elif isinstance(err, json.JSONDecodeError):
             text = f"malformed response body from the server: {err}"
         else:

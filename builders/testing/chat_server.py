@@ -115,12 +115,14 @@ class ChatServer:
         self._ids = itertools.count(1)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()  # ends the never-ending bodies of stream faults
 
     # -- lifecycle --------------------------------------------------------------------------
 
     def start(self) -> ChatServer:
         if self._httpd is not None:
             return self
+        self._stopping.clear()
         server = self
 
         class Handler(_Handler):
@@ -137,6 +139,7 @@ class ChatServer:
     def stop(self) -> None:
         if self._httpd is None:
             return
+        self._stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._httpd = None
@@ -314,6 +317,25 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout); nothing to answer
 
+    def _stream(self, seconds: float, size: int) -> None:
+        """HTTP 200 and a chunked JSON-looking body that never ends (``trickle``/``endless`` faults):
+        ``size`` bytes every ``seconds``, until the client hangs up or the server stops."""
+        chunk = b"%x\r\n%s\r\n" % (size, b" " * size)
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"1\r\n{\r\n")
+            while not self.chat._stopping.is_set():
+                self.wfile.write(chunk)
+                self.wfile.flush()
+                if seconds:
+                    self.chat._stopping.wait(seconds)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass  # the client gave up, as it should
+        self.close_connection = True
+
     def _error(self, status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> None:
         payload = json.dumps({"error": {"message": message, "type": kind, "code": status}}).encode()
         self._send(status, payload, headers)
@@ -412,6 +434,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(2)
             except OSError:
                 pass
+        elif answer.stream is not None:
+            self._stream(*answer.stream)
         elif answer.raw is not None:
             self._send(answer.status, answer.raw)
         else:
