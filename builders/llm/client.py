@@ -217,6 +217,18 @@ class LLMClient:
         )
         return _Prepared(request, schema, key)
 
+    def miss_reason(self, keys: Iterable[str]) -> str:
+        """Why replay keys were missed: damaged recorded replies, or requests that differ."""
+        keys = list(keys)
+        damaged = [k for k in keys if self.cache is not None and k in self.cache.damaged]
+        if damaged:
+            rest = "" if len(damaged) == len(keys) else "; the others differ from those recorded"
+            return (
+                f"{len(damaged)} of them have a damaged recorded reply in {self.cache.path} (it fails its "
+                f"content hash){rest}"
+            )
+        return "the requests or settings differ from those recorded"
+
     def key_of(self, request: LLMRequest) -> str:
         """The cache key of a request under this client's settings."""
         return self._prepare(request).key
@@ -258,7 +270,7 @@ class LLMClient:
                 raise ReplayMissError(
                     f"replay: {len(missing)} of {len(prepared)} requests have no recorded reply "
                     f"(first: key {first.key[:16]}…, prompt {prompt}, model {self.settings.model}); "
-                    f"the requests or settings differ from those recorded",
+                    + self.miss_reason([p.key for p in missing]),
                     list(dict.fromkeys(p.key for p in missing)),
                 )
         with tqdm(

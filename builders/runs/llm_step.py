@@ -124,8 +124,8 @@ def run_llm_step(
         first = missed[0]
         raise ReplayMissError(
             f"replay: {len(missed)} of {len(pending)} requests have no recorded reply (first: item "
-            f"{first[0]}, key {first[1][:16]}…, model {client.settings.model}); the requests or settings "
-            "differ from those recorded",
+            f"{first[0]}, key {first[1][:16]}…, model {client.settings.model}); "
+            + client.miss_reason(key for _, key in missed),
             [key for _, key in missed],
         )
     return failures
