@@ -29,8 +29,12 @@ from builders.testing.chat_server import ChatServer
 
 SCHEMA = {
     "type": "object",
-    "properties": {"answer": {"type": "string"}, "confidence": {"type": "integer"}},
-    "required": ["answer", "confidence"],
+    "properties": {
+        "answer": {"type": "string"},
+        "confidence": {"type": "integer"},
+        "reason": {"type": "string"},
+    },
+    "required": ["answer", "confidence", "reason"],
 }
 LABELS = ("Happiness", "Pleasure", "Anger", "Sadness")
 
@@ -48,7 +52,12 @@ def answer(body) -> dict:
     """A deterministic reply per request, independent of the cache under test."""
     text = json.dumps(body["messages"], sort_keys=True)
     h = int(hashlib.sha256(text.encode()).hexdigest(), 16)
-    return {"answer": LABELS[h % 4], "confidence": h % 100}
+    parts = ("shoulders", "hands", "head", "stance")
+    return {
+        "answer": LABELS[h % 4],
+        "confidence": h % 100,
+        "reason": f"The person's {parts[h // 4 % 4]} and slow movement over the clip fit {LABELS[h % 4]} best.",
+    }
 
 
 def settings(server: ChatServer) -> LLMSettings:
