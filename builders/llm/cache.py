@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from builders.files.space import writing
 from builders.llm.messages import MEDIA_PARTS, data_url_bytes
 
 log = logging.getLogger(__name__)
@@ -369,7 +370,7 @@ class ReplyCache:
 
     def put_many(self, replies: Iterable[CachedReply]) -> None:
         rows = [_to_row(r) for r in replies]
-        with self._lock, self._readable():
+        with self._lock, self._readable(), writing(f"the reply cache {self.path}"):
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.executemany(
@@ -384,7 +385,7 @@ class ReplyCache:
         """Claim ``key`` for this process before calling the model: True when it is ours now, False
         while another live process holds it (wait for its reply with :meth:`get`, then try again)."""
         me = (os.getpid(), socket.gethostname())
-        with self._lock, self._readable():
+        with self._lock, self._readable(), writing(f"the reply cache {self.path}"):
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 row = self._db.execute(
@@ -409,7 +410,7 @@ class ReplyCache:
 
     def release(self, key: str) -> None:
         """Drop this process's claim on ``key`` (after its reply was stored, or its call failed)."""
-        with self._lock, self._readable():
+        with self._lock, self._readable(), writing(f"the reply cache {self.path}"):
             self._db.execute(
                 "DELETE FROM claims WHERE key = ? AND pid = ? AND host = ?",
                 (key, os.getpid(), socket.gethostname()),

@@ -20,9 +20,11 @@ import asyncio
 import json
 import logging
 import os
+import signal
+import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +33,7 @@ import openai
 from pydantic import BaseModel
 from tqdm.auto import tqdm
 
+from builders.files.space import DiskFull
 from builders.llm.cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
 from builders.llm.cost import Budget, Estimate, estimate_request
 from builders.llm.messages import (
@@ -51,6 +54,16 @@ log = logging.getLogger(__name__)
 CLAIM_POLL_SECONDS = 0.1  # how often a request another process is asking for looks for its reply
 Mode = Literal["normal", "refresh", "replay"]
 MODES: tuple[str, ...] = ("normal", "refresh", "replay")
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by SIGINT or SIGTERM once the replies in flight had arrived and been recorded
+    (:meth:`LLMClient.session`). ``exit_status``: 128 + the signal number, as a shell reports it."""
+
+    def __init__(self, signum: int, message: str) -> None:
+        super().__init__(message)
+        self.signum = signum
+        self.exit_status = 128 + signum
 
 
 class ReplayMissError(RuntimeError):
@@ -184,6 +197,8 @@ class LLMClient:
         self.budget: Budget | None = None
         #: When set, sessions send nothing: every request is counted into it (``--estimate``).
         self.estimate: Estimate | None = None
+        #: The signal (SIGINT, SIGTERM) that stopped the last session, if one did (:meth:`session`).
+        self.interrupted: int | None = None
 
     def __repr__(self) -> str:
         return (
@@ -240,7 +255,11 @@ class LLMClient:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.arun(requests, desc=desc))
+            try:
+                return asyncio.run(self.arun(requests, desc=desc))
+            except asyncio.CancelledError:  # a second signal stopped the session at once
+                self.raise_if_interrupted()
+                raise
         raise RuntimeError(
             "LLMClient.run() was called inside a running event loop; use 'await client.arun()'"
         )
@@ -285,24 +304,43 @@ class LLMClient:
 
                 results = await asyncio.gather(*(one(r) for r in requests))
         log.info("%s", self.last_usage)
+        self.raise_if_interrupted()
         return list(results)
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[LLMSession]:
         """A :class:`LLMSession` for sending requests one at a time as they become ready (the step
-        loop's way); its counts are merged into :attr:`usage` when it closes."""
+        loop's way); its counts are merged into :attr:`usage` when it closes.
+
+        While it is open (in the main thread), SIGINT (Ctrl-C) and SIGTERM stop it gently: nothing more
+        is sent, and the requests already sent - paid for, whatever happens now - are waited for, each
+        bounded by the timeout, so that their replies are cached and recorded as usual; :attr:`interrupted`
+        then holds the signal, and the runner raises :class:`Interrupted` once they are. A second
+        signal stops at once (the replies still out are lost)."""
         started = time.perf_counter()
         run = UsageSummary()
         sdk = None if self.mode == "replay" or self.estimate is not None else self._sdk()
+        self.interrupted = None
         try:
             session = LLMSession(self, await sdk.__aenter__() if sdk is not None else None, run)
-            yield session
+            with _stopped_by_signals(session):
+                yield session
         finally:
             if sdk is not None:
                 await sdk.__aexit__(None, None, None)
             run.seconds = time.perf_counter() - started
             self.last_usage = run
             self.usage.merge(run)
+
+    def raise_if_interrupted(self) -> None:
+        """Raise :class:`Interrupted` if the last session was stopped by a signal (call it once the
+        event loop is done: the replies in flight have been recorded by then)."""
+        if self.interrupted is not None:
+            name = signal.Signals(self.interrupted).name
+            raise Interrupted(
+                self.interrupted,
+                f"interrupted ({name}): stopped sending; the replies already paid for were recorded",
+            )
 
     async def _claim(self, p: _Prepared) -> CachedReply | None:
         """Claim the request's key in the shared cache before paying for it (normal mode).
@@ -394,10 +432,11 @@ class LLMClient:
             kwargs["extra_body"] = {**s.extra_body, "messages": messages}
         return kwargs
 
-    async def _complete(
-        self, sdk: openai.AsyncOpenAI, limit: asyncio.Semaphore, p: _Prepared, run: UsageSummary
-    ) -> LLMResult:
-        """Call, check, re-ask on a bad reply (bounded), cache the validated reply."""
+    async def _complete(self, session: LLMSession, p: _Prepared) -> LLMResult:
+        """Call, check, re-ask on a bad reply (bounded), cache the validated reply. Nothing is sent
+        once the session is stopping: the item is left for the next run."""
+        sdk, limit, run = session._sdk, session._limit, session.run
+        assert sdk is not None
         started = time.perf_counter()
         messages = list(p.request.messages)
         usage = TokenUsage()
@@ -410,8 +449,15 @@ class LLMClient:
                 run.reasks += 1
             try:
                 async with limit:
+                    if session.stopping.is_set():
+                        return self._failure(p, f"{NOT_SENT_STOPPED}: {session.stop_reason}", raw, attempts - 1,
+                                             usage, model_reported, time.perf_counter() - started, warn=False)  # fmt: skip
                     run.api_calls += 1
-                    completion = await sdk.chat.completions.create(**self._arguments(p, messages))
+                    session.sending += 1
+                    try:
+                        completion = await sdk.chat.completions.create(**self._arguments(p, messages))
+                    finally:
+                        session.sending -= 1
             except Exception as err:  # the SDK has already retried whatever is worth retrying
                 return self._failure(
                     p,
@@ -457,6 +503,7 @@ class LLMClient:
                 continue
             elapsed = time.perf_counter() - started
             if self.cache is not None:
+                session.paid_unsaved += 1  # until the row is in: a full disk leaves it counted
                 self.cache.put(
                     CachedReply(
                         key=p.key,
@@ -473,6 +520,7 @@ class LLMClient:
                         elapsed=round(elapsed, 3),
                     )
                 )
+                session.paid_unsaved -= 1
             return LLMResult(True, value, raw, None, attempts, False, model_reported, usage, p.key,
                              p.request.metadata, elapsed)  # fmt: skip
         return self._failure(
@@ -529,6 +577,18 @@ class LLMSession:
         self._sdk = sdk
         self._limit = asyncio.Semaphore(client.settings.max_concurrency)
         self._in_flight: dict[str, asyncio.Future[LLMResult]] = {}
+        #: Set by :meth:`stop`: nothing more is sent; results say :data:`NOT_SENT_STOPPED`.
+        self.stopping = asyncio.Event()
+        self.stop_reason: str | None = None
+        self.sending = 0  # HTTP requests out now (sent, so paid for, and not answered yet)
+        self.paid_unsaved = 0  # validated replies the cache could not store (a full disk)
+        self._task = asyncio.current_task()
+
+    def stop(self, reason: str) -> None:
+        """Send nothing more (the requests already out are still waited for and recorded)."""
+        if not self.stopping.is_set():
+            self.stop_reason = reason
+            self.stopping.set()
 
     async def complete(self, request: LLMRequest) -> LLMResult:
         """The result of one request (never raises for a failed call: ``ok=False``)."""
@@ -591,7 +651,9 @@ class LLMSession:
                     reserved = self.budget.reserve(request, client.settings)
                     if reserved < 0:
                         return reserved
-                result = await client._complete(self._sdk, self._limit, p, self.run)
+                result = await client._complete(self, p)
+            except DiskFull:
+                raise  # the run cannot save what it pays for: the caller stops it (one line)
             except Exception as err:  # a bug must not sink the other items; it is logged
                 log.exception("LLM request %s failed unexpectedly", p.key[:12])
                 result = client._failure(p, client._describe(err), None)
@@ -621,4 +683,43 @@ class LLMSession:
 
 #: ``error`` prefixes of results that were not sent (see :class:`LLMSession`).
 REPLAY_MISS, OVER_BUDGET = "replay: no recorded reply", "not sent: over the --max-cost budget"
+NOT_SENT_STOPPED = "not sent: the run is stopping"
+
+
+@contextmanager
+def _stopped_by_signals(session: LLMSession) -> Iterator[None]:
+    """SIGINT and SIGTERM stop ``session`` gently, a second one at once (:meth:`LLMClient.session`).
+    Outside the main thread, or where the loop cannot take signal handlers, nothing changes."""
+    loop = asyncio.get_running_loop()
+    client = session.client
+
+    def on_signal(signum: int) -> None:
+        if client.interrupted is None:
+            client.interrupted = signum
+            session.stop(f"interrupted by {signal.Signals(signum).name}")
+            print(
+                f"\n{signal.Signals(signum).name}: stopping; waiting for the {session.sending} request(s) already "
+                "sent (paid for) so their replies are kept; signal again to stop now and lose them",
+                file=sys.stderr, flush=True,
+            )  # fmt: skip
+        elif session._task is not None:
+            session._task.cancel()
+
+    installed: dict[int, Any] = {}
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous = signal.getsignal(signum)
+            try:
+                loop.add_signal_handler(signum, on_signal, signum)
+            except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no support
+                break
+            installed[signum] = previous
+        yield
+    finally:
+        for signum, previous in installed.items():
+            loop.remove_signal_handler(signum)
+            if previous is not None:
+                signal.signal(signum, previous)  # e.g. asyncio.run's own SIGINT handler
+
+
 ESTIMATED = "estimated (--estimate)"

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from builders.files.space import is_disk_full
 from builders.llm.messages import ImageURL, jpeg_data_url
 from builders.video.frame_rules import reader_indices
 from builders.video.frame_spec import FrameSpec
@@ -328,10 +329,16 @@ class FrameImages:
             for u, j in zip(urls, jpegs, strict=True)
         ]
         header = {"v": _FORMAT, "sizes": [len(j) for j in jpegs], "sha256": digests}
-        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(jpegs))
-        os.replace(tmp, path)  # no fsync: a lost or torn file is decoded again, never sent (hashes)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(jpegs))
+            os.replace(tmp, path)  # no fsync: a lost or torn file is decoded again, never sent (hashes)
+        except OSError as err:
+            if not is_disk_full(err):
+                raise
+            tmp.unlink(missing_ok=True)  # the frames are only a cache: the run goes on without them
+            log.warning("frame cache %s: not written, the disk is full", path)
 
 
 class ProbeImages:

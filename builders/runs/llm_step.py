@@ -19,8 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from builders.files.space import DiskFull
 from builders.llm import LLMClient, LLMRequest, LLMResult, ReplayMissError
-from builders.llm.client import ESTIMATED, OVER_BUDGET, REPLAY_MISS, LLMSession
+from builders.llm.client import ESTIMATED, NOT_SENT_STOPPED, OVER_BUDGET, REPLAY_MISS, LLMSession
 from builders.runs.frames import decoding_processes
 from builders.runs.progress import progress_bar
 from builders.runs.steps import (  # DEFAULT_BATCH_SIZE re-exported for the steps' signatures
@@ -117,9 +118,18 @@ def run_llm_step(
         processes,
         progress_bar(len(items), len(items) - len(pending), desc) as bar,
     ):
-        failures, missed = asyncio.run(
-            _pipeline(records, pending, client, request_of, outcome_of, reject_failures, bar, workers, ahead)
-        )
+        try:
+            failures, missed, full = asyncio.run(
+                _pipeline(
+                    records, pending, client, request_of, outcome_of, reject_failures, bar, workers, ahead
+                )
+            )
+        except asyncio.CancelledError:  # a second Ctrl-C: stopped at once
+            client.raise_if_interrupted()
+            raise
+    if full is not None:
+        raise full
+    client.raise_if_interrupted()
     if missed:
         first = missed[0]
         raise ReplayMissError(
@@ -141,65 +151,94 @@ async def _pipeline(
     bar: Any,
     workers: int,
     ahead: int,
-) -> tuple[dict[str, str], list[tuple[str, str]]]:
+) -> tuple[dict[str, str], list[tuple[str, str]], DiskFull | None]:
     loop = asyncio.get_running_loop()
     failures: dict[str, str] = {}
     missed: list[tuple[str, str]] = []
     window = asyncio.Semaphore(client.settings.max_concurrency + ahead)
     stop = asyncio.Event()  # set when the budget refuses a request: start nothing more
     paid = False  # mark_paid done (once, before the first validated reply is recorded)
+    full: list[DiskFull] = []  # the first write that failed for lack of space
+    recorded = 0
+
+    def add(*args: Any, **kwargs: Any) -> None:
+        nonlocal recorded
+        records.add(*args, **kwargs)
+        recorded += 1
 
     async def one(session: LLMSession, item: Mapping[str, Any], pool: ThreadPoolExecutor) -> None:
-        nonlocal paid
         try:
-            try:
-                request = await loop.run_in_executor(pool, request_of, item)
-            except (VideoError, FileNotFoundError) as err:
-                records.add({"id": item["id"]}, status=REJECTED, reason=VIDEO_UNREADABLE, detail=str(err))
-                bar.update(1)
-                return
-            result = await session.complete(request)
-            if result.ok:
-                if not paid:
-                    mark_paid(records.work_dir)  # before the first reply is recorded: options lock now
-                    paid = True
-                outcome = outcome_of(item, request, result)
-                records.add(
-                    outcome.record, status=outcome.status, reason=outcome.reason, detail=outcome.detail
-                )
-            elif (result.error or "").startswith(REPLAY_MISS):
-                missed.append((str(item["id"]), result.key))
-            elif (result.error or "").startswith(ESTIMATED):
-                failures[str(item["id"])] = result.error or ESTIMATED  # counted, not sent: stays pending
-            elif (result.error or "").startswith(OVER_BUDGET):
-                stop.set()
-                failures[str(item["id"])] = result.error or OVER_BUDGET
-            elif reject_failures:
-                failed = {"id": item["id"], "reply": result.raw}
-                records.add(failed, status=REJECTED, reason=LLM_FAILURE, detail=result.error)
-            else:
-                failures[str(item["id"])] = result.error or "unknown error"
-            bar.update(1)
+            await answer(session, item, pool)
+        except DiskFull as err:  # no room to save: send nothing more; what was saved stays saved
+            full.append(err)
+            session.stop("the disk is full")
         finally:
             window.release()
 
-    async def commit_every_second() -> None:
+    async def answer(session: LLMSession, item: Mapping[str, Any], pool: ThreadPoolExecutor) -> None:
+        nonlocal paid
+        try:
+            request = await loop.run_in_executor(pool, request_of, item)
+        except (VideoError, FileNotFoundError) as err:
+            add({"id": item["id"]}, status=REJECTED, reason=VIDEO_UNREADABLE, detail=str(err))
+            bar.update(1)
+            return
+        result = await session.complete(request)
+        if (result.error or "").startswith(NOT_SENT_STOPPED):
+            return  # left pending: the run is stopping (a signal, a full disk)
+        if result.ok:
+            if not paid:
+                mark_paid(records.work_dir)  # before the first reply is recorded: options lock now
+                paid = True
+            outcome = outcome_of(item, request, result)
+            add(outcome.record, status=outcome.status, reason=outcome.reason, detail=outcome.detail)
+        elif (result.error or "").startswith(REPLAY_MISS):
+            missed.append((str(item["id"]), result.key))
+        elif (result.error or "").startswith(ESTIMATED):
+            failures[str(item["id"])] = result.error or ESTIMATED  # counted, not sent: stays pending
+        elif (result.error or "").startswith(OVER_BUDGET):
+            stop.set()
+            failures[str(item["id"])] = result.error or OVER_BUDGET
+        elif reject_failures:
+            failed = {"id": item["id"], "reply": result.raw}
+            add(failed, status=REJECTED, reason=LLM_FAILURE, detail=result.error)
+        else:
+            failures[str(item["id"])] = result.error or "unknown error"
+        bar.update(1)
+
+    async def commit_every_second(session: LLMSession) -> None:
         while True:
             await asyncio.sleep(COMMIT_SECONDS / 2)
-            records.commit_due()
+            try:
+                records.commit_due()
+            except DiskFull as err:
+                full.append(err)
+                session.stop("the disk is full")
+                return
 
-    ticker = asyncio.create_task(commit_every_second())
-    try:
-        with ThreadPoolExecutor(workers, thread_name_prefix="prepare") as pool:
-            async with client.session() as session:
+    with ThreadPoolExecutor(workers, thread_name_prefix="prepare") as pool:
+        async with client.session() as session:
+            ticker = asyncio.create_task(commit_every_second(session))
+            try:
                 tasks = []
                 for item in pending:  # started in input order, so requests are built in that order
                     await window.acquire()
-                    if stop.is_set():
+                    if stop.is_set() or session.stopping.is_set():
                         window.release()
                         break
                     tasks.append(asyncio.create_task(one(session, item, pool)))
                 await asyncio.gather(*tasks)
-    finally:
-        ticker.cancel()
-    return failures, missed
+            finally:
+                ticker.cancel()
+            lost = session.paid_unsaved
+    if not full:
+        return failures, missed, None
+    return (
+        failures,
+        missed,
+        DiskFull(
+            f"{full[0]}: stopped sending. This run recorded {recorded} item(s) before that"
+            + (f"; {lost} reply(ies) paid for could not be saved and will be asked again" if lost else "")
+            + "; free some space and rerun the same command to resume"
+        ),
+    )
