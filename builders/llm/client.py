@@ -44,7 +44,7 @@ from builders.llm.messages import (
     user_message,
 )
 from builders.llm.prompts import Prompt
-from builders.llm.schema import ReplyError, ReplySchema, check_value, parse_reply
+from builders.llm.schema import ITEM_ID_FIELD, ReplyError, ReplySchema, bind_to_item, check_value, parse_reply
 from builders.llm.settings import LLMSettings
 from builders.llm.transport import BoundedAsyncClient, ReplyTooLarge
 from builders.llm.usage import TokenUsage, UsageSummary
@@ -83,7 +83,10 @@ class LLMRequest:
     :class:`~builders.llm.prompts.Prompt` (or ``(name, version)``) the messages were rendered from; it
     is part of the cache key and recorded with the reply. ``validator(value)``: an optional domain
     check that raises ValueError to have the model re-asked. ``metadata``: yours, copied to the
-    result untouched (not part of the key).
+    result untouched (not part of the key). ``item_id``: the item the request is about; the reply schema
+    then gets a required ``item_id`` field (:data:`~builders.llm.schema.ITEM_ID_FIELD`), the messages
+    must show the id, and a reply (or cached reply) that carries another id is refused and re-asked,
+    never applied to this item.
     """
 
     messages: Sequence[Message]
@@ -93,6 +96,7 @@ class LLMRequest:
     validator: Callable[[Any], object] | None = None
     schema_name: str | None = None  # json_schema.name sent; default: the model's class name
     output_tokens: int | None = None  # expected reply length, for cost estimates (not in the key)
+    item_id: str | None = None
 
     @classmethod
     def from_prompt(
@@ -105,12 +109,19 @@ class LLMRequest:
         schema: type[BaseModel] | dict[str, Any] | None = None,
         validator: Callable[[Any], object] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        item_id: str | None = None,
     ) -> LLMRequest:
         """A request whose user turn is ``prompt`` rendered with ``variables`` (strict), after the
-        images; ``system`` adds a system turn first."""
+        images; ``system`` adds a system turn first. ``item_id`` binds the reply to the item (the
+        prompt shows it as ``{{ item_id }}``)."""
+        variables = dict(variables or {})
+        if item_id is not None:
+            variables[ITEM_ID_FIELD] = item_id
         messages = [system_message(system)] if system is not None else []
-        messages.append(user_message(prompt.render(**dict(variables or {})), images))
-        return cls(messages, schema, prompt, metadata=dict(metadata or {}), validator=validator)
+        messages.append(user_message(prompt.render(**variables), images))
+        return cls(
+            messages, schema, prompt, metadata=dict(metadata or {}), validator=validator, item_id=item_id
+        )
 
     @property
     def prompt_ref(self) -> tuple[str, str] | None:
@@ -150,6 +161,7 @@ class _Prepared:
     request: LLMRequest
     schema: ReplySchema | None
     key: str
+    validator: Callable[[Any], object] | None  # the request's own, after the item binding's check
 
 
 class LLMClient:
@@ -223,14 +235,18 @@ class LLMClient:
             raise TypeError(f"expected an LLMRequest, got {type(request).__name__}")
         if not request.messages:
             raise ValueError("an LLMRequest needs at least one message")
-        schema = ReplySchema.of(request.schema, request.schema_name)
+        bound = request.item_id is not None
+        if bound and request.schema is None:
+            raise ValueError("a request bound to an item (item_id) needs a JSON reply schema to carry the id")
+        schema = ReplySchema.of(request.schema, request.schema_name, bound=bound)
         key = cache_key(
             **self.settings.cache_identity(),
             messages=request.messages,
             schema=schema.response_format() if schema else None,
             prompt=request.prompt_ref,
         )
-        return _Prepared(request, schema, key)
+        validator = bind_to_item(request.item_id, request.validator) if bound else request.validator
+        return _Prepared(request, schema, key, validator)
 
     def miss_reason(self, keys: Iterable[str]) -> str:
         """Why replay keys were missed: damaged recorded replies, or requests that differ."""
@@ -378,7 +394,7 @@ class LLMClient:
             await sdk.close()
 
     def _hit(self, p: _Prepared, row: CachedReply) -> LLMResult:
-        value = check_value(row.value, p.schema, p.request.validator)
+        value = check_value(row.value, p.schema, p.validator)
         return LLMResult(
             ok=True,
             value=value,
@@ -491,7 +507,7 @@ class LLMClient:
                         "the reply was cut off at the length limit (finish_reason=length); reply again, "
                         "more concisely, complete"
                     )
-                value = parse_reply(raw, p.schema, p.request.validator)
+                value = parse_reply(raw, p.schema, p.validator)
             except ReplyError as err:
                 problem = str(err)
                 log.info("reply %s attempt %d unusable: %s", p.key[:12], attempts, problem)
@@ -643,10 +659,13 @@ class LLMSession:
         try:
             try:
                 row = await client._claim(p)
-                if row is not None:  # another process was asking; its reply is ours
-                    result = client._hit(p, row)
-                    self.run.cache_hits += 1
-                    return result
+                if row is not None:  # another process was asking (its reply is ours), or a row that
+                    try:  # did not validate above (then asked again)
+                        result = client._hit(p, row)
+                        self.run.cache_hits += 1
+                        return result
+                    except ReplyError:
+                        result = None
                 if self.budget is not None:
                     reserved = self.budget.reserve(request, client.settings)
                     if reserved < 0:

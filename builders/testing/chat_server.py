@@ -25,8 +25,8 @@ What a chat request gets, in order of precedence:
    :class:`~builders.testing.chat_faults.Reply` (content, finish reason, model, token counts), a
    :class:`~builders.testing.chat_faults.Fault`, or ``None`` for the default;
 3. the default: a JSON object valid against the request's ``response_format`` schema
-   (:func:`builders.testing.schema_examples.example_for_schema`), or :data:`DEFAULT_TEXT` when no
-   schema was asked for.
+   (:func:`builders.testing.schema_examples.example_for_schema`; a bound request's ``item_id`` copied
+   from its ``Item id:`` line), or :data:`DEFAULT_TEXT` when no schema was asked for.
 
 Faults that change the content (``fenced``, ``broken_json``, ``invalid``, ``truncated``,
 ``delay``) apply to the reply of steps 2-3 (:func:`builders.testing.chat_faults.apply_fault`). ``latency`` seconds are slept in every chat request
@@ -48,7 +48,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from builders.testing.chat_faults import Fault, Reply, apply_fault
-from builders.testing.chat_requests import count_prompt_tokens, response_schema, video_frames
+from builders.testing.chat_requests import count_prompt_tokens, response_schema, video_frames, with_item_id
 from builders.testing.schema_examples import example_for_schema, schema_keywords
 
 DEFAULT_TEXT = "This is a reply from the test chat server."
@@ -274,7 +274,7 @@ class ChatServer:
             fault, scripted = fault or scripted, None
         if scripted is None:
             schema = response_schema(body)
-            scripted = example_for_schema(schema) if schema is not None else DEFAULT_TEXT
+            scripted = with_item_id(body, example_for_schema(schema)) if schema is not None else DEFAULT_TEXT
         if isinstance(scripted, Reply):
             return fault, scripted
         if isinstance(scripted, str):

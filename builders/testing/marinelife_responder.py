@@ -31,7 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from builders.scoring.phrases import content_words, mentions, normalized
-from builders.testing.chat_requests import frames_digest, image_urls, message_text, response_schema
+from builders.testing.chat_requests import (
+    frames_digest,
+    image_urls,
+    message_text,
+    response_schema,
+    with_item_id,
+)
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.vocabulary import ATTRIBUTES, MAX_CAPTION_WORDS, SECONDARY_OBJECTS
 
@@ -195,14 +201,16 @@ class MarineLifeResponder:
         name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
         first_text = next((message_text(m) for m in body.get("messages", []) if m.get("role") == "user"), "")
         if name == DRAFT:
-            return self.draft(body)
+            return with_item_id(body, self.draft(body))
         if name == REVIEW:
             return self.review(first_text)
         if name == REFINE:
-            return {"caption": caption_from(parse_attributes(first_text))}
+            return with_item_id(body, {"caption": caption_from(parse_attributes(first_text))})
         if name == QA:
             first_attempt = len(body.get("messages", [])) == 1
-            return self.distractors(first_text, response_schema(body) or {}, first_attempt)
+            return with_item_id(
+                body, self.distractors(first_text, response_schema(body) or {}, first_attempt)
+            )
         return None  # anything else: the server's schema-valid default
 
     def draft(self, body: dict[str, Any]) -> dict[str, str]:
@@ -234,6 +242,8 @@ class MarineLifeResponder:
         reply: dict[str, Any] = {}
         for field in schema.get("properties", {}):
             rng = random.Random(f"{key}|{field}")
+            if field == "item_id":
+                continue  # the caller copies it from the request
             if field == "camera_object_reference":
                 reply[field] = _reference(attributes)
             elif field == "central_object_appearance":

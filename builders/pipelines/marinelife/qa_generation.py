@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from builders.llm import LLMClient, LLMRequest, LLMResult, user_message
 from builders.llm.prompts import load_prompt
+from builders.llm.schema import ITEM_ID_FIELD
 from builders.pipelines.marinelife.checks import foreign_subject, option_problems
 from builders.pipelines.marinelife.outcomes import call_cost
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
@@ -225,7 +226,8 @@ def qa_request(row: Mapping[str, Any], *, reference: bool = True) -> LLMRequest:
         raise ValueError(f"video {row['id']}: no final caption; run the caption engine first")
     types = tuple(mcq_types(row))
     model = reply_model(types, reference)
-    formats = {t: _FIELD_FORMATS[t] for t in types}
+    item_id = str(row["id"])
+    formats = {ITEM_ID_FIELD: json.dumps(item_id), **{t: _FIELD_FORMATS[t] for t in types}}
     if reference:
         formats[REFERENCE_FIELD] = "string"
     prompt = load_prompt(PROMPT_NAME)
@@ -235,6 +237,7 @@ def qa_request(row: Mapping[str, Any], *, reference: bool = True) -> LLMRequest:
         answers=json.dumps(prompt_answers(row), ensure_ascii=False),
         central_object=str(row["central_object"]).strip(),
         fields="{" + ", ".join(f'"{name}": {fmt}' for name, fmt in formats.items()) + "}",
+        item_id=item_id,
     )
     return LLMRequest(
         [user_message(text)],
@@ -242,6 +245,7 @@ def qa_request(row: Mapping[str, Any], *, reference: bool = True) -> LLMRequest:
         prompt=prompt,
         validator=_validator(row),
         schema_name=SCHEMA_NAME,
+        item_id=item_id,
     )
 
 
