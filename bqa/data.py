@@ -70,9 +70,10 @@ def open_split(
             f"{path}: neither a BQA work folder (no {RELEASE_DIR}/{META_FILE}) nor a Hub-layout folder "
             f"(no {CARD_FILE} dataset card)"
         ) from None
+    rows = hub.rows(columns)
     return SplitData(
         f"Hub folder {path} (config {hub.config})",
         split,
-        hub.rows(columns),
-        lambda i: hub.cell(i, "video"),
+        rows,
+        lambda i: hub.video(i, "video", rows[i].get("id")),
     )

@@ -85,7 +85,7 @@ def export_release(
         card_body=card_body(stats, release.meta, release.splits, repo_id=repo_id),
         card_data={**card_data(stats), **_sample_flag(release.meta.extra.get("sample"))},
         max_shard_bytes=max_shard_bytes,
-        protect=[work_dir],
+        protect={"the work folder": work_dir},
         extra_files={EVAL_FILE: render_eval_yaml(BENCHMARK), LICENSE_FILE: license_text()},
     )
     log.info("wrote %s", folder)

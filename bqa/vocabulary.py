@@ -124,7 +124,11 @@ DEFAULT_GROUP_MAPPING = GroupMapping(DEFAULT_MAPPING_NAME, EMOTION_GROUPS)
 def _read_table(path: str | Path) -> dict:
     path = Path(path)
     text = path.read_text(encoding="utf-8")
-    data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as err:
+        kind = "JSON" if path.suffix == ".json" else "YAML"
+        raise ValueError(f"{path}: not valid {kind} ({' '.join(str(err).split())})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping at the top level")
     return data

@@ -27,6 +27,7 @@ from bqa.candidates import Candidates
 from bqa.features import SPLITS
 from bqa.records import BoLDAnnotation, BQARecord, Provenance
 from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES, DEFAULT_GROUP_MAPPING, GroupMapping
+from builders.files.folders import confined_path
 from builders.files.jsonio import read_json_object, read_jsonl, write_jsonl_atomic, write_text_atomic
 
 CLIPS_DIR, RELEASE_DIR, META_FILE = "clips", "release", "meta.json"
@@ -125,7 +126,9 @@ class Release:
     splits: dict[str, list[BQARecord]]
 
     def clip_path(self, record: BQARecord) -> Path:
-        return self.work_dir / record.clip
+        """The record's clip, which must lie inside the work folder (else a ValueError naming it)."""
+        where = f"{self.work_dir / RELEASE_DIR}: record {record.id}, field 'clip'"
+        return confined_path(self.work_dir, record.clip, where)
 
 
 def write_release(work_dir: str | Path, splits: Mapping[str, Iterable[BQARecord]], meta: ReleaseMeta) -> Path:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.files.csvio import iter_csv_records
-from builders.files.jsonio import read_text
+from builders.files.jsonio import iter_jsonl
 from marinelife16k.questions import video_key
 from marinelife16k.vocabulary import ATTRIBUTES, COLLECTIONS, REQUIRED_ATTRIBUTES, camera_kind
 
@@ -76,13 +76,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any], list[str]]]:
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any], list[str]]]:
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path}: line {number}: not valid JSON ({err.msg})") from None
+    for number, raw in iter_jsonl(path):
         if not isinstance(raw, dict):
             raise ValueError(f"{path}: line {number}: expected a JSON object, got {type(raw).__name__}")
         missing = [c for c in REQUIRED_COLUMNS if c not in raw]

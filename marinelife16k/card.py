@@ -13,17 +13,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from marinelife16k.features import FEATURES
-from marinelife16k.questions import QUESTION_TEXTS
+from marinelife16k.paper import BUILD_MODEL, EVALUATION, JUDGE_MODEL, PAPER_MODELS
+from marinelife16k.questions import MOTION_TYPE, QUESTION_TEXTS
+from marinelife16k.stats import clip_durations, release_stats, stat_tables
 from marinelife16k.vocabulary import (
     ATTRIBUTES,
-    CAMERA_KINDS,
     CAPTION_CRITERIA,
-    COLLECTIONS,
     DIMENSIONS,
-    MULTIPLE_CHOICE,
     QUESTION_TYPES,
 )
-from marinelife16k.workfolder import Release
+from marinelife16k.workfolder import NOT_ASKED, NOT_CENTRAL, Release
 
 DEFAULT_REPO_ID = "<namespace>/MarineLife-16K"
 CITATION = """@misc{marinelife16k,
@@ -100,6 +99,12 @@ DIMENSION_DESCRIPTIONS: dict[str, str] = {
 }
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
+#: The paper's condition and answer of type 7, and how this release applies them.
+MOTION_RULE = (
+    "only if `movement_behavior` describes the movement or state of the central object (the paper's "
+    "condition): the QA-generation LLM decides it in a field of its own reply, and the answer is that "
+    "movement alone, cut out of `movement_behavior` word for word (checked)"
+)
 
 
 def _size_category(n: int) -> str:
@@ -159,34 +164,52 @@ def _public(value: Any) -> Any:
 
 
 def _statistics(release: Release) -> str:
-    split_of = release.splits()
-    splits = release.split_names()
-    videos = Counter(row["split"] for row in release.videos)
-    questions = Counter(split_of[r["id"]] for r in release.records)
-    mcq = Counter(split_of[r["id"]] for r in release.records if r["question_format"] == MULTIPLE_CHOICE)
-    rows = [[s, videos[s], questions[s], mcq[s], questions[s] - mcq[s]] for s in splits]
-    rows.append(
-        [
-            "**total**",
-            len(release.videos),
-            len(release.records),
-            sum(mcq.values()),
-            len(release.records) - sum(mcq.values()),
+    """The release's statistics (:mod:`marinelife16k.stats`), beside the paper's, hours measured from
+    the clips when they are all on disk."""
+    files = {row["id"]: release.video_file(row) for row in release.videos}
+    durations = clip_durations(files) if all(path.is_file() for path in files.values()) else None
+    stats = release_stats(release.videos, release.records, durations=durations)
+    blocks = []
+    for table in stat_tables(stats):
+        blocks += [f"**{table.title}**", _table(table.header, table.rows)]
+        if table.note:
+            blocks.append(table.note)
+    notes = "\n".join(f"- {note}" for note in stats["paper_notes"])
+    blocks += ["### Where the paper's figures disagree with its rules", notes]
+    return "\n\n".join(blocks)
+
+
+def _paper_models() -> str:
+    rows = [[name, group, backbone] for name, group, backbone in PAPER_MODELS]
+    return f"""The paper built its captions and questions (captioner, reviewer, refiner, QA generation) with
+{BUILD_MODEL} and used {JUDGE_MODEL} as its LLM judge. It evaluated these models ({EVALUATION}); the
+names, groups and backbones are its Table 3's (the text calls Claude-Opus-4.8 "Claude-4.8-Opus"):
+
+{_table(["model", "group", "backbone"], rows)}
+
+This is information about the paper, not a setting: this release's own build models are in the build
+metadata above, and the tools call no model (and no paid API) unless one is named with `--llm-model`."""
+
+
+def _not_asked(release: Release) -> str:
+    """Which conditional questions the videos do not get and why (the release's ``not_asked``)."""
+    entries = release.not_asked()
+    if entries is None:
+        return "This release was built before the reasons for left-out conditional questions were recorded."
+    counts = Counter((e["type"], e["why"]) for e in entries)
+    rows = [[f"`{t}`", why, n] for (t, why), n in sorted(counts.items())]
+    motion = [e for e in entries if e["type"] == MOTION_TYPE and e["why"] == NOT_CENTRAL]
+    parts = [
+        "Conditional questions a video does not get, and why: its attribute is empty, or (type "
+        "`central_object_motion`) its `movement_behavior` does not describe the central object.",
+        _table(["type", "why", "videos"], rows) if rows else "Every video gets every conditional question.",
+    ]
+    if motion:  # all of them: the attributes do not tell which these are (an empty attribute does)
+        parts += [
+            "Videos whose `movement_behavior` is not about the central object (no `central_object_motion`):",
+            _table(["video", "reason"], [[f"`{e['id']}`", e["reason"]] for e in motion]),
         ]
-    )
-    by_type = Counter((split_of[r["id"]], r["type"]) for r in release.records)
-    type_rows = [[t, QUESTION_TYPES[t].dimension, *(by_type[(s, t)] for s in splits)] for t in QUESTION_TYPES]
-    kinds = Counter((row["split"], row["camera_kind"]) for row in release.videos)
-    sources = Counter((row["split"], row["collection"]) for row in release.videos)
-    other_rows = [[f"camera: {k}", *(kinds[(s, k)] for s in splits)] for k in CAMERA_KINDS]
-    other_rows += [[f"collection: {c}", *(sources[(s, c)] for s in splits)] for c in COLLECTIONS]
-    return "\n\n".join(
-        [
-            _table(["split", "videos", "questions", "multiple choice", "open-ended"], rows),
-            _table(["type", "dimension", *splits], type_rows),
-            _table(["videos", *splits], other_rows),
-        ]
-    )
+    return "\n\n".join(parts)
 
 
 def card_body(release: Release, *, repo_id: str = DEFAULT_REPO_ID) -> str:
@@ -195,10 +218,12 @@ def card_body(release: Release, *, repo_id: str = DEFAULT_REPO_ID) -> str:
     type_rows = []
     for name, qtype in QUESTION_TYPES.items():
         when = "always" if qtype.mandatory else f"only if `{qtype.condition_attribute}` is non-empty"
+        if name == MOTION_TYPE:
+            when = MOTION_RULE
         type_rows.append([f"`{name}`", qtype.question_format, qtype.dimension, when, QUESTION_TEXTS[name]])
     dimension_rows = [[d, DIMENSION_DESCRIPTIONS[d]] for d in (*DIMENSIONS, "caption")]
     qa_fields = ", ".join(f"`{name}`" for name in FEATURES["qa"])
-    meta = {k: v for k, v in release.meta.items() if k != "video_root"}
+    meta = {k: v for k, v in release.meta.items() if k not in ("video_root", NOT_ASKED)}  # listed above
     return f"""
 # MarineLife-16K
 
@@ -256,7 +281,8 @@ Multiple-choice prompts are the question, then `(A) ... (B) ... (C) ... (D) ...`
 `Answer with the option letter only.`; the answer is the letter. The right option is built from the
 attributes (`color: ...; size/shape: ...` for appearance, `camera position/view: ...; camera
 angle/movement: ...` for camera motion, the comma-separated central and additional objects for
-object detection); the three wrong options
+object detection, the central object's own movement or state, cut out of `movement_behavior`, for
+`central_object_motion`); the three wrong options
 were written by an LLM (see the build metadata below for this release's source). Open-ended prompts are the question
 alone; `answer_text` is the reference answer (for `caption`, the video's final caption).
 Ids: `question_id` = `{{collection}}--{{video file stem}}--q{{index}}`, indices 1, 2, ... per video.
@@ -276,11 +302,17 @@ not negated ("no panning"); static otherwise. The paper does not publish its rul
 
 {_statistics(release)}
 
+{_not_asked(release)}
+
 Build metadata:
 
 ```json
 {json.dumps(_public(meta), indent=2, ensure_ascii=False)}
 ```
+
+## The paper's models
+
+{_paper_models()}
 
 ## Citation
 

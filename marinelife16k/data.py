@@ -36,13 +36,32 @@ class SplitData:
     split: str
 
 
+def _is_work_folder(path: Path) -> bool:
+    return (path / RELEASE_DIR / VIDEOS_FILE).is_file() and (path / RELEASE_DIR / QA_FILE).is_file()
+
+
+def split_names(path: str | os.PathLike[str]) -> list[str]:
+    """The splits a work folder or Hub-layout folder holds, in the order train, validation, test."""
+    path = Path(path)
+    if _is_work_folder(path):
+        return read_release(path, check_videos=False, check_qa=False).split_names()
+    try:
+        present = read_hub_folder(path).shards.get(QA_CONFIG, {})
+    except NotAHubFolder:
+        raise FileNotFoundError(
+            f"{path}: neither a MarineLife-16K work folder ({RELEASE_DIR}/{VIDEOS_FILE}, "
+            f"{RELEASE_DIR}/{QA_FILE}) nor a Hub-layout folder (no {CARD_FILE} dataset card)"
+        ) from None
+    return [name for name in SPLITS if name in present]
+
+
 def open_split(path: str | os.PathLike[str], split: str, *, check_videos: bool = True) -> SplitData:
     """``split`` of a MarineLife-16K work folder or Hub-layout folder; ``check_videos``: every video
     file of the work folder's release must be on disk (the runner reads them; a report does not)."""
     path = Path(path)
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; expected one of {list(SPLITS)}")
-    if (path / RELEASE_DIR / VIDEOS_FILE).is_file() and (path / RELEASE_DIR / QA_FILE).is_file():
+    if _is_work_folder(path):
         release = read_release(path, check_videos=check_videos)
         if split not in release.split_names():
             raise ValueError(f"{path}: no split {split!r} (splits: {release.split_names()})")
@@ -65,7 +84,7 @@ def open_split(path: str | os.PathLike[str], split: str, *, check_videos: bool =
         data = SplitData(
             [qa_record(example) for example in qa.rows()],
             {row["id"]: row for row in texts},
-            lambda vid: media.cell(position[vid], "video"),
+            lambda vid: media.video(position[vid], "video", vid),
             f"Hub folder {path} (config {QA_CONFIG})",
             split,
         )

@@ -70,7 +70,7 @@ def export_release(
         card_body=card_body(release, repo_id=repo_id),
         card_data={**card_data(release), **_sample_flag(release)},
         max_shard_bytes=max_shard_bytes,
-        protect=[work_dir],
+        protect={"the work folder": work_dir},
         extra_files={EVAL_FILE: render_eval_yaml(BENCHMARK), LICENSE_FILE: license_text()},
     )
     log.info("wrote %s", folder)

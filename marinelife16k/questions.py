@@ -13,6 +13,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from builders.scoring.phrases import stem, words
 from marinelife16k.vocabulary import (
     ATTRIBUTES,
     MCQ_SUFFIX,
@@ -23,6 +24,11 @@ from marinelife16k.vocabulary import (
 )
 
 TASK = "qa"
+MOTION_TYPE, REFERENCE_TYPE = "central_object_motion", "camera_object_open_ended"
+#: Types whose answer the QA-generation LLM writes (the validator checks where it comes from instead of
+#: recomputing it): the camera-object reference sentence, and the central object's movement, cut out
+#: of ``movement_behavior``.
+LLM_ANSWER_TYPES: tuple[str, ...] = (REFERENCE_TYPE, MOTION_TYPE)
 
 # The appendix's question texts, verbatim: they are dataset content (field values), not our prose.
 # ``{central_object}`` is replaced by the video's central object.
@@ -81,19 +87,59 @@ def question_id(collection: str, video_file: str, index: int) -> str:
     return f"{video_key(collection, video_file)}--q{index}"
 
 
-def applicable_types(attributes: Mapping[str, Any]) -> list[str]:
-    """The question types a video gets, in index order: the six mandatory ones, then each conditional
-    type whose condition attribute is non-empty.
+def candidate_types(attributes: Mapping[str, Any]) -> list[str]:
+    """The question types a video may get, in index order: the six mandatory ones, then each
+    conditional type whose condition attribute is non-empty.
 
-    The paper's condition for ``central_object_motion`` ("movement_behavior describes the movement or
-    state of the central object") is a judgement; our rule is mechanical: ``movement_behavior`` is
-    non-empty. Annotators describe the central object's movement there.
+    ``environment`` and ``lighting`` are asked exactly when their attribute is non-empty. For
+    ``central_object_motion`` a non-empty ``movement_behavior`` is necessary, not sufficient: the paper
+    asks it "only if movement_behavior describes the movement or state of the central_object", a
+    judgement the QA-generation LLM makes (:func:`applicable_types`).
     """
     return [
         name
         for name, qtype in QUESTION_TYPES.items()
         if qtype.mandatory or _value(attributes, qtype.condition_attribute or "")
     ]
+
+
+def applicable_types(attributes: Mapping[str, Any], *, central_object_motion: bool) -> list[str]:
+    """The question types a video gets, in index order: :func:`candidate_types`, with
+    ``central_object_motion`` only when ``central_object_motion`` is true (``movement_behavior``
+    describes the central object's movement or state, as decided at QA generation)."""
+    return [t for t in candidate_types(attributes) if t != MOTION_TYPE or central_object_motion]
+
+
+def motion_source_problems(extract: str, movement_behavior: str) -> list[str]:
+    """Why ``extract`` is not the central object's movement *taken from* ``movement_behavior``
+    (empty: it is).
+
+    The paper's answer is "the movement/state of the central_object only", cut out of the annotation.
+    Rule: every word of the extract is a word of ``movement_behavior`` (plurals folded, case and
+    punctuation ignored) and they come in ``movement_behavior``'s order; words may be left out, none
+    added or reordered. So the extract may drop what another object does, never say something the
+    experts did not annotate.
+    """
+    extract_words = [stem(w) for w in words(extract)]
+    source = [stem(w) for w in words(movement_behavior)]
+    if not extract_words:
+        return ["the central object's movement is empty"]
+    added = [w for w in dict.fromkeys(extract_words) if w not in source]
+    if added:
+        return [
+            f"the central object's movement {extract.strip()!r} has words that movement_behavior "
+            f"({movement_behavior.strip()!r}) does not: {', '.join(added)}; copy its words, do not reword them"
+        ]
+    position = 0
+    for w in extract_words:
+        try:
+            position = source.index(w, position) + 1
+        except ValueError:
+            return [
+                f"the central object's movement {extract.strip()!r} changes the order of movement_behavior's "
+                f"words ({movement_behavior.strip()!r}); keep them in their order"
+            ]
+    return []
 
 
 def question_text(qtype: str, attributes: Mapping[str, Any]) -> str:
@@ -141,8 +187,11 @@ def correct_answer(qtype: str, attributes: Mapping[str, Any], caption: str = "")
             f"camera position/view: {_value(a, 'camera_position')}; "
             f"camera angle/movement: {_value(a, 'camera_angle')}"
         )
-    if qtype == "central_object_motion":
-        return _value(a, "movement_behavior")
+    if qtype == MOTION_TYPE:
+        raise ValueError(
+            "the central_object_motion answer is not a function of the attributes: it is the central object's "
+            "movement cut out of movement_behavior at QA generation (pass it as answers['central_object_motion'])"
+        )
     if qtype == "camera_object_open_ended":
         return camera_object_reference(a)
     if qtype == "caption":
@@ -171,16 +220,18 @@ def assemble_record(
     distractors: Sequence[str] | None = None,
     seed: int = 0,
     *,
-    reference_answer: str | None = None,
+    answer: str | None = None,
 ) -> dict[str, Any]:
     """One QA record in the appendix's JSONL schema.
 
     ``video`` holds ``video_id``, ``collection``, ``video_file``, the 13 attributes (flat keys, or
     under ``"attributes"``) and ``caption``. A multiple-choice type needs exactly three
     ``distractors``: the options are the correct answer plus them, shuffled with a generator seeded by
-    ``seed`` and the question id, labelled A-D. ``reference_answer`` replaces the template answer of
-    ``camera_object_open_ended`` (e.g. an LLM's fluent sentence). Raises ValueError on anything that
-    would make an invalid record (missing caption, a distractor equal to the answer, ...).
+    ``seed`` and the question id, labelled A-D. ``answer`` is the answer of a type in
+    :data:`LLM_ANSWER_TYPES`: for ``camera_object_open_ended`` a sentence replacing the template (an
+    LLM's fluent one; optional), for ``central_object_motion`` the central object's movement taken
+    from ``movement_behavior`` (required; :func:`motion_source_problems`). Raises ValueError on
+    anything that would make an invalid record (missing caption, a distractor equal to the answer, ...).
     """
     if qtype not in QUESTION_TYPES:
         raise ValueError(f"unknown question type {qtype!r}; expected one of {list(QUESTION_TYPES)}")
@@ -189,19 +240,25 @@ def assemble_record(
     qid = question_id(collection, video_file, index)
     if index < 1:
         raise ValueError(f"{qid}: question index must start at 1, got {index}")
-    answer_text = correct_answer(qtype, attributes, str(video.get("caption") or ""))
-    if qtype == "camera_object_open_ended" and reference_answer is not None:
-        answer_text = reference_answer.strip()
-    elif reference_answer is not None:
-        raise ValueError(
-            f"{qid}: reference_answer is only accepted for camera_object_open_ended, not {qtype}"
-        )
+    if answer is not None and qtype not in LLM_ANSWER_TYPES:
+        raise ValueError(f"{qid}: an answer is only given for {', '.join(LLM_ANSWER_TYPES)}, not {qtype}")
+    if qtype == MOTION_TYPE:
+        if answer is None:
+            raise ValueError(f"{qid}: central_object_motion needs the central object's movement (answer)")
+        problems = motion_source_problems(answer, _value(attributes, "movement_behavior"))
+        if problems:
+            raise ValueError(f"{qid}: {'; '.join(problems)}")
+        answer_text = answer.strip()
+    elif answer is not None:
+        answer_text = answer.strip()
+    else:
+        answer_text = correct_answer(qtype, attributes, str(video.get("caption") or ""))
     if not answer_text:
         source = "caption" if qtype == "caption" else ", ".join(_EVIDENCE[qtype])
         raise ValueError(f"{qid}: cannot build a {qtype} question: {source} is empty")
     question = question_text(qtype, attributes)
     options: list[dict[str, str]] = []
-    answer = ""
+    answer_letter = ""
     if QUESTION_TYPES[qtype].question_format == MULTIPLE_CHOICE:
         wrong = [str(d).strip() for d in (distractors or [])]
         if len(wrong) != len(OPTION_LABELS) - 1:
@@ -214,7 +271,7 @@ def assemble_record(
             )
         random.Random(_shuffle_seed(seed, qid)).shuffle(texts)
         options = [{"label": label, "text": text} for label, text in zip(OPTION_LABELS, texts, strict=True)]
-        answer = OPTION_LABELS[texts.index(answer_text)]
+        answer_letter = OPTION_LABELS[texts.index(answer_text)]
     elif distractors:
         raise ValueError(f"{qid}: open-ended type {qtype} takes no distractors")
     return {
@@ -231,7 +288,7 @@ def assemble_record(
         "question": question,
         "prompt": build_prompt(question, options),
         "options": options,
-        "answer": answer,
+        "answer": answer_letter,
         "answer_text": answer_text,
         "evidence_attributes": evidence_attributes(qtype, attributes),
     }
@@ -242,15 +299,21 @@ def assemble_records(
     distractors: Mapping[str, Sequence[str]],
     seed: int = 0,
     *,
-    reference_answers: Mapping[str, str] | None = None,
+    answers: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """All records of one video: :func:`applicable_types` in order, indexed q1, q2, ... without gaps.
 
-    ``distractors`` maps each applicable multiple-choice type to its three wrong options;
-    ``reference_answers`` may map ``camera_object_open_ended`` to a sentence replacing the template.
+    ``distractors`` maps each applicable multiple-choice type to its three wrong options. ``answers``
+    maps types of :data:`LLM_ANSWER_TYPES` to their answers: ``central_object_motion`` is asked exactly
+    when it maps to the central object's movement (a non-empty text taken from ``movement_behavior``),
+    ``camera_object_open_ended`` may map to a sentence replacing the template.
     """
     attributes = video.get("attributes") or video
-    reference_answers = reference_answers or {}
+    answers = dict(answers or {})
+    unknown = set(answers) - set(LLM_ANSWER_TYPES)
+    if unknown:
+        raise ValueError(f"answers are only given for {list(LLM_ANSWER_TYPES)}, not {sorted(unknown)}")
+    motion = (answers.get(MOTION_TYPE) or "").strip()
     return [
         assemble_record(
             video,
@@ -258,7 +321,9 @@ def assemble_records(
             index,
             distractors.get(qtype) if QUESTION_TYPES[qtype].question_format == MULTIPLE_CHOICE else None,
             seed,
-            reference_answer=reference_answers.get(qtype),
+            answer=answers.get(qtype),
         )
-        for index, qtype in enumerate(applicable_types(attributes), start=1)
+        for index, qtype in enumerate(
+            applicable_types(attributes, central_object_motion=bool(motion)), start=1
+        )
     ]

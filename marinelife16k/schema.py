@@ -19,11 +19,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
 
 from marinelife16k.questions import (
+    LLM_ANSWER_TYPES,
+    MOTION_TYPE,
     TASK,
-    applicable_types,
     build_prompt,
+    candidate_types,
     correct_answer,
     evidence_attributes,
+    motion_source_problems,
     question_text,
     video_key,
 )
@@ -36,9 +39,6 @@ from marinelife16k.vocabulary import (
     OPTION_LABELS,
     QUESTION_TYPES,
 )
-
-# Open-ended reference answers that a pipeline may phrase freely (an LLM's fluent sentence).
-FREE_REFERENCE_TYPES: frozenset[str] = frozenset({"camera_object_open_ended"})
 
 
 class Option(BaseModel):
@@ -226,17 +226,19 @@ def _check_against_video(key: str, records: list[QARecord], video: Mapping[str, 
     """Rules that need the video's attributes: which conditional types exist, and the answers."""
     out: list[Violation] = []
     attributes = _attributes(video)
-    expected_types = applicable_types(attributes)
+    candidates = candidate_types(attributes)
     present = {r.type for r in records}
     for qtype in QUESTION_TYPES:
         condition = QUESTION_TYPES[qtype].condition_attribute
         if condition is None:
             continue
-        if qtype in present and qtype not in expected_types:
+        if qtype in present and qtype not in candidates:
             out.append(
                 Violation(key, "type", f"conditional type {qtype} is present but {condition} is empty")
             )
-        elif qtype not in present and qtype in expected_types:
+        # central_object_motion may be left out although movement_behavior exists: whether that
+        # describes the central object is the QA generation's decision, recorded in the release.
+        elif qtype not in present and qtype in candidates and qtype != MOTION_TYPE:
             out.append(
                 Violation(key, "type", f"conditional type {qtype} is missing although {condition} exists")
             )
@@ -252,7 +254,12 @@ def _check_against_video(key: str, records: list[QARecord], video: Mapping[str, 
             out.append(
                 Violation(r.question_id, "answer_text", "the video has no caption to check it against")
             )
-        elif r.type not in FREE_REFERENCE_TYPES:
+        elif r.type == MOTION_TYPE:
+            for problem in motion_source_problems(
+                r.answer_text, str(attributes.get("movement_behavior") or "")
+            ):
+                out.append(Violation(r.question_id, "answer_text", problem))
+        elif r.type not in LLM_ANSWER_TYPES:
             expected = correct_answer(r.type, attributes, caption)
             if r.answer_text != expected:
                 out.append(
@@ -277,8 +284,11 @@ def validate_records(
     ``videos``, when given, are video rows (``collection``, ``video_file``, ``video_id``, the 13
     attributes flat or under ``"attributes"``, ``caption``): then each record must belong to one of
     them, each of them must have its questions, conditional types must match the attributes exactly,
-    and every answer but the free-form ``camera_object_open_ended`` reference is recomputed (the
-    ``caption`` answer must be the video's caption).
+    every answer but those the QA generation writes is recomputed (the ``caption`` answer must be the
+    video's caption), and a ``central_object_motion`` answer must be taken from ``movement_behavior``
+    (:func:`~marinelife16k.questions.motion_source_problems`). A left-out ``central_object_motion``
+    is no violation: whether ``movement_behavior`` describes the central object is decided at QA
+    generation, and the release records why it was not asked (:mod:`marinelife16k.workfolder`).
     """
     out: list[Violation] = []
     by_video: dict[str, list[QARecord]] = defaultdict(list)

@@ -42,7 +42,7 @@ def test_dataset_commands_are_symmetric():
     commands = _actions(build_parser())
     assert sorted(_actions(commands["bqa"])) == ["build", "check", "evaluate", "export", "stats"]
     assert sorted(_actions(commands["marinelife"])) == [
-        "build", "check-attributes", "evaluate", "export", "judge", "sample", "validate",
+        "build", "check-attributes", "evaluate", "export", "judge", "sample", "stats", "validate",
     ]  # fmt: skip
 
 

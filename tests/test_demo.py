@@ -84,8 +84,9 @@ def test_offline_outputs_and_tables(demo):
         "| Prompt style | Items | n (Easy/Hard) | Easy | Hard | Total | Unparsed |",
         "| Attribute | Group | error rate, single word | error rate, rationale (CoT) |",
         "| Split | Questions | Self-BLEU | Paper (full BQA) |",
-        "| Questions | n MCQ | MBC-so | MBC-mo | PMT | PDO | OBK | SM-e | SM-l | overall | OEMU (0-5) |",
-        "| Videos | Camera | n captions | BEH | AH | ECF | n OEMU | OEMU |",
+        "| Model | Backbone | MBC-so | MBC-mo | PMT | PDO | OBK | SM-e | SM-l | OEMU |",
+        "| Model | STATIC CAMERA BEH | STATIC CAMERA AH | STATIC CAMERA ECF | MOVING CAMERA BEH | MOVING CAMERA AH "
+        "| MOVING CAMERA ECF |",
     ):
         assert header in printed and header in (out / "summary.md").read_text()
     assert "scripted baseline, not a real model" in printed.lower()
@@ -96,6 +97,12 @@ def test_offline_outputs_and_tables(demo):
         assert (folder / "report.md").is_file() and (folder / "metrics.json").is_file()
         assert len(list(folder.glob("*.png"))) == pngs
     assert len(list((out / "frames").glob("*.jpg"))) == 2
+    # One renderer: the demo's test-split rows of Table 3 and the caption table are the report's rows.
+    report = (marine / "report.md").read_text()
+    for section, first in (("## Table 3 (paper layout)", "| scripted-baseline |"),
+                           ("## Caption table (paper layout)", "| scripted-baseline |")):  # fmt: skip
+        row = next(line for line in report[report.index(section) :].splitlines() if line.startswith(first))
+        assert row.replace("| scripted-baseline |", "| scripted-baseline (test split) |", 1) in printed
 
 
 def test_exported_folders_load(demo):
@@ -221,7 +228,7 @@ def test_recording_again_gives_the_bundled_files(demo, tmp_path):
 def test_output_folder_rules(tmp_path):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
-    with pytest.raises(ValueError, match="not empty and was not written by the demo"):
+    with pytest.raises(ValueError, match="not empty and was not written by this command"):
         prepare_output(tmp_path / "mine")
     demo_dir = prepare_output(tmp_path / "demo")
     (demo_dir / "reports").mkdir()

@@ -49,7 +49,7 @@ def test_an_unrelated_folder_is_refused_and_left_whole(works, tmp_path, dataset)
     (thesis / "chapters").mkdir(parents=True)
     (thesis / "chapters" / "one.tex").write_text("two years of work")
     before = snapshot(thesis)
-    with pytest.raises(ValueError, match="not empty and was not written by this tool"):
+    with pytest.raises(ValueError, match="not empty and was not written by this command"):
         EXPORTERS[dataset](works[dataset], thesis, check=False)
     assert snapshot(thesis) == before
 
@@ -97,5 +97,5 @@ def test_marinelife_cli_export_refuses_a_file_and_a_foreign_folder(works, tmp_pa
     foreign.mkdir()
     (foreign / "reef.jpg").write_bytes(b"\xff\xd8")
     refused = vqabench(["marinelife", "export", str(works["marinelife"]), str(foreign)])
-    assert refused.returncode == 2 and "was not written by this tool" in refused.stderr
+    assert refused.returncode == 2 and "was not written by this command" in refused.stderr
     assert (foreign / "reef.jpg").read_bytes() == b"\xff\xd8"

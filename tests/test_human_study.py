@@ -38,7 +38,7 @@ RATERS = ["r1", "r2", "r3"]
 def bqa_study(built_samples, tmp_path_factory):
     root = tmp_path_factory.mktemp("bqa-study")
     args = ["human-study", "make", "bqa", "--data", str(built_samples["bqa"].hub), "--split", "train",
-            "--size", "10", "--seed", "7", "--out", str(root / "study")]  # fmt: skip
+            "--draw", "stratified", "--size", "10", "--seed", "7", "--out", str(root / "study")]  # fmt: skip
     assert cli_main(args) == 0
     rows = {r["id"]: r for r in built_samples["bqa"].loaded["default"]["train"].to_list()}
     return {
@@ -70,7 +70,7 @@ def test_the_draw_is_stratified_reproducible_and_recorded(bqa_study, built_sampl
     assert [i.id for i in Study.read(again).items] == [i.id for i in study.items]
     other = tmp_path / "other"
     assert (
-        cli_main([*bqa_study["args"][:9], "--seed", "8", "--out", str(other), *bqa_study["args"][13:]]) == 0
+        cli_main([*bqa_study["args"][:11], "--seed", "8", "--out", str(other), *bqa_study["args"][15:]]) == 0
     )
     assert Study.read(other).study_id != study.study_id
 
@@ -218,6 +218,7 @@ def marine_study(built_samples, tmp_path_factory):
     rows = write_marine_predictions(work, "test", root / "qwen.jsonl")
     judge = write_judge_results(rows, root / "judge.json", "qwen", root / "judge-cache.sqlite")
     assert cli_main(["human-study", "make", "marinelife16k", "--data", str(work), "--split", "test", "--size", "6",
+                     "--draw", "stratified",
                      "--seed", "3", "--predictions", str(root / "qwen.jsonl"), "--raters", "a,b,c,d",
                      "--ratings-per-item", "3", "--out", str(root / "study")]) == 0  # fmt: skip
     return {

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from builders.files.folders import atomic_directory
 from builders.files.jsonio import (
-    atomic_directory,
     read_json_object,
     read_jsonl,
     write_file_atomic,
@@ -57,7 +57,7 @@ def test_atomic_outputs_get_ordinary_permissions(tmp_path: Path) -> None:
     try:
         text = write_text_atomic(tmp_path / "a.txt", "x")
         blob = write_file_atomic(tmp_path / "b.bin", lambda p: p.write_bytes(b"y"))
-        with atomic_directory(tmp_path / "folder") as tmp:
+        with atomic_directory(tmp_path / "folder", marker=".m") as tmp:
             (tmp / "inside.txt").write_text("z")
     finally:
         os.umask(old)
@@ -70,10 +70,11 @@ def test_atomic_directory_keeps_the_old_folder_on_error(tmp_path: Path) -> None:
     target = tmp_path / "release"
     target.mkdir()
     (target / "old.txt").write_text("old")
-    with pytest.raises(RuntimeError, match="boom"), atomic_directory(target) as tmp:
+    (target / ".m").write_text("")
+    with pytest.raises(RuntimeError, match="boom"), atomic_directory(target, marker=".m") as tmp:
         (tmp / "new.txt").write_text("new")
         raise RuntimeError("boom")
-    assert [p.name for p in target.iterdir()] == ["old.txt"]
+    assert sorted(p.name for p in target.iterdir()) == [".m", "old.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["release"]
 
 

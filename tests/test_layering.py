@@ -4,7 +4,8 @@ Every module of ``builders``, ``bqa``, ``marinelife16k`` and ``metrics`` is pars
 (imports at module level *and* inside functions, since a lazy import is still a dependency) and
 mapped to its layer::
 
-    builders.files < builders.video < {builders.llm, builders.hub, builders.scoring} < builders.runs
+    {builders.files, builders.options} < builders.video
+      < {builders.llm, builders.hub, builders.scoring} < builders.runs
       < {bqa, marinelife16k} < {builders.pipelines, builders.evaluation, builders.report}
       < {builders.demo, builders.human_study, builders.integrations} < builders.cli < metrics
 
@@ -32,6 +33,7 @@ TOP_PACKAGES = ("builders", "bqa", "marinelife16k", "metrics")
 LAYERS: dict[str, int] = {
     "builders": 0,  # the package root holds only a docstring
     "builders.files": 0,
+    "builders.options": 0,  # argparse types shared by every command's options (numeric ranges)
     "builders.video": 1,
     "builders.llm": 2,
     "builders.hub": 2,

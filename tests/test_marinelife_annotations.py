@@ -139,7 +139,7 @@ def test_unreadable_inputs(tmp_path):
     with pytest.raises(ValueError, match="unsupported attribute file type '.xlsx'"):
         read_annotations(tmp_path / "a.xlsx")
     (tmp_path / "b.jsonl").write_text(json.dumps(ROWS[0]) + "\n{oops\n")
-    with pytest.raises(ValueError, match=r"b\.jsonl: line 2: not valid JSON"):
+    with pytest.raises(ValueError, match=r"b\.jsonl, line 2: not valid JSON"):
         read_annotations(tmp_path / "b.jsonl")
     (tmp_path / "c.jsonl").write_text("[1, 2]\n")
     with pytest.raises(ValueError, match="line 1: expected a JSON object"):

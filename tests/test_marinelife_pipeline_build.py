@@ -116,14 +116,31 @@ def test_qa_release_follows_the_attributes(built, rows):
     by_video: dict[str, list[dict]] = {}
     for qa_record in release.records:
         by_video.setdefault(qa_record["id"], []).append(qa_record)
+    # The hand-written sample says which videos' movement_behavior is about the central object, and
+    # which words are: the responder's replies must have led the pipeline to the same decisions.
+    hand = {
+        r["id"]: r["answer_text"] for r in _jsonl(sample_qa_path()) if r["type"] == "central_object_motion"
+    }
+    assert any(row["movement_behavior"] and row["id"] not in hand for row in rows)  # some are not asked
+    assert any(
+        row["id"] in hand and hand[row["id"]] != row["movement_behavior"] for row in rows
+    )  # one is cut
+    not_asked = {e["id"]: e for e in release.not_asked() if e["type"] == "central_object_motion"}
     without_conditional = 0
     for row in rows:
         records = by_video[row["id"]]
-        assert [r["type"] for r in records] == applicable_types(row)
+        assert [r["type"] for r in records] == applicable_types(row, central_object_motion=row["id"] in hand)
         expected_conditional = {
             t for t, a in (("central_object_motion", "movement_behavior"), ("environment", "environment"),
-                           ("lighting", "lighting")) if row[a]
+                           ("lighting", "lighting")) if row[a] and (t != "central_object_motion" or row["id"] in hand)
         }  # fmt: skip
+        if row["id"] in hand:
+            assert {r["type"]: r for r in records}["central_object_motion"]["answer_text"] == hand[row["id"]]
+        else:
+            reason = not_asked[row["id"]]
+            assert reason["why"] == (
+                "attribute empty" if not row["movement_behavior"] else "not about the central object"
+            )
         assert {r["type"] for r in records} & {"central_object_motion", "environment", "lighting"} == (
             expected_conditional
         )
@@ -143,6 +160,13 @@ def test_qa_release_follows_the_attributes(built, rows):
     per_type = Counter(r["type"] for r in release.records)
     assert result.summary["qa"]["per_type"] == dict(per_type)
     assert result.summary["qa"]["records"] == len(release.records)
+    assert result.summary["qa"]["central_object_motion"] == {
+        "asked": len(hand),
+        "movement_empty": sum(not row["movement_behavior"] for row in rows),
+        "not_about_central_object": sum(
+            bool(row["movement_behavior"]) and row["id"] not in hand for row in rows
+        ),
+    }
     assert release.meta["provenance"]["prompts"]["reviewer"].startswith("rubric:marinelife_caption_review")
     assert json.loads((work / "summary.json").read_text())["status"] == "complete"
 
@@ -162,6 +186,9 @@ def test_invalid_first_replies_were_reasked(built):
         options = {o["text"] for r in item["records"] for o in r["options"]}
         if "is the correct answer" in problem:
             assert bad["central_object"][0] == central.upper() and central.upper() not in options
+        elif "central_object_motion_check" in problem:
+            movement = bad["central_object_motion_check"]["central_object_movement"]
+            assert movement.startswith("gracefully ") and "does not: gracefully" in problem
         else:
             assert "must describe a movement or state" in problem
             assert bad["central_object_motion"][0] == "a reef shark circling the area" not in options

@@ -10,6 +10,7 @@ import pytest
 from builders.llm.schema import ReplyError, ReplySchema, check_value
 from builders.pipelines.marinelife.checks import caption_problems, foreign_subject, option_problems
 from builders.pipelines.marinelife.qa_generation import (
+    MOTION_CHECK_FIELD,
     REFERENCE_FIELD,
     build_records,
     mcq_types,
@@ -53,13 +54,19 @@ def _good_reply(row, **overrides):
             {"camera_position": "partial view of the central object", "camera_angle": "low angle, tilt up"},
         ],
         "central_object_motion": ["resting motionless", "darting away from the camera", "hovering in place"],
+        MOTION_CHECK_FIELD: {
+            "describes_central_object": True,
+            "subject": row["central_object"],
+            "central_object_movement": row["movement_behavior"],
+        },
         "environment": ["kelp forest", "muddy harbour bottom", "mangrove roots"],
         "lighting": ["artificial dive light at night", "overcast, flat light", "strong backlight"],
         REFERENCE_FIELD: f"The camera follows the {row['central_object']} as it moves.",
     }
     data.update(overrides)
     types = tuple(mcq_types(row))
-    keep = {k: v for k, v in data.items() if k in types or k == REFERENCE_FIELD}
+    extra = (REFERENCE_FIELD, MOTION_CHECK_FIELD) if "central_object_motion" in types else (REFERENCE_FIELD,)
+    keep = {k: v for k, v in data.items() if k in types or k in extra}
     return reply_model(types, True).model_validate(keep)
 
 
@@ -68,7 +75,8 @@ def test_reply_schema_has_exactly_the_videos_types(rows):
     for row in (full, partial):
         request = qa_request({**row, "caption": "A caption."})
         fields = set(request.schema.model_json_schema()["properties"])
-        assert fields == {*mcq_types(row), REFERENCE_FIELD}
+        check = {MOTION_CHECK_FIELD} if row["movement_behavior"] else set()
+        assert fields == {*mcq_types(row), REFERENCE_FIELD, *check}
         assert ("lighting" in fields) == bool(row["lighting"])
         assert request.schema_name == "marinelife_qa_distractors"
         schema = request.schema.model_json_schema()

@@ -11,6 +11,7 @@ from marinelife16k.questions import (
     assemble_record,
     assemble_records,
     camera_object_reference,
+    candidate_types,
 )
 from marinelife16k.vocabulary import MOVING, QUESTION_TYPES, STATIC, camera_kind
 
@@ -55,26 +56,35 @@ DISTRACTORS = {
     "central_object_motion": ["resting on the sand", "surfacing to breathe", "feeding on seagrass"],
     "environment": ["kelp forest", "open water", "sandy lagoon"],
 }
+# The central object's movement, as the QA generation cuts it out of movement_behavior.
+ANSWERS = {"central_object_motion": "swimming slowly forward"}
 
 
 def test_applicable_types_follow_the_conditional_attributes():
     # lighting is empty here, so its question is not asked; environment and movement are present.
-    assert applicable_types(TURTLE) == [
-        "central_object",
-        "central_object_appearance",
-        "object_detect",
-        "camera_motion",
-        "camera_object_open_ended",
-        "caption",
-        "central_object_motion",
-        "environment",
-    ]
+    assert (
+        applicable_types(TURTLE, central_object_motion=True)
+        == candidate_types(TURTLE)
+        == [
+            "central_object",
+            "central_object_appearance",
+            "object_detect",
+            "camera_motion",
+            "camera_object_open_ended",
+            "caption",
+            "central_object_motion",
+            "environment",
+        ]
+    )
+    # movement_behavior not about the turtle: the QA generation decides, no question
+    assert applicable_types(TURTLE, central_object_motion=False)[6:] == ["environment"]
     bare = {**TURTLE, "movement_behavior": "  ", "environment": None, "lighting": "dim"}
-    assert applicable_types(bare)[6:] == ["lighting"]
+    assert candidate_types(bare)[6:] == ["lighting"]
+    assert applicable_types(bare, central_object_motion=True)[6:] == ["lighting"]
 
 
 def test_correct_answers_follow_the_appendix_formats():
-    records = {r["type"]: r for r in assemble_records(TURTLE, DISTRACTORS, seed=3)}
+    records = {r["type"]: r for r in assemble_records(TURTLE, DISTRACTORS, seed=3, answers=ANSWERS)}
     assert records["central_object"]["answer_text"] == "green sea turtle"
     assert (
         records["central_object_appearance"]["answer_text"]
@@ -108,7 +118,7 @@ def test_correct_answers_follow_the_appendix_formats():
 
 
 def test_multiple_choice_record_layout():
-    records = assemble_records(TURTLE, DISTRACTORS, seed=3)
+    records = assemble_records(TURTLE, DISTRACTORS, seed=3, answers=ANSWERS)
     assert [r["question_id"] for r in records] == [f"MVK--mvk-9001--q{i}" for i in range(1, 9)]
     for r in records:
         assert r["id"] == "MVK--mvk-9001" and r["video_path"] == "MVK/mvk-9001.mp4"
@@ -159,10 +169,7 @@ def test_open_ended_reference_answer():
         "{central_object}", "green sea turtle"
     )
     fluent = "The camera pans left past the turtle as it swims slowly forward."
-    assert (
-        assemble_record(TURTLE, "camera_object_open_ended", 5, reference_answer=fluent)["answer_text"]
-        == fluent
-    )
+    assert assemble_record(TURTLE, "camera_object_open_ended", 5, answer=fluent)["answer_text"] == fluent
 
 
 @pytest.mark.parametrize(
@@ -175,6 +182,10 @@ def test_open_ended_reference_answer():
         ({"qtype": "lighting", "distractors": ["a", "b", "c"]}, "lighting is empty"),
         ({"qtype": "flying", "distractors": None}, "unknown question type"),
         ({"qtype": "environment", "distractors": ["a", "b", "c"], "index": 0}, "start at 1"),
+        (
+            {"qtype": "central_object_motion", "distractors": ["a", "b", "c"]},
+            "needs the central object's movement",
+        ),
     ],
 )
 def test_assemble_record_rejects_what_would_be_invalid(kwargs, message):

@@ -22,6 +22,7 @@ from marinelife16k.export import export_release
 from marinelife16k.features import FEATURES, qa_record
 from marinelife16k.sample import (
     sample_attributes_path,
+    sample_motion_not_asked,
     sample_qa_path,
     sample_root,
     sample_video_root,
@@ -75,8 +76,17 @@ def test_write_release_refuses_invalid_records_and_splits(tmp_path):
     broken[0]["answer"] = "Z"
     with pytest.raises(ValueError, match="MVK--mvk-0103--q1: answer"):
         write_release(tmp_path, rows, broken)
+    with pytest.raises(ValueError, match="no recorded reason"):  # why type 7 was not asked: unknown
+        write_release(tmp_path, rows, records)
+    reasons = sample_motion_not_asked(rows, records)
     with pytest.raises(ValueError, match="split 'dev' is not one of"):
-        write_release(tmp_path, rows, records, splits=dict.fromkeys((r["id"] for r in rows), "dev"))
+        write_release(
+            tmp_path,
+            rows,
+            records,
+            motion_not_asked=reasons,
+            splits=dict.fromkeys((r["id"] for r in rows), "dev"),
+        )
     assert not (tmp_path / RELEASE_DIR).exists()  # nothing half-written
 
 
@@ -144,7 +154,9 @@ def test_export_layout_and_card(exported):
     for dimension in DIMENSIONS:
         assert f"| {dimension} | {DIMENSION_DESCRIPTIONS[dimension]} |" in body
     assert "qa.id == videos.id" in body
-    assert "| **total** | 24 | 203 | 155 | 48 |" in body  # 203 questions, 2 open-ended per video
+    assert (
+        "| total | 24 | 24 | 0.027 | 203 | 155 | 48 | 13 | 11 | 12 | 12 |" in body
+    )  # 2 open-ended per video
     assert "video_root" not in body  # no local paths in the card
 
 
@@ -233,6 +245,7 @@ def test_card_shows_provenance_but_no_credentials(tmp_path):
         tmp_path,
         rows,
         _sample_records(),
+        motion_not_asked=sample_motion_not_asked(rows, _sample_records()),
         seed=5,
         provenance={
             "models": {"captioner": "gpt-test-1"},

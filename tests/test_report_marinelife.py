@@ -165,29 +165,90 @@ def test_accuracy_by_dimension_matches_hand_worked_values(report, marine):
     assert f"{total} multiple-choice and {marine['n_open']} open-ended questions" in markdown
 
 
-def test_table3_and_table4_layouts_carry_the_judge_results(report):
+def test_table3_and_caption_table_carry_the_judge_results(report):
     markdown = report.markdown.read_text(encoding="utf-8")
     header, rows = read_table(markdown, "Model")
     assert header == ["Model", "Predictions", "Missing", "Unparsed", "Judge results"]  # the inputs table
-    header, rows = read_table(markdown[markdown.index("Table 3 layout") :], "Model")
-    assert header[-1] == "OEMU (0-5)"
-    assert rows["steady"][-1] == "2.43" and rows["always-a"][-1] == "–"
-    assert rows["judged-only"] == ["–"] * 8  # judge results without multiple-choice predictions
-    header, rows = read_table(markdown[markdown.index("Table 4 layout") :], "Model")
-    assert header[1:] == [
-        "static BEH",
-        "static AH",
-        "static ECF",
-        "moving BEH",
-        "moving AH",
-        "moving ECF",
-        "n static / moving",
-    ]
-    assert rows["steady"] == ["3.13", "2.10", "2.60", "3.13", "2.10", "2.43", "3 / 2"]
-    assert rows["judged-only"] == ["3.60", "3.14", "3.02", "3.29", "3.29", "2.85", "4 / 2"]
+    header, rows = read_table(markdown[markdown.index("## Table 3 (paper layout)") :], "Model")
+    assert header == ["Model", "Backbone", "MBC-so", "MBC-mo", "PMT", "PDO", "OBK", "SM-e", "SM-l", "OEMU"]
+    assert rows["steady"][0] == "-" and rows["steady"][-1] == "2.43" and rows["always-a"][-1] == "–"
+    assert rows["steady"][1:3] == ["100.0", "0.0"]
+    assert rows["judged-only"] == ["-"] + ["–"] * 8  # judge results without multiple-choice predictions
+    assert "Average" not in rows  # no --models: no groups to average
+    header, rows = read_table(markdown[markdown.index("## Caption table (paper layout)") :], "Model")
+    assert header[1:] == [f"{cam} CAMERA {c}" for cam in ("STATIC", "MOVING") for c in ("BEH", "AH", "ECF")]
+    assert rows["steady"] == ["3.13", "2.10", "2.60", "3.13", "2.10", "2.43"]
+    assert rows["judged-only"] == ["3.60", "3.14", "3.02", "3.29", "3.29", "2.85"]
+    assert "always-a" in rows and rows["always-a"] == ["–"] * 6
     metrics = json.loads(report.metrics_file.read_text(encoding="utf-8"))
     assert metrics["models"]["steady"]["judge"] == JUDGE["steady"]
     assert metrics["models"]["steady"]["accuracy"]["MBC-so"] == 100.0
+
+
+def test_models_file_groups_the_paper_tables(marine, tmp_path):
+    """Two groups from --models: each Average row is the mean of its models, worked out here from the
+    hand-worked accuracies (steady: 100 or 0 per dimension; always-a: its share of "A" answers)."""
+    always_b = tmp_path / "always_b.jsonl"
+    always_b.write_text(
+        "".join(
+            json.dumps({"question_id": r["question_id"], "raw_output": "B"}) + "\n" for r in marine["mcq"]
+        )
+    )
+    models = tmp_path / "models.csv"
+    models.write_text(
+        "name,group,backbone\nsteady,Rule-based,rules\nalways-a,Rule-based,\nalways-b,Constant,\n"
+        "judged-only,Constant,\nunused,Constant,ViT\n"
+    )
+    argv = [
+        "report",
+        "marinelife",
+        "--data",
+        str(marine["hub"]),
+        "--out",
+        str(tmp_path / "out"),
+        "--models",
+        str(models),
+    ]
+    argv += ["--predictions", f"steady={marine['steady']}", "--predictions", f"always-a={marine['always_a']}"]
+    argv += ["--predictions", f"always-b={always_b}", "--judge-results", str(marine["judge"])]
+    assert cli_main(argv) == 0
+    markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    table = markdown[markdown.index("## Table 3 (paper layout)") :]
+    lines = [line for line in table.splitlines()[2:] if line.startswith("|")][2:]
+    cells = [[c.strip() for c in line.strip("|").split(" | ")] for line in lines]
+    assert [c[0] for c in cells[:8]] == [
+        "**Rule-based**", "steady", "always-a", "Average", "**Constant**", "always-b", "judged-only", "Average",
+    ]  # fmt: skip
+    assert cells[1][1] == "rules" and cells[2][1] == "-"
+    by_type = Counter(r["type"] for r in marine["mcq"])
+    share = {x: Counter(r["type"] for r in marine["mcq"] if r["answer"] == x) for x in "AB"}
+    dimensions = ["MBC-so", "MBC-mo", "PMT", "PDO", "OBK", "SM-e", "SM-l"]
+    type_of = {DIMENSION_OF_TYPE[t]: t for t in STEADY}
+    for k, dimension in enumerate(dimensions, start=2):
+        t = type_of[dimension]
+        steady = 100.0 if STEADY[t][1] else 0.0
+        always_a = 100 * share["A"][t] / by_type[t]
+        assert cells[3][k] == f"{(steady + always_a) / 2:.2f}", dimension
+        assert cells[7][k] == f"{100 * share['B'][t] / by_type[t]:.2f} (1 of 2)", (
+            dimension
+        )  # judged-only: none
+    assert cells[3][-1] == "2.43 (1 of 2)"  # OEMU: only steady has a judge score
+    assert "Listed in the models file without results here (not shown): unused." in markdown
+    captions = markdown[markdown.index("## Caption table (paper layout)") :]
+    _, rows = read_table(captions, "Model")
+    # Constant (the last Average row): only judged-only has caption scores; moving minus static by hand:
+    # BEH 3.29 - 3.60 = -0.31, AH 3.29 - 3.14 = +0.15, ECF 2.85 - 3.02 = -0.17.
+    assert rows["Average"] == [
+        "3.60 (1 of 2)", "3.14 (1 of 2)", "3.02 (1 of 2)",
+        "3.29 (-0.31) (1 of 2)", "3.29 (+0.15) (1 of 2)", "2.85 (-0.17) (1 of 2)",
+    ]  # fmt: skip
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert [g["group"] for g in metrics["groups"]["table3"]] == ["Rule-based", "Constant"]
+    assert metrics["groups"]["models"][0] == {"name": "steady", "group": "Rule-based", "backbone": "rules"}
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,group\nsteady,A\n")
+    argv[argv.index(str(models))] = str(bad)
+    assert cli_main(argv) == 2  # always-a and always-b have no row: refused, naming them
 
 
 def test_pngs_are_real_readable_images(report):
@@ -270,7 +331,7 @@ def test_judge_results_without_camera_kinds(marine, tmp_path):
     path.write_text(json.dumps({"plain": {"oemu": result}}))
     report = write_marinelife_report(marine["hub"], "test", {}, tmp_path / "out", judge_results=[path])
     markdown = report.markdown.read_text(encoding="utf-8")
-    _, rows = read_table(markdown[markdown.index("Table 3 layout") :], "Model")
+    _, rows = read_table(markdown[markdown.index("Table 3 (paper layout)") :], "Model")
     assert rows["plain"][-1] == "1.50"
     _, rows = read_table(markdown[markdown.index("(OEMU)**") :], "")
     assert rows["all: n judged"] == ["3"] and rows["all: failed judge calls"] == ["2"]

@@ -10,10 +10,12 @@ datasets) inside their handlers, so ``--help`` prints at once (``benchmarks/cli_
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import pkgutil
 import sys
+import traceback
 
 
 def command_names() -> list[str]:
@@ -56,12 +58,47 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def user_error(err: BaseException) -> str | None:
+    """The one line a user sees for a failure of the input or the machine (None: a bug, whose
+    traceback is shown): bad input (ValueError, a missing file), a step that cannot go on
+    (RuntimeError), a file that cannot be written or read (a full disk, no permission: OSError, the
+    file named), a reply cache SQLite cannot use, a YAML file that does not parse."""
+    if isinstance(err, ValueError | RuntimeError | FileNotFoundError):
+        return str(err)
+    if isinstance(err, OSError):
+        where = f"{err.filename}: " if err.filename else ""
+        text = f"{where}{err.strerror or err}"
+        if err.errno == errno.ENOSPC:
+            text += " (the disk is full: free space and rerun the same command; finished work is kept)"
+        return text
+    # Looked up, not imported: loaded only by the commands that use them (start-up speed).
+    sqlite3, yaml = sys.modules.get("sqlite3"), sys.modules.get("yaml")
+    if sqlite3 is not None and isinstance(err, sqlite3.Error):
+        return f"SQLite: {err}"
+    if yaml is not None and isinstance(err, yaml.YAMLError):
+        return f"not valid YAML: {' '.join(str(err).split())}"
+    return None
+
+
+def _redacted_excepthook(kind, value, tb) -> None:
+    """An uncaught exception's traceback, printed with every credential removed (-v shows them)."""
+    from builders.files.redact import redact_text
+
+    sys.stderr.write(redact_text("".join(traceback.format_exception(kind, value, tb))))
+
+
 def main(argv: list[str] | None = None) -> int:
+    from builders.files.redact import RedactingFilter, redact_text
+
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
     )
+    for handler in logging.getLogger().handlers:  # no credential in any log line (-v: httpx's URLs)
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())
+    sys.excepthook = _redacted_excepthook
     # One INFO line per HTTP request would bury the progress: those loggers speak only with -v.
     for name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai"):
         logging.getLogger(name).setLevel(logging.NOTSET if args.verbose else logging.WARNING)
@@ -69,14 +106,15 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt as err:  # Ctrl-C, or builders.llm.client.Interrupted (SIGINT, SIGTERM)
         said = f": {err}" if str(err) else ""
-        print(f"vqabench: interrupted{said.removeprefix(': interrupted')}; rerun the same command to resume",
+        print(f"vqabench: interrupted{redact_text(said.removeprefix(': interrupted'))}; rerun the same command to resume",
               file=sys.stderr)  # fmt: skip
         return getattr(err, "exit_status", 130)
-    except (ValueError, FileNotFoundError, RuntimeError) as err:
+    except Exception as err:
         # Expected user-facing failures: one clear line, no traceback (use -v to see it).
-        if args.verbose:
+        message = user_error(err)
+        if message is None or args.verbose:
             raise
-        print(f"vqabench: error: {err}", file=sys.stderr)
+        print(f"vqabench: error: {redact_text(message)}", file=sys.stderr)
         return 2
 
 

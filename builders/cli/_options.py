@@ -9,6 +9,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from builders.options.numbers import POSITIVE_INT
+
 
 def add_export_arguments(parser: argparse.ArgumentParser, repo_help: str) -> None:
     """``WORK_DIR OUT_DIR --repo-id --max-shard-mb --cache-dir`` of an ``export`` action."""
@@ -20,7 +22,7 @@ def add_export_arguments(parser: argparse.ArgumentParser, repo_help: str) -> Non
     )
     parser.add_argument("--repo-id", default=None, help=repo_help)
     parser.add_argument(
-        "--max-shard-mb", type=int, default=500, help="largest Parquet shard, in MB (default 500)"
+        "--max-shard-mb", type=POSITIVE_INT, default=500, help="largest Parquet shard, in MB (default 500)"
     )
     parser.add_argument(
         "--cache-dir", type=Path, help="datasets cache for the build (default <work>/.cache/datasets)"

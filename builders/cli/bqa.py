@@ -12,6 +12,7 @@ from builders.cli._options import add_build_export_arguments, add_export_argumen
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
 from builders.llm.cli import add_llm_arguments, client_from_args, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
+from builders.options.numbers import POSITIVE_INT
 from builders.runs.steps import DEFAULT_BATCH_SIZE, DEFAULT_CACHE
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 
@@ -59,11 +60,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.add_argument(
         "--steps", default=STEP_NAMES, help=f"comma-separated steps to run, in order (default: {STEP_NAMES})"
     )
-    b.add_argument("--limit", type=int, help="only the first N BoLD rows (train.csv, then val.csv)")
+    b.add_argument(
+        "--limit", type=POSITIVE_INT, metavar="N", help="only the first N BoLD rows (train.csv, then val.csv)"
+    )
     b.add_argument("--seed", type=int, help="seed of STEP1's draws and of the split (default 0)")
     b.add_argument(
         "--batch-size",
-        type=int,
+        type=POSITIVE_INT,
         default=DEFAULT_BATCH_SIZE,
         help=f"items per LLM batch (default {DEFAULT_BATCH_SIZE})",
     )
@@ -112,7 +115,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="single_word",
         help="the paper's prompt styles: answer in a single word, or give a rationale first (CoT)",
     )
-    add_prediction_arguments(e, dataset="BQA", unit="rows", frames="16 frames")
+    add_prediction_arguments(e, dataset="BQA", unit="rows", frames="16 frames", videos="clips (rows)")
     e.set_defaults(func=_evaluate)
 
     check = actions.add_parser(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.options.numbers import POSITIVE_INT, POSITIVE_NUMBER, int_at_least
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -19,10 +21,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("video", type=Path, metavar="VIDEO", help="video file (MP4, MKV, WebM, ...)")
     mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--num-frames", type=int, metavar="N", help="number of evenly spaced frames")
-    mode.add_argument("--fps", type=float, metavar="F", help="frames per second of video")
+    mode.add_argument("--num-frames", type=POSITIVE_INT, metavar="N", help="number of evenly spaced frames")
+    mode.add_argument("--fps", type=POSITIVE_NUMBER, metavar="F", help="frames per second of video")
     parser.add_argument(
-        "--max-side", type=int, metavar="S", help="shrink frames so that the longer side is at most S pixels"
+        "--max-side",
+        type=POSITIVE_INT,
+        metavar="S",
+        help="shrink frames so that the longer side is at most S pixels",
     )
     parser.add_argument(
         "--frame-rule",
@@ -32,7 +37,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(the harnesses' rules, see builders.video.frame_rules)",
     )
     parser.add_argument("--out-dir", type=Path, metavar="DIR", help="write the frames as JPEG files into DIR")
-    parser.add_argument("--quality", type=int, default=90, help="JPEG quality for --out-dir (default: 90)")
+    parser.add_argument(
+        "--quality",
+        type=int_at_least(1, 95),
+        default=90,
+        help="JPEG quality 1-95 for --out-dir (default: 90)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -41,8 +51,6 @@ def run(args: argparse.Namespace) -> int:
 
     from builders.video.frame_spec import FrameSpec
 
-    if not 1 <= args.quality <= 95:
-        raise ValueError(f"--quality must be in 1..95, got {args.quality}")
     spec = FrameSpec(fps=args.fps, num_frames=args.num_frames, max_side=args.max_side, rule=args.frame_rule)
     frames = spec.sample(args.video)
     height, width = frames.frames.shape[1:3]

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from builders.hub.source import add_data_arguments
+from builders.options.numbers import POSITIVE_INT
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,8 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "make",
         help="draw a study from a split and write one static rating folder per rater",
         description=(
-            "Draw SIZE items from a split with SEED, stratified proportionally by difficulty (BQA, Easy/Hard) "
-            "or by question type (MarineLife-16K open-ended questions), assign each item to K raters "
+            "Draw SIZE items from a split with SEED, at random (--draw random, the default and both papers' "
+            "draw) or stratified proportionally by difficulty (BQA, Easy/Hard) or by question type "
+            "(MarineLife-16K open-ended questions) (--draw stratified), assign each item to K raters "
             "(balanced round robin) and write OUT/study.json (the draw, reproducible) and "
             "OUT/raters/<rater>/{index.html, study.json, clips/} (audio removed). Send each rater their "
             "folder: they open index.html, answer with the mouse or keys, and download a JSON file. Nothing "
@@ -38,17 +40,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     make.add_argument("benchmark", choices=["bqa", "marinelife16k"], help="which benchmark the study is on")
     add_data_arguments(make, "the dataset to draw from")
     make.add_argument("--split", default="test", help="split to draw from (default: test)")
-    make.add_argument("--size", type=int, default=100, help="items to draw (default: 100, the papers' size)")
+    make.add_argument(
+        "--paper-design",
+        action="store_true",
+        help="the paper's design in one flag: BQA 100 random items, 3 raters, each rating all (Human (Rand100)); "
+        "MarineLife-16K 100 random open-ended answers, 6 experts, 3 ratings per answer. Options that "
+        "contradict it are refused; --raters may name the raters (as many as the design has)",
+    )
+    make.add_argument("--size", type=POSITIVE_INT, help="items to draw (default: 100, the papers' size)")
+    make.add_argument(
+        "--draw",
+        metavar="random|stratified",
+        help="random (default; both papers drew at random) or stratified (proportional to Easy/Hard for "
+        "BQA, to question type for MarineLife-16K)",
+    )
     make.add_argument(
         "--seed", type=int, default=0, help="seed of the draw and of each rater's order (default 0)"
     )
     make.add_argument(
         "--raters",
-        default="r1,r2,r3",
-        help="comma-separated rater ids (letters, digits, '_', '-'; default r1,r2,r3: the papers' three)",
+        help="comma-separated rater ids (letters, digits, '_', '-'; default r1,r2,r3, BQA's three; "
+        "--paper-design: r1..r6 for MarineLife-16K's six experts)",
     )
     make.add_argument(
-        "--ratings-per-item", "-k", type=int, help="raters per item (default: every rater rates every item)"
+        "--ratings-per-item",
+        "-k",
+        type=POSITIVE_INT,
+        help="raters per item (default: every rater rates every item, as BQA's three did; MarineLife-16K's "
+        "paper: 3 of its 6 experts per answer, --paper-design)",
     )
     make.add_argument(
         "--predictions",
@@ -107,17 +126,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _make(args: argparse.Namespace) -> int:
     from builders.hub.source import data_from_args
+    from builders.human_study.designs import Settings, resolve
+    from builders.human_study.draw import RANDOM
     from builders.human_study.make import make_study  # lazy: keeps 'vqabench --help' fast
 
+    settings = resolve(
+        args.benchmark, paper=args.paper_design, size=args.size, draw=args.draw,
+        raters=[r.strip() for r in args.raters.split(",") if r.strip()] if args.raters is not None else None,
+        ratings_per_item=args.ratings_per_item,
+        defaults=Settings(size=100, raters=["r1", "r2", "r3"], ratings_per_item=None, draw=RANDOM),
+    )  # fmt: skip
     study = make_study(
-        args.benchmark, data_from_args(args).folder, args.out, split=args.split, size=args.size, seed=args.seed,
-        raters=[r.strip() for r in args.raters.split(",") if r.strip()],
-        ratings_per_item=args.ratings_per_item, predictions=args.predictions, model=args.model,
-        types=tuple(t.strip() for t in args.types.split(",")) if args.types else None,
+        args.benchmark, data_from_args(args).folder, args.out, split=args.split, size=settings.size, seed=args.seed,
+        raters=settings.raters, ratings_per_item=settings.ratings_per_item, predictions=args.predictions,
+        model=args.model, types=tuple(t.strip() for t in args.types.split(",")) if args.types else None,
+        draw=settings.draw, design=settings.design,
     )  # fmt: skip
     strata = ", ".join(f"{s} {c['drawn']}/{c['available']}" for s, c in study.strata.items())
     print(
-        f"study {study.study_id}: {len(study.items)} items of {study.source}, split {study.split} ({strata})"
+        f"study {study.study_id}: {len(study.items)} items of {study.source}, split {study.split}, "
+        f"{study.draw} draw ({strata})" + (f"; {study.design}" if study.design else "")
     )
     for rater in study.raters:
         print(

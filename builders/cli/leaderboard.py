@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 # The modules doing the work load inside the handlers: lazy for start-up speed.
@@ -29,6 +30,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--dataset-id", help="benchmark dataset repo (default: the card's, naist-nlp/BQA for BQA)"
     )
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md, metrics.json, PNGs")
+    parser.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="rank together results scored on different videos (a named subset and the whole split, or two "
+        "subsets, as their notes record) instead of refusing; they are marked",
+    )
     parser.set_defaults(func=_leaderboard)
 
 
@@ -52,7 +59,11 @@ def _leaderboard(args: argparse.Namespace) -> int:
     else:
         rows = rows_from_folder(args.root, repo)
         source = f"the eval results under {args.root}"
-    report = write_leaderboard(known.benchmark, repo, rows, args.out, source=source)
+    report = write_leaderboard(
+        known.benchmark, repo, rows, args.out, source=source, allow_mixed=args.allow_mixed
+    )
+    for problem in report.metrics["skipped"]:
+        print(f"skipped {problem}", file=sys.stderr)
     for task in known.benchmark.tasks:
         ranked = report.metrics["tasks"][task.id]
         if ranked:

@@ -105,15 +105,17 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from builders.files.redact import redact_url
     from builders.llm import LLMClient, LLMRequest, user_message
 
     settings = settings_from_args(args).model_copy(update={"progress": False})
+    url = redact_url(settings.base_url)
     request = LLMRequest([user_message("Reply with the single word: ready")])
     started = time.perf_counter()
     with LLMClient(settings) as client:
         result = client.run_one(request)
     if not result.ok:
-        raise RuntimeError(f"{settings.base_url} ({settings.model}) did not answer: {result.error}")
-    print(f"{settings.base_url}: model {result.model_reported or settings.model} answered "
+        raise RuntimeError(f"{url} ({settings.model}) did not answer: {result.error}")
+    print(f"{url}: model {result.model_reported or settings.model} answered "
           f"{result.value.strip()[:80]!r} in {time.perf_counter() - started:.2f} s")  # fmt: skip
     return 0

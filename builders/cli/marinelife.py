@@ -1,6 +1,7 @@
 """``vqabench marinelife``: regenerate MarineLife-16K captions and QA with an LLM (``build``), run a
 VideoLLM on a split (``evaluate``) and judge its open-ended answers (``judge``), and work with its data
-(``check-attributes``, ``validate`` QA records, write the ``sample`` work folder, ``export`` in Hub layout)."""
+(``check-attributes``, ``validate`` QA records, release ``stats``, write the ``sample`` work folder,
+``export`` in Hub layout)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from typing import TYPE_CHECKING
 from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
 from builders.hub.source import add_data_arguments
+from builders.hub.subset import add_subset_arguments
 from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
+from builders.options.numbers import POSITIVE_INT, number_at_least
 from builders.runs.steps import DEFAULT_BATCH_SIZE
 
 # Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
@@ -45,8 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "(the judge rubric marinelife_caption_review) scores it against the 13 attributes (S_c, 0-5); below "
             "--tau a refiner rewrites it with the attributes, otherwise the draft is kept. QA generation: one "
             "request per video has the LLM write three distractors per multiple-choice type (and the "
-            "camera-object reference sentence); ids, correct options, option order, answer letters and prompts "
-            "are computed from the attributes, and every record is validated. Each step records every finished "
+            "camera-object reference sentence) and decide, in a checked field, whether movement_behavior "
+            "describes the central object's movement or state: only then is central_object_motion asked, with "
+            "that movement alone (cut out of movement_behavior) as its answer, and the release records why it "
+            "was not; ids, correct options, option order, answer letters and prompts are computed from the "
+            "attributes, and every record is validated. Each step records every finished "
             "video at once, so a killed run resumes where it stopped, and the reply cache "
             "(<work>/llm-cache.sqlite) means no successful call is paid twice. Writes <work>/release/ "
             "(see 'vqabench marinelife export') and <work>/summary.json."
@@ -76,10 +82,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "settings, otherwise the same as --llm-mode replay",
     )
     options = build.add_argument_group("pipeline")
-    options.add_argument("--tau", type=float, help="refine captions whose S_c is below this (default 3.5)")
-    options.add_argument("--frames", type=int, help="frames per video for the captioner (default 8)")
     options.add_argument(
-        "--max-side", type=int, help="longest side of the frames sent, in pixels (default 512)"
+        "--tau", type=number_at_least(0), help="refine captions whose S_c is below this (default 3.5)"
+    )
+    options.add_argument("--frames", type=POSITIVE_INT, help="frames per video for the captioner (default 8)")
+    options.add_argument(
+        "--max-side", type=POSITIVE_INT, help="longest side of the frames sent, in pixels (default 512)"
     )
     options.add_argument("--seed", type=int, help="seed of the option order and of the split (default 0)")
     options.add_argument(
@@ -89,7 +97,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     options.add_argument(
         "--batch-size",
-        type=int,
+        type=POSITIVE_INT,
         default=DEFAULT_BATCH_SIZE,
         help=f"videos per batch of requests (default {DEFAULT_BATCH_SIZE})",
     )
@@ -147,6 +155,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     j.add_argument(
         "--split", default="test", help="with --data: the split the answers are for (default test)"
     )
+    add_subset_arguments(j, "videos")
     j.add_argument(
         "--allow-missing",
         action="store_true",
@@ -188,6 +197,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     validate.add_argument("qa", type=Path, help="QA JSONL file")
     validate.add_argument("--attributes", type=Path, help="attribute file of the videos (CSV or JSONL)")
     validate.set_defaults(func=_validate)
+
+    stats = actions.add_parser(
+        "stats",
+        help="a release's statistics beside the paper's (Table 1 row, questions, Figure 5), with PNG plots",
+        description="Count, per split and in total: hours of video (measured from the clips), videos, video-text "
+        "pairs, sentences per caption and caption length in words (mean and distribution), questions per type "
+        "and dimension, multiple-choice and open-ended questions, type 7 asked or not (and why), object "
+        "instance frequencies (objects 1-4) and fine-grained attribute value frequencies; print them beside the "
+        "paper's figures, with the places where the paper's figures disagree with its own rules. With --out, "
+        "also write report.md, metrics.json (every number) and PNG plots in the spirit of the paper's Figure 5.",
+        epilog="Example: vqabench marinelife stats --data hub/MarineLife-16K --out stats/",
+    )
+    add_data_arguments(stats, "the release: a work folder, an exported Hub-layout folder or a Hub repo id")
+    stats.add_argument("--out", type=Path, help="folder for report.md, metrics.json and the PNG plots")
+    stats.add_argument(
+        "--top",
+        type=int,
+        default=10,
+        help="most frequent values shown per object slot and attribute (default 10)",
+    )
+    stats.add_argument(
+        "--no-durations", action="store_true", help="do not read the clips: hours of video are not measured"
+    )
+    stats.set_defaults(func=_stats)
 
     sample = actions.add_parser(
         "sample",
@@ -300,6 +333,7 @@ def _judge(args: argparse.Namespace) -> int:
     from builders.evaluation.marinelife import judge
     from builders.files.jsonio import write_json_atomic
     from builders.hub.source import data_from_args
+    from builders.hub.subset import ALL, FIELD, selection_from_args
     from builders.report.marinelife_report import judgeable_rows
     from builders.report.provenance import run_provenance
     from builders.scoring.judge import judge_client_from_args
@@ -307,7 +341,15 @@ def _judge(args: argparse.Namespace) -> int:
     if not args.predictions.is_file():
         raise FileNotFoundError(f"no predictions file at {args.predictions}")
     source = data_from_args(args)
-    rows, missing = judgeable_rows(args.predictions, source, args.split, allow_missing=args.allow_missing)
+    rows, missing, subset = judgeable_rows(
+        args.predictions,
+        source,
+        args.split,
+        allow_missing=args.allow_missing,
+        videos=selection_from_args(args),
+    )
+    if subset is not None:
+        print(f"judging the answers on {subset.label}")
     if missing:
         print(
             f"{len(missing)} open-ended question(s) without an answer, not judged: {', '.join(missing[:10])}"
@@ -329,6 +371,8 @@ def _judge(args: argparse.Namespace) -> int:
         "predictions": str(args.predictions),
         "dataset": source.provenance() if source else run.get("data"),
         "split": args.split if source else run.get("split"),
+        # the videos judged: the subset asked for, else those of the run (all, or its own subset)
+        FIELD: subset.provenance() if subset is not None else ALL if source else run.get(FIELD),
         "run": run,
     }
     for result in results.values():
@@ -355,18 +399,21 @@ def _judge(args: argparse.Namespace) -> int:
 
 def _check_attributes(args: argparse.Namespace) -> int:
     from marinelife16k.annotations import read_annotations
-    from marinelife16k.questions import applicable_types
+    from marinelife16k.questions import candidate_types
     from marinelife16k.sample import sample_attributes_path, sample_video_root
 
     path = args.attributes or sample_attributes_path()
     video_root = args.video_root or (None if args.attributes else sample_video_root())
     rows = read_annotations(path, video_root=video_root)
-    types = Counter(t for row in rows for t in applicable_types(row))
+    types = Counter(t for row in rows for t in candidate_types(row))
     print(f"{path}: {len(rows)} videos" + (f", all found under {video_root}" if video_root else ""))
     print(f"  collections: {dict(Counter(r['collection'] for r in rows))}")
     print(f"  camera kinds: {dict(Counter(r['camera_kind'] for r in rows))}")
     print(f"  with a caption: {sum(bool(r['caption']) for r in rows)}")
-    print(f"  questions per type: {dict(types)} (total {sum(types.values())})")
+    print(
+        f"  questions per type, at most: {dict(types)} (total {sum(types.values())}; central_object_motion is "
+        "asked only where QA generation finds that movement_behavior describes the central object)"
+    )
     return 0
 
 
@@ -382,6 +429,27 @@ def _validate(args: argparse.Namespace) -> int:
         print(problem)
     print(f"{args.qa}: {len(records)} records, {len(problems)} violation(s)")
     return 1 if problems else 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from builders.hub.source import data_from_args
+    from builders.report.marinelife_stats import write_marinelife_stats
+
+    if args.top < 1:
+        raise ValueError(f"--top must be at least 1, got {args.top}")
+    with tempfile.TemporaryDirectory(prefix="marinelife-stats-") as tmp:
+        out = args.out or Path(tmp)
+        report, blocks = write_marinelife_stats(
+            data_from_args(args), out, measure=not args.no_durations, top=args.top
+        )
+        print("\n\n".join(blocks))
+    if args.out:
+        print(
+            f"\nwrote {report.markdown}, {report.metrics_file.name} and {len(report.figures)} PNG plot(s) in {args.out}"
+        )
+    return 0
 
 
 def _sample(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from builders.hub.source import add_data_arguments
+from builders.hub.subset import add_subset_arguments
 
 _PREDICTIONS_HELP = (
     "a model's predictions, NAME=FILE (JSONL, or an lmms-eval sample log / VLMEvalKit xlsx/tsv result "
@@ -14,9 +15,10 @@ _PREDICTIONS_HELP = (
 )
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def _common(parser: argparse.ArgumentParser, videos: str) -> None:
     add_data_arguments(parser, "the dataset the predictions answer (its reference answers are joined by id)")
     parser.add_argument("--split", default="test", help="split to score (default: test)")
+    add_subset_arguments(parser, videos)
     parser.add_argument(
         "--out", type=Path, required=True, help="report folder (report.md, metrics.json, *.png)"
     )
@@ -26,10 +28,18 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="score items without a prediction as unparsed (wrong) instead of failing; they are listed",
     )
     parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="NAME=MODEL",
+        help="read only the lines of predictions NAME that answer for MODEL (as asked: provenance.model_asked, "
+        "or as named: model); a file holding several models' replies is refused without it",
+    )
+    parser.add_argument(
         "--allow-mixed",
         action="store_true",
-        help="lay side by side runs whose recorded frame spec, prompt version or parser version differ "
-        "(marked as mixed in the report) instead of refusing",
+        help="lay side by side runs whose recorded frame spec, prompt version, parser version or videos "
+        "(a named subset, or the whole split) differ (marked as mixed in the report) instead of refusing",
     )
     parser.add_argument(
         "--parser",
@@ -92,7 +102,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: vqabench report bqa --data hub/BQA --split test --predictions gpt4o=gpt4o.jsonl "
         "--predictions gemini=gemini.jsonl --out reports/bqa-test",
     )
-    _common(bqa)
+    _common(bqa, "clips (items)")
     bqa.add_argument(
         "--predictions", action="append", required=True, metavar="NAME=FILE", help=_PREDICTIONS_HELP
     )
@@ -110,13 +120,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "config's rows; replies to open-ended questions may be present and are left to the judge. "
             "Judge results (already computed by the judge metric; this command calls no LLM): a JSON file "
             '{"<model>": {"oemu": <result>, "caption": <result>}} where a result has score, criteria, n, '
-            "n_failed and by_camera {static|moving: {score, criteria, n}}. Sections: accuracy per dimension "
-            "(Table 3), the Table 3 summary with OEMU, caption scores BEH/AH/ECF by camera (Table 4)."
+            "n_failed and by_camera {static|moving: {score, criteria, n}}. Sections: accuracy per dimension with "
+            "intervals, Table 3 and the caption table (BEH/AH/ECF for static and moving camera) in the paper's "
+            "layout (model groups, Backbone, Average rows from --models), judge scores by camera."
         ),
         epilog="Example: vqabench report marinelife --data hub/MarineLife-16K --predictions qwen=qwen.jsonl "
         "--judge-results judge.json --out reports/marine-test",
     )
-    _common(marine)
+    _common(marine, "videos")
     marine.add_argument(
         "--predictions", action="append", default=[], metavar="NAME=FILE", help=_PREDICTIONS_HELP
     )
@@ -127,6 +138,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="FILE",
         help="judge results JSON (repeatable)",
+    )
+    marine.add_argument(
+        "--models",
+        type=Path,
+        metavar="FILE",
+        help="CSV with a header row and columns name,group,backbone: each model's group and backbone, for "
+        "Table 3 and the caption table in the paper's layout (group rows, a Backbone column, an Average row "
+        "per group, the moving-minus-static difference of the caption averages); names as in --predictions "
+        "and the judge results",
     )
     marine.set_defaults(func=_marinelife)
 
@@ -139,18 +159,21 @@ def _print_done(report) -> None:
 
 def _bqa(args: argparse.Namespace) -> int:
     from builders.hub.source import data_from_args
+    from builders.hub.subset import selection_from_args
     from builders.report import named_paths, write_bqa_report
+    from builders.report.inputs import select_models
 
     answer_parser = _checked_parser(args)
     report = write_bqa_report(
         data_from_args(args),
         args.split,
-        named_paths(args.predictions, "--predictions"),
+        select_models(named_paths(args.predictions, "--predictions"), args.model),
         args.out,
         allow_missing=args.allow_missing,
         group_mapping=args.group_mapping,
         allow_mixed=args.allow_mixed,
         answer_parser=answer_parser,
+        videos=selection_from_args(args),
     )
     for name, m in report.metrics["models"].items():
         r = m["metrics"]
@@ -167,18 +190,22 @@ def _bqa(args: argparse.Namespace) -> int:
 
 def _marinelife(args: argparse.Namespace) -> int:
     from builders.hub.source import data_from_args
+    from builders.hub.subset import selection_from_args
     from builders.report import named_paths, write_marinelife_report
+    from builders.report.inputs import select_models
 
     answer_parser = _checked_parser(args)
     report = write_marinelife_report(
         data_from_args(args),
         args.split,
-        named_paths(args.predictions, "--predictions"),
+        select_models(named_paths(args.predictions, "--predictions"), args.model),
         args.out,
         judge_results=args.judge_results,
         allow_missing=args.allow_missing,
         allow_mixed=args.allow_mixed,
         answer_parser=answer_parser,
+        models=args.models,
+        videos=selection_from_args(args),
     )
     for name, m in report.metrics["models"].items():
         if "accuracy" in m:

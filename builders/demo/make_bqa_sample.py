@@ -23,10 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
-import shutil
 import string
-import tempfile
 from fractions import Fraction
 from pathlib import Path
 
@@ -36,9 +33,11 @@ import numpy as np
 from bqa.bold import ANNOTATIONS_DIR, BOLD_FILES, VIDEOS_DIR
 from bqa.sample import sample_root
 from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES, EMOTIONS
+from builders.files.folders import atomic_directory
 from builders.testing.clips import write_clip
 
 SEED = 2025
+SAMPLE_MARKER = ".vqabench-bold-sample"
 NUM_FILMS, CLIPS_PER_FILM = 6, 6
 TRAIN_FILMS = 4
 NUM_FRAMES, FPS, WIDTH, HEIGHT = 125, 25, 160, 120
@@ -107,8 +106,8 @@ def make_sample(out: Path) -> Path:
     films = _film_ids(rng)
     order = list(EMOTIONS)
     rng.shuffle(order)
-    tmp = Path(tempfile.mkdtemp(prefix=".bold-sample.", dir=out.parent))
-    try:
+    # The sample root: ANNOTATIONS_DIR and VIDEOS_DIR (what it held before it had a marker).
+    with atomic_directory(out, marker=SAMPLE_MARKER, legacy=(ANNOTATIONS_DIR, VIDEOS_DIR)) as tmp:
         rows: dict[str, list[list[str]]] = {split: [] for split in BOLD_FILES}
         index = 0
         for f, film in enumerate(films):
@@ -131,12 +130,6 @@ def make_sample(out: Path) -> Path:
         for split, name in BOLD_FILES.items():
             with (tmp / ANNOTATIONS_DIR / name).open("w", newline="", encoding="utf-8") as handle:
                 csv.writer(handle, lineterminator="\n").writerows(rows[split])
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out
 
 

@@ -9,18 +9,20 @@ Writes, next to this file (or under ``--out``):
   sample; some videos lack lighting, environment or movement so the conditional types vary) with
   their final captions.
 * ``qa.jsonl`` - the sample's ground-truth QA records, assembled by :mod:`marinelife16k.questions`
-  with hand-written distractor pools (no LLM), and validated.
+  with hand-written distractor pools and hand-written decisions of type 7 (no LLM), and validated.
+  Two videos' ``movement_behavior`` describes another object (no ``central_object_motion``), one
+  describes the central object and another (its answer is the central object's part).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import json
 import random
 from collections.abc import Sequence
 from pathlib import Path
 
+from builders.files.jsonio import dumps_line
 from builders.testing.clips import write_clip
 from marinelife16k.annotations import read_annotations
 from marinelife16k.questions import assemble_records
@@ -31,7 +33,9 @@ from marinelife16k.vocabulary import ATTRIBUTES, MOVING, SECONDARY_OBJECTS
 SEED = 0
 WIDTH, HEIGHT, FPS = 128, 96, 25
 
-# (collection, video_id, 13 attributes in ATTRIBUTES order, caption, three wrong movements/states).
+# (collection, video_id, 13 attributes in ATTRIBUTES order, caption, the central object's movement cut out of
+# movement_behavior (default: all of it; "" when movement_behavior describes another object: no type 7
+# question), three wrong movements/states).
 VIDEOS: list[dict] = [
     dict(
         collection="MVK", video_id="mvk-0103",
@@ -73,11 +77,12 @@ VIDEOS: list[dict] = [
         collection="MVK", video_id="mvk-0131",
         attrs=("giant moray eel", "rock crevice", "cleaner shrimp", "", "smooth, mottled skin",
                "brown with yellow-green speckles", "large, elongated snake-like body", "rocky reef",
-               "dim, artificial dive light", "clear", "resting in a crevice while opening and closing its mouth",
+               "dim, artificial dive light", "clear", "resting in a crevice while a cleaner shrimp picks at its teeth",
                "partial view of the central object (head only)", "eye-level, slow zoom in"),
         caption="The head of a large giant moray eel with smooth, mottled brown skin speckled yellow-green rests in a "
-                "rock crevice on a rocky reef, opening and closing its mouth beside a cleaner shrimp under dim "
-                "artificial dive light; the clear footage shows only the head at eye level as the camera slowly zooms in.",
+                "rock crevice on a rocky reef while a cleaner shrimp picks at its teeth, under dim artificial dive "
+                "light; the clear footage shows only the head at eye level as the camera slowly zooms in.",
+        motion="resting in a crevice",
         wrong=("swimming in the open across the reef", "striking at a passing fish",
                "retreating backwards out of sight into the crevice"),
     ),
@@ -95,10 +100,12 @@ VIDEOS: list[dict] = [
         collection="MVK", video_id="mvk-0150",
         attrs=("table coral", "damselfish", "sea urchin", "brain coral", "rough, branching plates", "pale brown",
                "large, flat table-like shape", "shallow coral reef", "bright sunlight with caustic patterns", "clear",
-               "", "full scene", "high angle, slow pan to the right"),
-        caption="A large, flat table coral of rough, pale brown branching plates spreads over a shallow coral reef with "
-                "damselfish, a sea urchin and a brain coral nearby, under bright sunlight with caustic patterns; the "
-                "clear full-scene shot looks down from a high angle while the camera pans slowly to the right.",
+               "damselfish darting in and out of the branches", "full scene", "high angle, slow pan to the right"),
+        caption="A large, flat table coral of rough, pale brown branching plates spreads over a shallow coral reef "
+                "while damselfish dart in and out of its branches near a sea urchin and a brain coral, under bright "
+                "sunlight with caustic patterns; the clear full-scene shot looks down from a high angle while the "
+                "camera pans slowly to the right.",
+        motion="",  # movement_behavior describes the damselfish: no central_object_motion question
         wrong=(),
     ),
     dict(
@@ -259,11 +266,12 @@ VIDEOS: list[dict] = [
     dict(
         collection="MSC", video_id="msc-0052",
         attrs=("kelp", "garibaldi", "sea urchin", "", "leathery fronds", "golden brown", "tall, long fronds",
-               "kelp forest", "sunbeams through the canopy", "clear", "", "full scene",
+               "kelp forest", "sunbeams through the canopy", "clear", "a garibaldi hovering between the fronds", "full scene",
                "low angle, slow tilt up toward the surface"),
-        caption="Tall golden-brown kelp with long, leathery fronds rises through a kelp forest with a garibaldi and a "
-                "sea urchin below, lit by sunbeams through the canopy; the clear full scene starts at a low angle and "
-                "slowly tilts up toward the surface.",
+        caption="Tall golden-brown kelp with long, leathery fronds rises through a kelp forest where a garibaldi hovers "
+                "between the fronds above a sea urchin, lit by sunbeams through the canopy; the clear full scene starts "
+                "at a low angle and slowly tilts up toward the surface.",
+        motion="",  # movement_behavior describes the garibaldi: no central_object_motion question
         wrong=(),
     ),
     dict(
@@ -360,6 +368,11 @@ def _pair_distractors(
     return [fmt.format(gt[0], b), fmt.format(a, gt[1]), fmt.format(a2, b2)]
 
 
+def central_motion(row: dict, video: dict) -> str:
+    """The central object's movement of a sample video, as the hand-written ``motion`` says."""
+    return video.get("motion", row["movement_behavior"])
+
+
 def distractors_for(row: dict, wrong_movements: Sequence[str], seed: int = SEED) -> dict[str, list[str]]:
     """Three wrong options per multiple-choice type of one video, deterministic in ``seed``."""
     rng = random.Random(f"sample-distractors:{seed}:{row['id']}")
@@ -389,7 +402,7 @@ def distractors_for(row: dict, wrong_movements: Sequence[str], seed: int = SEED)
         "environment": _pick(rng, ENVIRONMENTS, [row["environment"]], 3),
         "lighting": _pick(rng, LIGHTINGS, [row["lighting"]], 3),
     }
-    if row["movement_behavior"]:
+    if wrong_movements:
         out["central_object_motion"] = list(wrong_movements)
     return out
 
@@ -420,12 +433,12 @@ def write_sample(out: Path, seed: int = SEED) -> dict[str, int]:
         )
     records = []
     for row, video in zip(rows, VIDEOS, strict=True):
-        distractors = distractors_for(row, video["wrong"], seed)
-        records.extend(assemble_records(row, distractors, seed))
+        motion = central_motion(row, video)
+        distractors = distractors_for(row, video["wrong"] if motion else (), seed)
+        records.extend(assemble_records(row, distractors, seed, answers={"central_object_motion": motion}))
     check_records(records, rows, source="sample QA records")
     with (out / "qa.jsonl").open("w", encoding="utf-8") as f:
-        for record in records:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        f.writelines(dumps_line(record, sort_keys=False) for record in records)
     return {"videos": len(rows), "questions": len(records)}
 
 

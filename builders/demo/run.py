@@ -47,9 +47,11 @@ from builders.demo.baseline import predict_bqa, predict_marinelife
 from builders.demo.recordings import SCRIPTED_NOTE, bqa_baseline, marine_baseline, marine_judge
 from builders.demo.samples import BuiltSample, rebuild_bqa, rebuild_marinelife
 from builders.demo.scoring import Metrics
+from builders.files.folders import check_replaceable
 from builders.files.jsonio import read_jsonl, write_json_atomic, write_text_atomic
 from builders.llm import ReplayMissError
 from builders.report import paper_tables
+from builders.report.model_groups import ModelRow, arrange
 from builders.report.tables import markdown_table
 from builders.video.sampler import Frames
 from marinelife16k.predictions import accuracy_inputs as marine_inputs
@@ -67,13 +69,7 @@ STYLE_LABELS: dict[str, str] = {"single_word": "single word", "rationale": "rati
 
 def prepare_output(out: str | Path) -> Path:
     """An empty folder, or a previous demo's (marked), whose outputs are removed to rebuild them."""
-    out = Path(out).resolve()
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file; give a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise ValueError(
-            f"--out {out} is not empty and was not written by the demo (no {MARKER}); give a new folder"
-        )
+    out = check_replaceable(out, marker=MARKER)
     for name in OWNED:
         path = out / name
         if path.is_dir():
@@ -216,13 +212,24 @@ def all_tables(bqa: Mapping[str, Any], marine: Mapping[str, Any], note: str) -> 
     leak = paper_tables.leakage_line(pooled.get("rationale"), SCOPE_LABELS["all"])
     if leak:
         tables.append((f"BQA: chain-of-thought rationale leakage [{note}]", leak))
-    scopes = {SCOPE_LABELS.get(scope, scope): scope for scope in marine["accuracy"]}
-    table3 = {label: (marine["accuracy"][s], marine["judge"][s].get("oemu")) for label, s in scopes.items()}
+    # The report's renderers, one group per scope of splits (a group of one model has no Average row).
+    rows = {
+        f"{MARINE_MODEL} ({SCOPE_LABELS.get(scope, scope)})": (SCOPE_LABELS.get(scope, scope), scope)
+        for scope in marine["accuracy"]
+    }
+    groups = arrange(rows, [ModelRow(name, group) for name, (group, _) in rows.items()])
+    judged = {name: marine["judge"][scope] for name, (_, scope) in rows.items()}
+    table3 = {
+        name: (marine["accuracy"][scope], judged[name].get("oemu")) for name, (_, scope) in rows.items()
+    }
+    n_mcq = "; ".join(f"{name}: {table3[name][0]['n']['overall']}" for name in rows)
     tables += [
         (f"MarineLife-16K: accuracy per dimension (0-100) and OEMU, paper Table 3 layout [{note}]",
-         paper_tables.table3(table3, "Questions", counts=True)),
-        (f"MarineLife-16K: caption judge BEH / AH / ECF and OEMU by camera, paper Table 4 layout [{note}]",
-         paper_tables.table4_by_camera({label: marine["judge"][s] for label, s in scopes.items()}, "Videos")),
+         paper_tables.table3(groups, table3) + f"\n\nMultiple-choice questions: {n_mcq}."),
+        (f"MarineLife-16K: caption judge BEH / AH / ECF by camera, the paper's caption table layout [{note}]",
+         paper_tables.caption_table(groups, {name: j.get("caption") for name, j in judged.items()})
+         + "\n\nCaptions judged: " + paper_tables.judged_counts({n: j.get("caption") for n, j in judged.items()})
+         + "."),
     ]  # fmt: skip
     return tables
 

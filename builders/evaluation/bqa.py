@@ -11,7 +11,8 @@ answer parser. Output, one JSON object per row in split order::
      "rationale" (or null), "reference", "choices", "difficulty", "gender", "age", "ethnicity", "correct",
      "model" (as reported), "prompt", "prompt_version", "usage": [prompt_tokens, completion_tokens],
      "provenance": {"tool", "data" (folder + fingerprint, or repo_id + revision + commit), "split",
-                    "style", "frames", "limit", "model_asked"}}
+                    "style", "frames", "limit", "model_asked", "videos" (only on a named subset of
+                    the split's clips)}}
 
 so that ``metrics/bqa_accuracy`` can score it from the file alone (``predictions=raw_output``).
 Resumable like the build: records go to ``<eval work>/steps/predictions.*`` as they finish, replies
@@ -29,6 +30,7 @@ from bqa.data import SplitData
 from bqa.predictions import accuracy_inputs, item_fields
 from builders.evaluation.bqa_answers import STYLES, answer_request, read_answer
 from builders.evaluation.run import PredictionRun, run_predictions, save_run_summary
+from builders.hub.subset import FIELD, VideoSelection, filter_by_video
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.runs.frames import Images, decode_images
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
@@ -96,34 +98,43 @@ def evaluate(
     reject_failures: bool = False,
     identity: Mapping[str, Any] | None = None,
     images_of: Images = decode_images,
+    videos: VideoSelection | None = None,
 ) -> EvalSummary:
     """Predict every row (the first ``limit``) of ``data``; write ``out`` once all have a record.
 
     ``identity``: what names the data (e.g. folder and split), checked against ``<work>/eval.json``
     with the style, frames and LLM settings, so one work folder never mixes two evaluations.
     ``images_of``: how frames are made (:mod:`builders.runs.frames`; ``--estimate`` probes them).
+    ``videos``: only the rows of a named subset of the split's clips (a BQA item is one clip: its
+    ``id``), recorded in every line's provenance as ``videos`` (:mod:`builders.hub.subset`).
     """
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}; expected one of {list(STYLES)}")
     frames = frames or FrameSpec(fps=None, num_frames=16)
+    subset = (
+        videos.choose([r["id"] for r in data.rows], split=data.split, source=data.source) if videos else None
+    )
     config = {
         **(identity or {"source": data.source}),
         "style": style,
         "frames": frames.to_json(),
         "limit": limit,
+        **({FIELD: subset.provenance()} if subset else {}),
     }
-    rows = data.rows[:limit] if limit else data.rows
-    items = [{"id": row["id"], "index": i} for i, row in enumerate(rows)]
+    # Positions in the split: a row's clip is data.video(position).
+    positions = filter_by_video(range(len(data.rows)), lambda i: data.rows[i]["id"], subset)
+    positions = positions[:limit] if limit else positions
+    items = [{"id": data.rows[i]["id"], "index": i} for i in positions]
 
     def request_of(item: Mapping[str, Any]) -> LLMRequest:
-        row = rows[item["index"]]
+        row = data.rows[item["index"]]
         video = data.video(item["index"])
         return answer_request(row["question"], row["choices"], video, frames, style, images_of=images_of)
 
     def outcome(item: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
         return Outcome(
             {
-                **prediction_record(rows[item["index"]], style, result.value),
+                **prediction_record(data.rows[item["index"]], style, result.value),
                 **llm_fields(result, request, client),
             }
         )
@@ -134,5 +145,6 @@ def evaluate(
     )  # fmt: skip
     summary = EvalSummary(**vars(run))
     summary.scores = quick_scores(predictions, data)
+    summary.videos = subset.label if subset else None
     save_run_summary(work_dir, summary)
     return summary

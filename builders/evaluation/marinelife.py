@@ -16,7 +16,8 @@ the letter; open-ended prompts are the question), in one versioned prompt
      "correct" (multiple choice: bool; open-ended: null), "evidence" (the record's evidence attributes),
      "model" (as reported), "prompt", "prompt_version", "usage": [prompt_tokens, completion_tokens],
      "provenance": {"tool", "data" (folder + fingerprint, or repo_id + revision + commit), "split",
-                    "frames", "limit", "prompt", "model_asked"}}
+                    "frames", "limit", "prompt", "model_asked", "videos" (only on a named subset of the
+                    split's videos: n, of, sha256 and the file or sample and seed)}}
 
 so that ``metrics/marinelife_qa`` scores the multiple-choice rows and ``metrics/judge`` the
 open-ended ones (:func:`judge_inputs`) from the file alone, and ``vqabench report marinelife`` reads
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.evaluation.run import PredictionRun, run_predictions, save_run_summary
+from builders.hub.subset import FIELD, VideoSelection, filter_by_video
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.llm.prompts import load_prompt
 from builders.runs.frames import FrameImages, Images
@@ -137,18 +139,24 @@ def evaluate(
     reject_failures: bool = False,
     identity: Mapping[str, Any] | None = None,
     images_of: Images | None = None,
+    videos: VideoSelection | None = None,
 ) -> MarineEvalSummary:
     """Predict every record (the first ``limit``) of ``data``; write ``out`` once all have one.
 
     ``identity``: what names the data (e.g. folder and split), checked against ``<work>/eval.json``
     with the frames and LLM settings, so one work folder never mixes two evaluations.
     ``images_of``: how frames are made (default: decoded, the last few videos' kept in memory).
+    ``videos``: only the records of a named subset of the split's videos (recorded in every line's
+    provenance as ``videos``; :mod:`builders.hub.subset`).
     """
     frames = frames or DEFAULT_FRAMES
     images = images_of or FrameImages(keep=_FRAME_CACHE_VIDEOS)
+    subset = videos.choose(list(data.videos), split=data.split, source=data.source) if videos else None
     config = {**(identity or {"source": data.source, "split": data.split}), "frames": frames.to_json(),
-              "limit": limit, "prompt": "@".join(load_prompt(PROMPT_NAME).ref)}  # fmt: skip
-    rows = data.rows[:limit] if limit else data.rows
+              "limit": limit, "prompt": "@".join(load_prompt(PROMPT_NAME).ref),
+              **({FIELD: subset.provenance()} if subset else {})}  # fmt: skip
+    rows = filter_by_video(data.rows, lambda row: row["id"], subset)
+    rows = rows[:limit] if limit else rows
     items = [{"id": row["question_id"], "index": i} for i, row in enumerate(rows)]  # keyed by question
 
     def request_of(item: Mapping[str, Any]) -> LLMRequest:
@@ -170,6 +178,7 @@ def evaluate(
     )  # fmt: skip
     summary = MarineEvalSummary(**vars(run))
     summary.scores = quick_scores(predictions)
+    summary.videos = subset.label if subset else None
     save_run_summary(work_dir, summary)
     return summary
 

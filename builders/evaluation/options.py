@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from builders.hub.source import add_data_arguments, resolve_data
+from builders.hub.subset import add_subset_arguments, selection_from_args
 from builders.llm.cli import add_llm_arguments, client_from_args
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
+from builders.options.numbers import POSITIVE_INT
 from builders.runs.steps import DEFAULT_BATCH_SIZE, DEFAULT_CACHE
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 
@@ -22,20 +24,25 @@ if TYPE_CHECKING:
 
 
 def add_prediction_arguments(
-    parser: argparse.ArgumentParser, *, dataset: str, unit: str, frames: str
+    parser: argparse.ArgumentParser, *, dataset: str, unit: str, frames: str, videos: str = "videos"
 ) -> None:
-    """``--data --split --out --limit --work --batch-size --reject-llm-failures``, frames, LLM and cost
-    options (``--estimate``, ``--max-cost``, prices: :func:`builders.llm.cost.add_cost_arguments`)."""
+    """``--data --split --out --limit --work --batch-size --reject-llm-failures``, a named subset of the
+    split's ``videos`` (``--videos FILE`` | ``--video-sample N --seed S``, :mod:`builders.hub.subset`),
+    frames, LLM and cost options (``--estimate``, ``--max-cost``, prices:
+    :func:`builders.llm.cost.add_cost_arguments`)."""
     add_data_arguments(parser, f"the {dataset} data")
     parser.add_argument("--split", default="test", help="train, validation or test (default test)")
+    add_subset_arguments(parser, videos)
     parser.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
-    parser.add_argument("--limit", type=int, help=f"only the first N {unit} of the split")
+    parser.add_argument(
+        "--limit", type=POSITIVE_INT, metavar="N", help=f"only the first N {unit} of the split"
+    )
     parser.add_argument(
         "--work", type=Path, help="resume state and LLM cache (default: <out without suffix>.work/)"
     )
     parser.add_argument(
         "--batch-size",
-        type=int,
+        type=POSITIVE_INT,
         default=DEFAULT_BATCH_SIZE,
         help=f"{unit} prepared ahead of the requests in flight (default {DEFAULT_BATCH_SIZE})",
     )
@@ -73,7 +80,8 @@ def run_prediction_command(
             options["images_of"] = ProbeImages()
         summary = evaluate(
             data, client, work, args.out, frames=frames, limit=args.limit, batch_size=args.batch_size,
-            reject_failures=args.reject_llm_failures, identity=identity, **options,
+            reject_failures=args.reject_llm_failures, identity=identity, videos=selection_from_args(args),
+            **options,
         )  # fmt: skip
     if client.estimate is not None:
         print(f"estimate for {args.out}: {client.estimate.format(price)}")

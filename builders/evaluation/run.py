@@ -33,6 +33,7 @@ class PredictionRun:
     failed: dict[str, str]  # this run's failed LLM calls: id -> error (they stay pending)
     run: UsageSummary = field(default_factory=UsageSummary)
     scores: dict[str, Any] | None = None  # the runner's quick accuracy, once every item is predicted
+    videos: str | None = None  # the named subset of the split's videos, in words (None: all of them)
 
     @property
     def ok(self) -> bool:
@@ -40,6 +41,8 @@ class PredictionRun:
 
     def _lines(self, header: str, score_line: str | None) -> str:
         lines = [header]
+        if self.videos:
+            lines.append(f"  videos: {self.videos}")
         if self.rejected:
             lines.append("  rejected: " + ", ".join(f"{k}: {v}" for k, v in sorted(self.rejected.items())))
         if score_line:

@@ -2,6 +2,13 @@
 
 Atomic means: written beside the target and renamed into place with ``os.replace``, so a crash
 leaves either the old content or the new one, never half of it.
+
+JSONL is one pair, :func:`dumps_line` and :func:`iter_jsonl`, that round-trips every string: records
+end at ``"\n"`` and nowhere else. ``str.splitlines`` (and readers built on it) also break at U+2028,
+U+2029, U+0085, ``\x1c``-``\x1e``, ``\v`` and ``\f``; ``json.dumps(ensure_ascii=False)`` leaves the
+first three raw inside strings, so one such character in an LLM reply would cut its record in two.
+The reader splits on ``"\n"`` only (so any valid JSONL file reads, whoever wrote it); the writer
+also escapes those three, so what we write reads back even through a ``splitlines`` reader.
 """
 
 from __future__ import annotations
@@ -9,10 +16,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +35,16 @@ def _umask() -> int:
 def _publishable(path: PathLike, mode: int) -> None:
     """mkstemp/mkdtemp create owner-only entries; give the result the mode a plain open/mkdir would."""
     os.chmod(path, mode & ~_umask())
+
+
+def naming(err: OSError, path: PathLike) -> OSError:
+    """``err`` with ``path`` as its file name when it has none (a write that fails on a full disk
+    raises ``[Errno 28]`` naming no file): the user is told which file could not be written."""
+    if err.filename is None and err.errno is not None:
+        named = type(err)(err.errno, err.strerror, os.fspath(path))
+        named.__cause__ = err
+        return named
+    return err
 
 
 def read_text(path: PathLike) -> str:
@@ -56,14 +71,15 @@ def iter_jsonl(path: PathLike, *, tolerate_torn_tail: bool = False) -> Iterator[
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"file not found: {path}")
-    lines = read_text(path).splitlines(keepends=True)
-    for number, line in enumerate(lines, start=1):
+    lines = read_text(path).split("\n")  # "\n" only: see the module doc
+    last = len(lines) if lines[-1] else len(lines) - 1  # a final "\n" ends the last line, starts none
+    for number, line in enumerate(lines[:last], start=1):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
         except json.JSONDecodeError as err:
-            if tolerate_torn_tail and number == len(lines) and not line.endswith("\n"):
+            if tolerate_torn_tail and number == len(lines):  # the last line, with no "\n" after it
                 log.warning("%s: ignoring the torn last line %d left by an interrupted run", path, number)
                 return
             raise ValueError(f"{path}, line {number}: not valid JSON ({err.msg})") from None
@@ -100,14 +116,26 @@ def write_text_atomic(path: PathLike, text: str) -> Path:
             os.fsync(handle.fileno())
         _publishable(tmp, 0o666)
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise naming(err, path) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
 
 
-def dumps_line(record: Mapping[str, Any], *, sort_keys: bool = True) -> str:
-    return json.dumps(record, ensure_ascii=False, sort_keys=sort_keys) + "\n"
+#: Line breaks to ``str.splitlines`` that ``json.dumps(ensure_ascii=False)`` leaves raw (it escapes
+#: every other one, being a control character below U+0020).
+_RAW_BREAKS = str.maketrans({c: f"\\u{ord(c):04x}" for c in "\u0085\u2028\u2029"})
+
+
+def dumps_line(record: Any, *, sort_keys: bool = True) -> str:
+    """One JSONL record, ``"\n"``-terminated, with no other character any reader takes for a line break.
+
+    Non-ASCII text stays readable (UTF-8); U+0085/U+2028/U+2029 can only occur inside JSON strings,
+    so escaping them there changes no value."""
+    return json.dumps(record, ensure_ascii=False, sort_keys=sort_keys).translate(_RAW_BREAKS) + "\n"
 
 
 def write_jsonl_atomic(
@@ -121,67 +149,6 @@ def write_json_atomic(path: PathLike, data: Any) -> Path:
     return write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
-def check_replaceable(
-    target: PathLike, *, marker: str | None = None, protect: Iterable[PathLike] = ()
-) -> Path:
-    """``target`` resolved, if a writer may replace it; else a ValueError saying why and what to do.
-
-    Never a folder that is, or contains, the current directory or one of ``protect`` (a work folder
-    with its paid reply cache). With ``marker``, an existing folder must be empty or hold the file
-    ``marker`` (a relative path; what :func:`atomic_directory` leaves in the folders it writes): an unrelated folder
-    given by mistake is never wiped.
-    """
-    target = Path(target).resolve()
-    for kept in (Path.cwd(), *(Path(p) for p in protect)):
-        kept = kept.resolve()
-        if kept == target or target in kept.parents:
-            what = "the current directory" if kept == Path.cwd().resolve() else "the work folder"
-            raise ValueError(
-                f"refusing to write {target}: it would replace {what} {kept}"
-                + (" (which is inside it)" if kept != target else "")
-                + "; give a new folder for the output"
-            )
-    if target.exists() and not target.is_dir():
-        raise ValueError(f"refusing to write {target}: it is a file, not a folder")
-    if marker and target.is_dir() and any(target.iterdir()) and not (target / marker).is_file():
-        raise ValueError(
-            f"refusing to replace {target}: it is not empty and was not written by this tool (no {marker} "
-            "in it); give a new or empty folder, or remove this one yourself"
-        )
-    return target
-
-
-@contextmanager
-def atomic_directory(
-    target: PathLike, *, marker: str | None = None, protect: Iterable[PathLike] = ()
-) -> Iterator[Path]:
-    """Yield an empty folder beside ``target``; when the block ends without error, it replaces ``target``.
-
-    On error the new folder is removed and ``target`` is left as it was. ``target`` must pass
-    :func:`check_replaceable` (``marker``: the new folder gets that file, and only a folder holding
-    it, or an empty one, is replaced).
-    """
-    target = check_replaceable(target, marker=marker, protect=protect)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    _publishable(tmp, 0o777)
-    try:
-        if marker:
-            (tmp / marker).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / marker).write_text("written by vqabench; writing to this folder again replaces it\n")
-        yield tmp
-        old = None
-        if target.exists():
-            old = target.with_name(f".{target.name}.old-{os.getpid()}")
-            os.replace(target, old)
-        os.replace(tmp, target)
-        if old is not None:
-            shutil.rmtree(old)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
 def write_file_atomic(path: PathLike, write: Callable[[Path], object]) -> Path:
     """Call ``write(tmp_path)`` for a temporary path beside ``path``, then rename it into place."""
     path = Path(path)
@@ -192,6 +159,9 @@ def write_file_atomic(path: PathLike, write: Callable[[Path], object]) -> Path:
         write(Path(tmp))
         _publishable(tmp, 0o666)
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise naming(err, path) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

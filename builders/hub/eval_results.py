@@ -11,7 +11,8 @@ Format (https://huggingface.co/docs/hub/eval-results, written with huggingface_h
 The format has no field for an interval or for how the run was made, so both go in ``notes`` as
 ``key=value`` pairs separated by ``"; "`` (:func:`parse_notes` reads them back): the provenance the run
 recorded in its ``metrics.json`` (tool version, dataset and revision, frame spec, prompt, answer parser,
-rubric signature), then the 95% interval and the item count where the report has them.
+rubric signature, the videos scored: ``videos=all`` or a named subset's size, hash and how it was drawn,
+:func:`builders.hub.subset.notes_text`), then the 95% interval and the item count where the report has them.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from typing import Any
 import yaml
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml, parse_eval_result_entries
 
+from builders.files.redact import is_secret_key
+from builders.hub import subset
 from builders.hub.benchmark import Benchmark, Task, lookup
 
 RESULTS_DIR = ".eval_results"
@@ -60,7 +63,6 @@ _PROVENANCE_KEYS = {
     "dataset.revision": "revision",
     "dataset.commit": "revision",
 }
-_SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
 
 
 @dataclass(frozen=True)
@@ -83,9 +85,12 @@ def _text(value: Any) -> str:
 
 
 def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
+    if prefix == subset.FIELD:  # the videos scored: "all", or a subset's size, hash and how (never its ids);
+        out.setdefault(subset.FIELD, subset.notes_text(value))  # the report's (read first), not the run's
+        return
     if isinstance(value, Mapping):
         for key, inner in value.items():
-            if any(w in str(key).lower() for w in _SECRET_WORDS):
+            if is_secret_key(key):
                 continue  # a credential's name may appear in settings; its value never goes out
             _flatten(f"{prefix}.{key}" if prefix else str(key), inner, out)
     elif value is not None and value != "":
@@ -272,6 +277,16 @@ def read_entries(path: str | Path) -> list[tuple[str, EvalResultEntry]]:
 
     ValueError names the file and item of every malformed entry.
     """
+    out, problems = scan_entries(path)
+    if problems:
+        raise ValueError("malformed eval results:\n  - " + "\n  - ".join(problems))
+    return out
+
+
+def scan_entries(path: str | Path) -> tuple[list[tuple[str, EvalResultEntry]], list[str]]:
+    """:func:`read_entries` that goes on past a malformed entry: the well-formed entries, and one
+    problem (naming file and entry) per malformed one, for a reader that skips them (a leaderboard).
+    A folder without entry files, or a path that is none, is still a ValueError."""
     path = Path(path)
     if path.is_dir():
         folder = path if path.name == RESULTS_DIR else path / RESULTS_DIR
@@ -282,20 +297,20 @@ def read_entries(path: str | Path) -> list[tuple[str, EvalResultEntry]]:
         files = [path]
     else:
         raise ValueError(f"{path}: no such file or folder")
-    out, problems = [], []
+    out: list[tuple[str, EvalResultEntry]] = []
+    problems: list[str] = []
     for file in files:
         try:
             data = yaml.safe_load(file.read_text(encoding="utf-8"))
         except yaml.YAMLError as err:
-            problems.append(f"{file}: not valid YAML ({err})")
+            problems.append(f"{file}: not valid YAML ({' '.join(str(err).split())})")
             continue
         if not isinstance(data, list):
             problems.append(f"{file}: expected a list of entries, got {type(data).__name__}")
             continue
-        found = [p for i, item in enumerate(data) for p in _check_item(item, f"{file}: entry {i}")]
-        problems += found
-        if not found:
-            out += [(file.name, e) for e in parse_eval_result_entries(data)]
-    if problems:
-        raise ValueError("malformed eval results:\n  - " + "\n  - ".join(problems))
-    return out
+        for i, item in enumerate(data):
+            found = _check_item(item, f"{file}: entry {i}")
+            problems += found
+            if not found:
+                out += [(file.name, e) for e in parse_eval_result_entries([item])]
+    return out, problems

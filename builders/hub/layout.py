@@ -19,7 +19,9 @@ import dataclasses
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ import yaml
 from datasets.info import DatasetInfosDict
 from huggingface_hub import DatasetCardData
 
-from builders.files.jsonio import atomic_directory, check_replaceable
+from builders.files.folders import Protected, atomic_directory, check_replaceable
 from builders.hub.benchmark import check_eval_yaml, read_eval_yaml
 
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
@@ -290,7 +292,12 @@ def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
     end = text.find("\n---", 4)
     if end < 0:
         raise ValueError(f"{path}: the card's YAML block is not closed")
-    meta = yaml.safe_load(text[4:end]) or {}
+    try:
+        meta = yaml.safe_load(text[4:end]) or {}
+    except yaml.YAMLError as err:
+        raise ValueError(
+            f"{path}: the card's YAML block is not valid YAML ({' '.join(str(err).split())})"
+        ) from None
     if not isinstance(meta, dict):
         raise ValueError(f"{path}: the card's YAML block is not a mapping")
     return meta, text[end + 4 :].lstrip("-\n")
@@ -304,7 +311,7 @@ def write_hub_folder(
     card_body: str,
     card_data: Mapping[str, Any] | None = None,
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
-    protect: Iterable[str | Path] = (),
+    protect: Protected = (),
     extra_files: Mapping[str, str] | None = None,
 ) -> Path:
     """Write ``configs`` (name -> DatasetDict) and a card to ``out_dir``, replacing it atomically.
@@ -345,7 +352,7 @@ def write_hub_folder(
 
 def check_export_target(out_dir: str | Path, work_dir: str | Path) -> Path:
     """Refuse, before any work, an ``out_dir`` that :func:`write_hub_folder` would refuse to replace."""
-    return check_replaceable(out_dir, marker=EXPORT_MARKER, protect=[work_dir])
+    return check_replaceable(out_dir, marker=EXPORT_MARKER, protect={"the work folder": work_dir})
 
 
 def _split_files(folder: Path, config: Mapping[str, Any]) -> dict[str, list[Path]]:
@@ -409,6 +416,20 @@ def _valid_cell(column: pa.ChunkedArray, index: int) -> bool:
     return True
 
 
+@contextmanager
+def _loadable(folder: Path) -> Iterator[Path]:
+    """``folder``, or a link to it whose path ``datasets`` reads literally: it expands ``$VAR`` in
+    local paths (``relative_to_absolute_path``), so data under a folder named ``$HOME`` would be
+    looked for in the home folder."""
+    if "$" not in str(folder.resolve()):
+        yield folder
+        return
+    with tempfile.TemporaryDirectory(prefix="vqabench-load-") as tmp:
+        link = Path(tmp) / "dataset"
+        link.symlink_to(folder.resolve(), target_is_directory=True)
+        yield link
+
+
 def check_hub_folder(
     folder: str | Path, cache_dir: str | Path | None = None
 ) -> dict[str, datasets.DatasetDict]:
@@ -458,10 +479,12 @@ def check_hub_folder(
         for i in infos
     }
     loaded: dict[str, datasets.DatasetDict] = {}
-    if not problems:
-        for name in names:
+    with _loadable(folder) as readable:
+        for name in names if not problems else ():
             try:
-                dd = datasets.load_dataset(str(folder), name, cache_dir=str(cache_dir) if cache_dir else None)
+                dd = datasets.load_dataset(
+                    str(readable), name, cache_dir=str(cache_dir) if cache_dir else None
+                )
             except Exception as err:  # noqa: BLE001 - reported with the config name, then raised below
                 problems.append(f"config {name!r} does not load: {type(err).__name__}: {err}")
                 continue

@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from builders.files.folders import confined_path
 from builders.hub.layout import CARD_FILE, read_card, shard_damage
 
 #: The split of a data file given without one (the Hub's rule).
@@ -196,8 +197,27 @@ class HubSplit:
                 ) from None
         return rows
 
+    def video(self, index: int, column: str = "video", item: str | None = None) -> dict[str, Any]:
+        """Row ``index``'s video cell, safe to read: ``{"path", "bytes"}`` with its bytes, or with
+        ``bytes`` None and ``path`` the file it names *inside this folder* (absolute, resolved). A cell
+        naming an absolute path or one leading out of the folder (``..``, a symbolic link) is a
+        ValueError naming the row and field: a dataset never makes the tool read another local file.
+        ``item``: the row's id, for the message."""
+        where = f"{self.where}, row {index}{f' ({item})' if item else ''}, field {column!r}"
+        value = self.cell(index, column)
+        if not isinstance(value, dict) or not ({"bytes", "path"} & value.keys()):
+            raise ValueError(f"{where}: expected a video {{bytes, path}}, got {type(value).__name__}")
+        if value.get("bytes") is not None:
+            return value
+        if not value.get("path"):
+            raise ValueError(f"{where}: the video has neither bytes nor a path")
+        # A Hub cache snapshot (.../snapshots/<commit>/) links its files into the repo's blob store.
+        blobs = [self.folder.parent.parent / "blobs"] if self.folder.parent.name == "snapshots" else []
+        return {"path": str(confined_path(self.folder, value["path"], where, also=blobs)), "bytes": None}
+
     def cell(self, index: int, column: str) -> Any:
-        """Row ``index``'s ``column``: a video is ``{"path", "bytes"}``, undecoded."""
+        """Row ``index``'s ``column``, as stored: a video is ``{"path", "bytes"}``, undecoded (read
+        videos with :meth:`video`)."""
         if not 0 <= index < self.num_rows:
             raise IndexError(f"{self.where}: row {index} out of range ({self.num_rows} rows)")
         self._check([column])

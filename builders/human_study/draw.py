@@ -1,4 +1,5 @@
-"""Drawing a study: a stratified random sample of items, and a balanced assignment to raters.
+"""Drawing a study: a random sample of items (plain, the papers' draw, or stratified), and a balanced
+assignment to raters.
 
 Both are pure functions of their inputs and the seed, so the same data, size and seed give the same
 study on any machine (Python's ``random.Random`` with an integer or string seed is specified and
@@ -24,6 +25,30 @@ def allocate(available: Mapping[str, int], size: int) -> dict[str, int]:
     for s in sorted(available, key=lambda s: (-(exact[s] - quota[s]), s))[:rest]:
         quota[s] += 1
     return dict(sorted(quota.items()))
+
+
+#: How items are drawn: ``random`` (both papers: "randomly selected"), ``stratified`` (proportional
+#: to the strata: Easy/Hard for BQA, question type for MarineLife-16K).
+RANDOM, STRATIFIED = "random", "stratified"
+DRAWS: tuple[str, ...] = (RANDOM, STRATIFIED)
+
+
+def random_draw(strata: Mapping[str, Sequence[str]], size: int, seed: int) -> list[str]:
+    """``size`` item ids drawn without replacement from all strata together, in a random order. The
+    ids are sorted first, so the input order does not matter."""
+    pool = sorted(i for ids in strata.values() for i in ids)
+    if size < 1:
+        raise ValueError(f"the study size must be at least 1, got {size}")
+    if size > len(pool):
+        raise ValueError(f"the study size {size} is larger than the {len(pool)} items available")
+    return random.Random(f"human-study:draw:{seed}").sample(pool, size)
+
+
+def draw_items(strata: Mapping[str, Sequence[str]], size: int, seed: int, how: str) -> list[str]:
+    """:func:`random_draw` or :func:`stratified_draw`, by name."""
+    if how not in DRAWS:
+        raise ValueError(f"unknown draw {how!r}; expected one of {list(DRAWS)}")
+    return (random_draw if how == RANDOM else stratified_draw)(strata, size, seed)
 
 
 def stratified_draw(strata: Mapping[str, Sequence[str]], size: int, seed: int) -> list[str]:

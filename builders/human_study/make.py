@@ -8,8 +8,9 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from builders.files.jsonio import atomic_directory, write_json_atomic, write_text_atomic
-from builders.human_study.draw import assign, rater_order, stratified_draw
+from builders.files.folders import atomic_directory, check_replaceable
+from builders.files.jsonio import write_json_atomic, write_text_atomic
+from builders.human_study.draw import RANDOM, assign, draw_items, rater_order
 from builders.human_study.page import render_page
 from builders.human_study.rubric_page import page_rubric
 from builders.human_study.source import Candidates, bqa_candidates, marinelife_candidates
@@ -20,6 +21,7 @@ from builders.human_study.study import (
     PAGE_FILE,
     RATERS_DIR,
     STUDY_FILE,
+    STUDY_MARKER,
     Study,
     StudyItem,
     check_rater_ids,
@@ -52,8 +54,11 @@ def draw_study(
     ratings_per_item: int,
     model: str | None = None,
     predictions: str | os.PathLike[str] | None = None,
+    draw: str = RANDOM,
+    design: str | None = None,
 ) -> Study:
-    """The study record: a stratified draw, a balanced assignment and each rater's order."""
+    """The study record: the draw (``random`` or ``stratified``), a balanced assignment and each
+    rater's order; ``design`` names the design it follows (recorded)."""
     raters = check_rater_ids(raters)
     strata: dict[str, list[str]] = {}
     by_id = {}
@@ -64,7 +69,7 @@ def draw_study(
             )
         by_id[c.id] = c
         strata.setdefault(c.stratum, []).append(c.id)
-    drawn = stratified_draw(strata, size, seed)
+    drawn = draw_items(strata, size, seed, draw)
     who = assign(drawn, raters, ratings_per_item)
     items = [StudyItem(i, by_id[i].stratum, by_id[i].shown, who[i]) for i in drawn]
     order = {r: rater_order([i for i in drawn if r in who[i]], r, seed) for r in raters}
@@ -93,6 +98,8 @@ def draw_study(
         if predictions
         else None,
         rubrics=rubrics,
+        draw=draw,
+        design=design,
     )
 
 
@@ -109,11 +116,18 @@ def make_study(
     predictions: str | os.PathLike[str] | None = None,
     model: str | None = None,
     types: tuple[str, ...] | None = None,
+    draw: str = RANDOM,
+    design: str | None = None,
 ) -> Study:
     """Draw the study and write ``out`` (replaced as a whole, atomically): the record and one
     self-contained folder per rater. ``ratings_per_item`` defaults to every rater rating every item
-    (the BQA paper's three people on Rand100)."""
+    (the BQA paper's three people on Rand100). ``draw``: ``random`` (both papers') or ``stratified``
+    (:mod:`builders.human_study.draw`); ``design``: the name of the design followed, recorded
+    (:mod:`builders.human_study.designs`)."""
     raters = check_rater_ids(raters)  # before any data is read
+    inputs = {"the dataset": data, **({"the predictions file": predictions} if predictions else {})}
+    owner = {"marker": STUDY_MARKER, "protect": inputs, "legacy": (STUDY_FILE, RATERS_DIR)}
+    check_replaceable(out, **owner)  # and again when it is replaced: a folder that is not ours stays
     if benchmark == BQA:
         if predictions is not None:
             raise ValueError(
@@ -130,10 +144,10 @@ def make_study(
     study = draw_study(
         candidates, benchmark, data, size=size, seed=seed, raters=raters,
         ratings_per_item=len(raters) if ratings_per_item is None else ratings_per_item,
-        model=model, predictions=predictions,
+        model=model, predictions=predictions, draw=draw, design=design,
     )  # fmt: skip
     by_id = {c.id: c for c in candidates.items}
-    with atomic_directory(out) as tmp:
+    with atomic_directory(out, **owner) as tmp:
         staged: dict[str, Path] = {}  # clip key -> one audio-free copy, reused for every rater
         for rater in study.raters:
             folder = tmp / RATERS_DIR / rater

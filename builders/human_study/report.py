@@ -188,10 +188,16 @@ def _marine_sections(metrics: Mapping[str, Any], out: Path) -> list[Section]:
 def write_study_report(study: Study, metrics: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> Report:
     out = Path(out_dir)
     strata = ", ".join(f"{s} {c['drawn']} of {c['available']}" for s, c in study.strata.items())
+    how = (
+        f"stratified by {study.stratify_by} ({strata})"
+        if study.draw == "stratified"
+        else f"at random, not stratified (by {study.stratify_by}: {strata})"
+    )
+    design = f" It follows {study.design}." if study.design else ""
     intro = [
         f"Study `{study.study_id}`: {len(study.items)} items of the `{study.split}` split of {study.source}, "
-        f"drawn with seed {study.seed}, stratified by {study.stratify_by} ({strata}); "
-        f"raters {', '.join(study.raters)}, {study.ratings_per_item} per item.",
+        f"drawn with seed {study.seed} {how}; raters {', '.join(study.raters)}, {study.ratings_per_item} per item."
+        + design,
     ]
     if study.benchmark == "bqa":
         sections = _bqa_sections(metrics, out)

@@ -28,6 +28,7 @@ PAGE_FORMAT = "vqabench-human-study-page"
 ANSWERS_FORMAT = "vqabench-human-study-answers"
 FORMAT_VERSION = 1
 STUDY_FILE = "study.json"
+STUDY_MARKER = ".vqabench-human-study"  # left in a study folder: making the study again may replace it
 RATERS_DIR = "raters"
 PAGE_FILE = "index.html"
 CLIPS_DIR = "clips"
@@ -80,6 +81,8 @@ class Study:
     predictions: dict[str, str] | None = None  # MarineLife: {"path", "sha256"}
     rubrics: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> page rubric (MarineLife)
     study_id: str = ""
+    draw: str = "stratified"  # "random" or "stratified" (records made before draws had names: stratified)
+    design: str | None = None  # a named design the study follows (e.g. the paper's), if any
 
     def __post_init__(self) -> None:
         if not self.study_id:
@@ -101,6 +104,8 @@ class Study:
             "predictions": (self.predictions or {}).get("sha256"),
             "rubrics": {name: r.get("signature") for name, r in self.rubrics.items()},
         }
+        if self.draw != "stratified":  # so that studies recorded before draws had names keep their ids
+            core["draw"] = self.draw
         return hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()[:16]
 
     def item(self, item_id: str) -> StudyItem:

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from builders.files.jsonio import dumps_line, iter_jsonl
 from builders.files.space import writing
 from builders.llm.messages import MEDIA_PARTS, data_url_bytes
 
@@ -108,8 +109,9 @@ class CachedReply:
     elapsed: float  # seconds from first call to validated reply
 
     def to_json(self) -> str:
-        """One JSONL row: the fields and their ``sha256`` (:func:`reply_digest`)."""
-        return json.dumps({**asdict(self), "sha256": reply_digest(self)}, sort_keys=True, ensure_ascii=False)
+        """One JSONL line (no newline), as :func:`export_replies` writes it: the fields and their
+        ``sha256`` (:func:`reply_digest`)."""
+        return dumps_line({**asdict(self), "sha256": reply_digest(self)}).removesuffix("\n")
 
 
 def reply_digest(reply: CachedReply) -> str:
@@ -180,6 +182,30 @@ def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+class _NamedConnection(sqlite3.Connection):
+    """A connection whose errors name its file: SQLite's own ("disk I/O error", "file is not a
+    database", "database or disk is full") do not say which file."""
+
+    path = ""
+
+    def _named(self, err: sqlite3.Error) -> sqlite3.Error:
+        named = type(err)(f"reply cache {self.path}: {err}")
+        named.__cause__ = err
+        return named
+
+    def execute(self, *args: Any) -> sqlite3.Cursor:
+        try:
+            return super().execute(*args)
+        except sqlite3.Error as err:
+            raise self._named(err) from None
+
+    def executemany(self, *args: Any) -> sqlite3.Cursor:
+        try:
+            return super().executemany(*args)
+        except sqlite3.Error as err:
+            raise self._named(err) from None
+
+
 class ReplyCache:
     """A SQLite table of :class:`CachedReply` rows keyed by :func:`cache_key`.
 
@@ -193,9 +219,14 @@ class ReplyCache:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(
-            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-        )
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False,
+                factory=_NamedConnection,
+            )  # fmt: skip
+        except sqlite3.Error as err:
+            raise type(err)(f"reply cache {self.path}: {err}") from None
+        self._db.path = self.path
         # Text comes back as bytes and is decoded row by row: a flipped bit that breaks UTF-8 damages
         # one row, instead of failing the query that reads it and every other row with it.
         self._db.text_factory = bytes
@@ -260,7 +291,8 @@ class ReplyCache:
         except sqlite3.DatabaseError as err:
             if isinstance(err, sqlite3.OperationalError) and not any(m in str(err) for m in _DAMAGE):
                 raise  # locked, busy, disk full, I/O: not the file's content
-            said = " ".join(str(err).split())[:160]  # one line: SQLite may quote a (damaged) schema
+            # One line (SQLite may quote a damaged schema), the path said once.
+            said = " ".join(str(err).removeprefix(f"reply cache {self.path}: ").split())[:160]
             raise CacheDamaged(
                 f"reply cache {self.path} is damaged and cannot be read (SQLite: {said}); move it aside and "
                 "rerun (its replies will be asked again), or restore it from a backup"
@@ -542,26 +574,20 @@ def read_replies(jsonl_path: str | Path) -> list[CachedReply]:
         raise FileNotFoundError(f"no recorded replies at {jsonl_path}")
     fields = set(CachedReply.__dataclass_fields__)
     replies = []
-    with jsonl_path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                if not isinstance(row, dict):
-                    raise ValueError("a row must be a JSON object")
-                digest = row.pop("sha256", None)
-                missing, unknown = fields - row.keys(), row.keys() - fields
-                if missing or unknown:
-                    raise ValueError(f"missing fields {sorted(missing)}, unknown fields {sorted(unknown)}")
-                reply = CachedReply(**row)
-                if digest is not None and digest != reply_digest(reply):
-                    raise ValueError(
-                        f"key {reply.key[:16]}…: its content does not match its sha256 (damaged)"
-                    )
-                replies.append(reply)
-            except ValueError as err:  # JSONDecodeError is a ValueError
-                raise ValueError(f"{jsonl_path}, line {number}: not a recorded reply: {err}") from None
+    for number, row in iter_jsonl(jsonl_path):
+        try:
+            if not isinstance(row, dict):
+                raise ValueError("a row must be a JSON object")
+            digest = row.pop("sha256", None)
+            missing, unknown = fields - row.keys(), row.keys() - fields
+            if missing or unknown:
+                raise ValueError(f"missing fields {sorted(missing)}, unknown fields {sorted(unknown)}")
+            reply = CachedReply(**row)
+            if digest is not None and digest != reply_digest(reply):
+                raise ValueError(f"key {reply.key[:16]}…: its content does not match its sha256 (damaged)")
+            replies.append(reply)
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"{jsonl_path}, line {number}: not a recorded reply: {err}") from None
     return replies
 
 

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from builders.options.numbers import NON_NEGATIVE_INT, NON_NEGATIVE_NUMBER, POSITIVE_INT, POSITIVE_NUMBER
+
 if TYPE_CHECKING:
     from builders.llm.client import LLMClient
     from builders.llm.settings import LLMSettings
@@ -120,12 +122,12 @@ def add_llm_arguments(
     )
     group.add_argument(
         "--llm-concurrency",
-        type=int,
+        type=POSITIVE_INT,
         help=f"requests in flight at once ({_env_default(p, 'max_concurrency')})",
     )
     group.add_argument(
         "--llm-timeout",
-        type=float,
+        type=POSITIVE_NUMBER,
         metavar="SECONDS",
         help="seconds per HTTP attempt, all of it: connecting, the headers and the whole reply body "
         f"({_env_default(p, 'timeout')})",
@@ -139,19 +141,19 @@ def add_llm_arguments(
     )
     group.add_argument(
         "--llm-max-retries",
-        type=int,
+        type=NON_NEGATIVE_INT,
         metavar="N",
         help=f"the SDK's retries on 408/409/429/5xx and timeouts ({_env_default(p, 'max_retries')})",
     )
     group.add_argument(
         "--llm-max-validation-retries",
-        type=int,
+        type=NON_NEGATIVE_INT,
         metavar="N",
         help=f"re-asks after a reply that fails validation or is truncated ({_env_default(p, 'max_validation_retries')})",
     )
     group.add_argument(
         "--llm-temperature",
-        type=_or_none(float, "a number"),
+        type=_or_none(NON_NEGATIVE_NUMBER, "a number"),
         metavar="T",
         help=f"sampling temperature; 'none': the server's default ({_env_default(p, 'temperature')})",
     )
@@ -163,7 +165,7 @@ def add_llm_arguments(
     )
     group.add_argument(
         "--llm-max-tokens",
-        type=_or_none(int, "an integer"),
+        type=_or_none(POSITIVE_INT, "an integer"),
         metavar="N",
         help=f"reply length limit; 'none': the server's default ({_env_default(p, 'max_tokens')})",
     )

@@ -33,6 +33,7 @@ import openai
 from pydantic import BaseModel
 from tqdm.auto import tqdm
 
+from builders.files.redact import redact_text, redact_url
 from builders.files.space import DiskFull
 from builders.llm.cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
 from builders.llm.cost import Budget, Estimate, estimate_request
@@ -214,7 +215,7 @@ class LLMClient:
 
     def __repr__(self) -> str:
         return (
-            f"LLMClient(model={self.settings.model!r}, base_url={self.settings.base_url!r}, "
+            f"LLMClient(model={self.settings.model!r}, base_url={redact_url(self.settings.base_url)!r}, "
             f"mode={self.mode!r}, cache={self.cache.path if self.cache is not None else None!r})"
         )
 
@@ -572,7 +573,7 @@ class LLMClient:
         key = os.environ.get(self.settings.api_key_env or "") if self.settings.api_key_env else None
         if key:
             text = text.replace(key, "[redacted]")
-        return text[:2000]
+        return redact_text(text)[:2000]
 
 
 class LLMSession:

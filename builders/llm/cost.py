@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from builders.options.numbers import NON_NEGATIVE_NUMBER
+
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4
 DEFAULT_OUTPUT_TOKENS = 64
@@ -245,10 +247,17 @@ def add_cost_arguments(parser: argparse.ArgumentParser) -> None:
         "and expected output tokens, and price them",
     )
     group.add_argument(
-        "--max-cost", type=float, metavar="USD", help="stop cleanly before this many dollars would be spent"
+        "--max-cost",
+        type=NON_NEGATIVE_NUMBER,
+        metavar="USD",
+        help="stop cleanly before this many dollars would be spent",
     )
-    group.add_argument("--price-in", type=float, metavar="USD", help="price per million input tokens")
-    group.add_argument("--price-out", type=float, metavar="USD", help="price per million output tokens")
+    group.add_argument(
+        "--price-in", type=NON_NEGATIVE_NUMBER, metavar="USD", help="price per million input tokens"
+    )
+    group.add_argument(
+        "--price-out", type=NON_NEGATIVE_NUMBER, metavar="USD", help="price per million output tokens"
+    )
     group.add_argument(
         "--price-table",
         type=Path,

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from builders.files.redact import redact, remember_secrets
 from builders.llm.cli import LLM_ENV_PREFIX, NONE
 
 # The settings that change a reply, hence part of every cache key (with the messages and schema).
@@ -96,14 +97,17 @@ class LLMSettings(BaseModel):
             raise ValueError("api_key_env must be the NAME of an environment variable (letters, digits, _)")
         return value
 
+    def model_post_init(self, context: Any, /) -> None:
+        # Credentials inside settings (a URL's password, a token in extra_body) are scrubbed from any
+        # log line or error from now on; cache_identity() never holds them.
+        remember_secrets({"base_url": self.base_url, "extra_body": self.extra_body})
+
     def cache_identity(self) -> dict[str, Any]:
-        """The settings that enter the reply cache key (never the key itself), as plain JSON: what a
-        work folder or a recording is bound to."""
-        return json.loads(
-            json.dumps(
-                self.model_dump(include=set(CACHE_IDENTITY_FIELDS)),
-                sort_keys=True,
-            )
+        """The settings that enter the reply cache key, as plain JSON with every credential redacted
+        (a URL's userinfo, secret-looking ``extra_body`` fields: :func:`builders.files.redact.redact`):
+        what a work folder, a release or a recording records, and what a changed key leaves alone."""
+        return redact(
+            json.loads(json.dumps(self.model_dump(include=set(CACHE_IDENTITY_FIELDS)), sort_keys=True))
         )
 
     def read_api_key(self) -> str:

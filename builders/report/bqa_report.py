@@ -27,6 +27,7 @@ from bqa.vocabulary import (
     GroupMapping,
 )
 from builders.hub.source import DataSource
+from builders.hub.subset import VideoSelection, VideoSubset, filter_by_video, recorded
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, preview, read_predictions
 from builders.report.paired import accuracy_pairs, paired_section
@@ -35,6 +36,7 @@ from builders.report.parser_change import parser_change_section, run_parser_chan
 from builders.report.plots import Bar, grouped_bars, heatmaps
 from builders.report.provenance import (
     as_source,
+    compared_runs,
     mixed_settings,
     report_provenance,
     run_provenance,
@@ -66,6 +68,8 @@ class BQASplit:
     group_mapping: GroupMapping
     demographic_codes: Mapping[str, Mapping[int, str]] | None = None
     data: DataSource | None = None  # where the split was read from (provenance)
+    subset: VideoSubset | None = None  # the clips scored (None: all of the split's)
+    outside_ids: tuple[str, ...] = ()  # items of the split's other clips (their replies are ignored)
 
 
 def load_bqa_split(
@@ -73,12 +77,14 @@ def load_bqa_split(
     split: str,
     *,
     group_mapping: GroupMapping | str | Path | None = None,
+    videos: VideoSelection | None = None,
 ) -> BQASplit:
     """Rows of ``split`` from an exported Hub folder, a BQA work folder (``release/`` inside) or a
     Hub repo id (:func:`builders.hub.source.resolve_data`).
 
     The group mapping is ``group_mapping``, else the work folder's own, else the default; it must
     agree with the rows' ``answer_group``/``choice_groups``, or the confusion table would be wrong.
+    ``videos``: only the items of a named subset of the split's clips (a BQA item is one clip).
     """
     source = as_source(data)
     opened = open_split(source.folder, split, COLUMNS, check_clips=False)
@@ -89,7 +95,13 @@ def load_bqa_split(
     if not opened.rows:
         raise ValueError(f"{opened.source}: the {split} split is empty")
     _check_mapping(opened.rows, mapping, opened.source)
-    return BQASplit(opened.source, split, opened.rows, mapping, opened.demographic_codes, source)
+    subset = (
+        videos.choose([r["id"] for r in opened.rows], split=split, source=opened.source) if videos else None
+    )
+    rows = filter_by_video(opened.rows, lambda r: r["id"], subset)
+    kept = {r["id"] for r in rows}
+    outside = tuple(r["id"] for r in opened.rows if r["id"] not in kept)
+    return BQASplit(opened.source, split, rows, mapping, opened.demographic_codes, source, subset, outside)
 
 
 def _check_mapping(rows: Sequence[Mapping[str, Any]], mapping: GroupMapping, source: str) -> None:
@@ -122,7 +134,10 @@ def score_bqa(
     if not predictions:
         raise ValueError("no predictions to report on")
     runs = {name: run_provenance(path) for name, path in predictions.items()}
-    mixed = mixed_settings(runs, allow_mixed=allow_mixed)
+    scored = recorded(split.subset)
+    mixed = mixed_settings(
+        compared_runs(runs, scored, restricted=split.subset is not None), allow_mixed=allow_mixed
+    )
     ids = [r["id"] for r in split.rows]
     items = [item_fields(r) for r in split.rows]
     models: dict[str, Any] = {}
@@ -134,6 +149,7 @@ def score_bqa(
             source=str(path),
             split=split.split,
             allow_missing=allow_missing,
+            ignored_ids=split.outside_ids,
         )
         lines = [
             {**item, "raw_output": text, "rationale": rationale}
@@ -174,7 +190,11 @@ def score_bqa(
         "group_mapping": split.group_mapping.name,
         "answer_parser": parser.signature,
         "interval": "95% Wilson score interval",
-        "provenance": None if source is None else report_provenance(source, split.split, parser.signature),
+        "provenance": None
+        if source is None
+        else report_provenance(
+            source, split.split, parser.signature, split.subset.record() if split.subset else scored
+        ),
         "mixed": mixed,
         "paired": accuracy_pairs(correct),
         "models": models,
@@ -342,6 +362,7 @@ def write_bqa_report(
     group_mapping: GroupMapping | str | Path | None = None,
     allow_mixed: bool = False,
     answer_parser: str | None = None,
+    videos: VideoSelection | None = None,
 ) -> Report:
     """Score each model's predictions on ``split`` of ``data`` and write the report to ``out_dir``.
 
@@ -351,8 +372,9 @@ def write_bqa_report(
     runs made with other frames, prompt or parser versions (marked), instead of refusing.
     ``answer_parser``: ``NAME@VERSION`` reading the replies (``--parser``; default the current
     default); the "Answer parser change" section shows what it changes against each run's own.
+    ``videos``: score only a named subset of the split's clips (recorded with its ids in metrics.json).
     """
-    reference = load_bqa_split(data, split, group_mapping=group_mapping)
+    reference = load_bqa_split(data, split, group_mapping=group_mapping, videos=videos)
     metrics = score_bqa(
         reference,
         predictions,
@@ -364,8 +386,9 @@ def write_bqa_report(
     models = metrics["models"]
     counts = {d: sum(r["difficulty"] == d for r in reference.rows) for d in DIFFICULTIES}
     label = reference.data.label if reference.data else reference.source
+    scope = f" ({reference.subset.label})" if reference.subset else ""
     intro = [
-        f"Data: {label} ({reference.source}), split `{split}`: {len(reference.rows)} items "
+        f"Data: {label} ({reference.source}), split `{split}`{scope}: {len(reference.rows)} items "
         f"({', '.join(f'{n} {d}' for d, n in counts.items())}). Emotion groups: mapping "
         f"`{reference.group_mapping.name}`.",
         "Replies are parsed with the shared answer parser (a letter A-D or the emotion's name); a reply "

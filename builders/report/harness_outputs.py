@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -122,12 +123,48 @@ def read_harness_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return lines
 
 
+def line_model(line: Any) -> str | None:
+    """The model a predictions line answers for: the one its run asked (``provenance.model_asked``),
+    else the ``model`` it names; None when it names none."""
+    if not isinstance(line, dict):
+        return None
+    run = line.get("provenance")
+    asked = run.get("model_asked") if isinstance(run, dict) else None
+    named = asked if asked is not None else line.get("model")
+    return named if isinstance(named, str) and named else None
+
+
+def _one_model(lines: list[tuple[int, Any]], path: str | os.PathLike[str]) -> list[tuple[int, Any]]:
+    """The lines of one model: all of them, unless they name several models, which is refused unless
+    ``path`` selects one (a :class:`builders.report.inputs.PredictionsFile` with a ``model``)."""
+    counts = Counter(m for _, line in lines if (m := line_model(line)) is not None)
+    model = getattr(path, "model", None)
+    listed = ", ".join(f"{m} ({n} lines)" for m, n in counts.most_common())
+    if model is None:
+        if len(counts) > 1:
+            raise ValueError(
+                f"{os.fspath(path)}: replies of {len(counts)} models in one predictions file: {listed}; one file "
+                "is one model's run: split it, or keep one model's lines (report: --model NAME=MODEL)"
+            )
+        return lines
+    kept = [(n, line) for n, line in lines if model in (line_model(line), line.get("model"))]
+    if not kept:
+        raise ValueError(
+            f"{os.fspath(path)}: no line answers for model {model!r}; the file has {listed or 'no model named'}"
+        )
+    return kept
+
+
 def iter_prediction_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     """``(line number, line)`` of a predictions JSONL, or of a harness output mapped onto its lines
-    (numbered by row): the one dispatch every predictions reader goes through."""
+    (numbered by row): the one dispatch every predictions reader goes through. A file whose lines
+    answer for several models is refused, naming them, unless ``path`` selects one (see
+    :func:`_one_model`)."""
     if harness_kind(path) is None:
-        return iter_jsonl(path)
-    return enumerate(read_harness_lines(path), start=1)
+        lines = list(iter_jsonl(path))
+    else:
+        lines = list(enumerate(read_harness_lines(path), start=1))
+    return iter(_one_model(lines, path))
 
 
 def read_prediction_lines(path: str | os.PathLike[str]) -> list[Any]:

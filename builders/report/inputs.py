@@ -33,6 +33,40 @@ def preview(ids: Sequence[str], k: int = _PREVIEW) -> str:
     return f"[{shown}]" + (f" and {len(ids) - k} more" if len(ids) > k else "")
 
 
+@dataclass(frozen=True)
+class PredictionsFile(os.PathLike):
+    """A predictions file with the model whose lines to read (``--model NAME=MODEL``): a path to
+    every reader (:func:`builders.report.harness_outputs.iter_prediction_lines` keeps those lines)."""
+
+    path: Path
+    model: str | None = None
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __str__(self) -> str:
+        return os.fspath(self.path)
+
+
+def select_models(
+    paths: Mapping[str, Path], specs: Iterable[str], option: str = "--model"
+) -> dict[str, Path]:
+    """``paths`` (name -> file) with ``NAME=MODEL`` selections applied: that name's file is read for
+    that model's lines only (a file holding several models is refused without one)."""
+    chosen: dict[str, str] = {}
+    for spec in specs:
+        name, sep, model = (part.strip() for part in spec.partition("="))
+        if not sep or not name or not model:
+            raise ValueError(f"{option} {spec!r}: expected NAME=MODEL (NAME as in --predictions NAME=FILE)")
+        if name not in paths:
+            raise ValueError(f"{option} {spec!r}: no predictions named {name!r} (names: {', '.join(paths)})")
+        chosen[name] = model
+    return {
+        name: PredictionsFile(Path(path), chosen[name]) if name in chosen else path
+        for name, path in paths.items()
+    }  # type: ignore[misc]
+
+
 def named_paths(specs: Iterable[str], option: str) -> dict[str, Path]:
     """``NAME=PATH`` (or a bare ``PATH``, named after its file stem) -> ``{name: path}``, in order."""
     out: dict[str, Path] = {}

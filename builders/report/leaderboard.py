@@ -10,6 +10,7 @@ accuracy 0-100 and judge scores 0-5).
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from builders.hub.benchmark import Benchmark, Task
-from builders.hub.eval_results import RESULTS_DIR, notes_interval, parse_notes, read_entries
+from builders.hub.eval_results import RESULTS_DIR, notes_interval, parse_notes, scan_entries
+from builders.hub.subset import ALL, FIELD, notes_key
 from builders.report.document import Report, Section, write_report
 from builders.report.plots import Bar, grouped_bars
 from builders.report.tables import fmt_number, markdown_table
@@ -34,6 +36,7 @@ class Row:
     filename: str | None = None
     notes: str | None = None
     rank: int | None = None
+    problem: str | None = None  # why this result cannot be ranked (a malformed entry): reported, skipped
 
 
 def _n(notes: str | None) -> int | None:
@@ -52,7 +55,9 @@ def rows_from_folder(root: str | os.PathLike[str], dataset_id: str) -> list[Row]
     rows = []
     for folder in folders:
         model_id = folder.relative_to(root).as_posix() if folder != root else folder.name
-        for filename, entry in read_entries(folder):
+        entries, problems = scan_entries(folder)
+        rows += [Row("?", model_id, math.nan, problem=p) for p in problems]
+        for filename, entry in entries:
             if entry.dataset_id != dataset_id:
                 continue
             rows.append(
@@ -98,7 +103,7 @@ def rows_from_hub(
             Row(
                 str(task),
                 e.model_id,
-                float(e.value),
+                _value(e.value),
                 notes_interval(e.notes),
                 _n(e.notes),
                 pull_request=e.pull_request,
@@ -108,6 +113,37 @@ def rows_from_hub(
             )
         )
     return rows
+
+
+def _value(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan  # reported by checked_rows
+
+
+def checked_rows(rows: Iterable[Row], benchmark: Benchmark) -> tuple[list[Row], list[Row]]:
+    """``(rankable, skipped)``: a result is skipped, with its ``problem`` saying why, when its entry is
+    malformed, its value is not a finite number, or the value lies outside its task's scale (BQA
+    accuracy 0-1, MarineLife-16K accuracy 0-100, judge scores 0-5): one bad entry never hides the
+    others, and never ranks first."""
+    tasks = {t.id: t for t in benchmark.tasks}
+    good, skipped = [], []
+    for row in rows:
+        task = tasks.get(row.task_id)
+        problem = row.problem
+        if problem is None and task is not None:
+            low, high = task.scale
+            if not math.isfinite(row.value):
+                problem = f"{row.task_id} = {row.value!r} is not a number"
+            elif not low <= row.value <= high:
+                problem = f"{row.task_id} = {row.value:g} is outside the task's scale {task.scale_text}"
+        if problem is None:
+            good.append(row)
+        else:
+            where = f" ({row.filename})" if row.filename else ""
+            skipped.append(Row(**{**row.__dict__, "problem": f"{row.model_id}{where}: {problem}"}))
+    return good, skipped
 
 
 def rank(rows: Iterable[Row], task: Task) -> list[Row]:
@@ -136,8 +172,30 @@ def _status(row: Row) -> str:
     return f"community (PR #{row.pull_request})" if row.pull_request else "main"
 
 
+def _videos(row: Row) -> str | None:
+    """The videos a result was scored on, as its notes record them (``all`` or a subset's)."""
+    return parse_notes(row.notes).get(FIELD)
+
+
+def mixed_videos(task: Task, rows: Sequence[Row], *, allow_mixed: bool) -> str | None:
+    """A line naming each model's videos when the task's results were scored on different videos
+    (the whole split, or different named subsets); ValueError unless ``allow_mixed``. Results whose
+    notes do not record their videos are not compared."""
+    recorded = {r.model_id: _videos(r) for r in rows if notes_key(_videos(r)) is not None}
+    if len({notes_key(v) for v in recorded.values()}) < 2:
+        return None
+    line = f"{task.id}: " + "; ".join(f"{model} videos={v}" for model, v in recorded.items())
+    if not allow_mixed:
+        raise ValueError(
+            f"results scored on different videos are not comparable side by side: {line}; rank results of one "
+            "subset (or of whole splits) together, or pass --allow-mixed to lay them side by side marked as mixed"
+        )
+    return line
+
+
 def _task_table(task: Task, rows: Sequence[Row]) -> str:
     digits = _digits(task)
+    videos = any(notes_key(_videos(r)) not in (None, ALL) for r in rows)  # a column once a subset is ranked
     body = [
         [
             r.rank,
@@ -145,11 +203,13 @@ def _task_table(task: Task, rows: Sequence[Row]) -> str:
             fmt_number(r.value, digits),
             _interval(r, digits),
             r.n if r.n is not None else "-",
+            *([_videos(r) or "not recorded"] if videos else []),
             _status(r),
         ]
         for r in rows
     ]
-    return markdown_table(["rank", "model", task.metric, "95% interval", "n", "result"], body)
+    header = ["rank", "model", task.metric, "95% interval", "n", *(["videos"] if videos else []), "result"]
+    return markdown_table(header, body)
 
 
 def _figures(benchmark: Benchmark, ranked: Mapping[str, list[Row]], out_dir: Path) -> list[tuple[Path, str]]:
@@ -191,14 +251,24 @@ def write_leaderboard(
     out_dir: str | os.PathLike[str],
     *,
     source: str,
+    allow_mixed: bool = False,
 ) -> Report:
-    """Write ``report.md`` (one ranking per task), ``metrics.json`` and the PNGs to ``out_dir``."""
+    """Write ``report.md`` (one ranking per task), ``metrics.json`` and the PNGs to ``out_dir``.
+
+    Results of one task scored on different videos (a named subset against the whole split, or two
+    subsets; their notes' ``videos``) are refused unless ``allow_mixed``, then marked. Results that
+    cannot be ranked (:func:`checked_rows`) are listed, by model and file, and left out."""
+    rows, skipped = checked_rows(rows, benchmark)
     known = {t.id for t in benchmark.tasks}
     unknown = sorted({r.task_id for r in rows if r.task_id not in known})
     order = _keep_rank if rows and all(r.rank is not None for r in rows) else rank  # the Hub ranks its own
     ranked = {t.id: order(rows, t) for t in benchmark.tasks}
     if not any(ranked.values()):
-        raise ValueError(f"no results for any task of {benchmark.name} ({dataset_id}) in {source}")
+        raise ValueError(
+            f"no results for any task of {benchmark.name} ({dataset_id}) in {source}"
+            + "".join(f"\n  skipped {r.problem}" for r in skipped)
+        )
+    mixed = [m for t in benchmark.tasks if (m := mixed_videos(t, ranked[t.id], allow_mixed=allow_mixed))]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sections = [
@@ -215,11 +285,20 @@ def write_leaderboard(
         "are those the result's notes record (none where a result gives none). A result still in an open "
         "pull request on its model repo is marked community.",
     ]
+    if mixed:
+        intro.append(
+            "**Mixed videos (--allow-mixed):** these results were scored on different videos, so their ranks "
+            "are not strictly comparable: " + " | ".join(mixed) + "."
+        )
     if empty:
         intro.append(f"No results yet for: {', '.join(f'`{t}`' for t in empty)}.")
     if unknown:
         intro.append(
             f"Ignored results for tasks the benchmark does not declare: {', '.join(f'`{t}`' for t in unknown)}."
+        )
+    if skipped:
+        intro.append(
+            "Skipped results that cannot be ranked:\n" + "\n".join(f"- {r.problem}" for r in skipped)
         )
     figures = _figures(benchmark, ranked, out)
     if figures:
@@ -228,6 +307,7 @@ def write_leaderboard(
         "benchmark": benchmark.name,
         "dataset_id": dataset_id,
         "source": source,
+        "mixed": mixed,
         "tasks": {
             t.id: [
                 {k: v for k, v in r.__dict__.items() if k != "task_id"}
@@ -236,6 +316,7 @@ def write_leaderboard(
             ]
             for t in benchmark.tasks
         },
+        "skipped": [r.problem for r in skipped],
     }
     return write_report(out, f"{benchmark.name} leaderboard", intro, sections, metrics)
 

@@ -19,22 +19,32 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Real
 from pathlib import Path
 from typing import Any
 
 from builders.files.jsonio import read_json_object
 from builders.hub.source import DataSource
+from builders.hub.subset import FIELD, VideoSelection, VideoSubset, filter_by_video, recorded
 from builders.report.document import Report, Section, write_report
 from builders.report.harness_outputs import read_prediction_lines
 from builders.report.inputs import align, read_predictions
+from builders.report.model_groups import Arranged, ModelRow, arrange, read_models_file
 from builders.report.paired import accuracy_pairs, paired_section, score_pairs
-from builders.report.paper_tables import camera_scores, table3, table4
+from builders.report.paper_tables import (
+    camera_scores,
+    caption_table,
+    caption_values,
+    group_averages,
+    table3,
+    table3_values,
+)
 from builders.report.parser_change import parser_change_section, run_parser_change
 from builders.report.plots import Bar, grouped_bars
 from builders.report.provenance import (
     as_source,
+    compared_runs,
     mixed_settings,
     report_provenance,
     run_provenance,
@@ -66,26 +76,36 @@ JUDGE_SCALE = (0.0, 5.0)
 
 @dataclass(frozen=True)
 class MarineLifeSplit:
-    """The reference side: the split's multiple-choice rows and the ids of its open-ended questions."""
+    """The reference side: the split's multiple-choice rows and the ids of its open-ended questions
+    (of a named subset of its videos, when one is given)."""
 
     source: str
     split: str
     rows: list[dict[str, Any]]  # multiple-choice only, as a predictions line's item fields
     open_ended_ids: list[str]
     data: DataSource | None = None  # where the split was read from (provenance)
+    subset: VideoSubset | None = None  # the videos scored (None: all of the split's)
+    outside_ids: tuple[str, ...] = ()  # questions of the split's other videos (their replies are ignored)
 
 
-def load_marinelife_split(data: str | os.PathLike[str] | DataSource, split: str) -> MarineLifeSplit:
+def load_marinelife_split(
+    data: str | os.PathLike[str] | DataSource, split: str, videos: VideoSelection | None = None
+) -> MarineLifeSplit:
     """``split`` of the ``qa`` config of an exported Hub folder, of a MarineLife-16K work folder, or
-    of a Hub repo id (:func:`builders.hub.source.resolve_data`)."""
+    of a Hub repo id (:func:`builders.hub.source.resolve_data`); with ``videos``, only the questions
+    of that named subset of its videos (:mod:`builders.hub.subset`)."""
     source = as_source(data)
     opened = open_split(source.folder, split, check_videos=False)
-    rows = [item_fields(r, opened.videos[r["id"]]) for r in opened.rows]
+    if not opened.rows:
+        raise ValueError(f"{opened.source}: the {split} split has no questions")
+    subset = videos.choose(list(opened.videos), split=split, source=opened.source) if videos else None
+    kept = filter_by_video(opened.rows, lambda r: r["id"], subset)
+    rows = [item_fields(r, opened.videos[r["id"]]) for r in kept]
     mcq = [r for r in rows if r["question_format"] == MULTIPLE_CHOICE]
     open_ids = [r["question_id"] for r in rows if r["question_format"] != MULTIPLE_CHOICE]
-    if not rows:
-        raise ValueError(f"{opened.source}: the {split} split has no questions")
-    return MarineLifeSplit(opened.source, split, mcq, open_ids, source)
+    chosen = {r["question_id"] for r in kept}
+    outside = tuple(r["question_id"] for r in opened.rows if r["question_id"] not in chosen)
+    return MarineLifeSplit(opened.source, split, mcq, open_ids, source, subset, outside)
 
 
 #: What a predictions line needs for the judge without --data (what 'marinelife evaluate' writes).
@@ -100,39 +120,54 @@ JUDGE_LINE_FIELDS: tuple[str, ...] = (
 
 
 def judgeable_rows(
-    path: str | os.PathLike[str], data: DataSource | None, split: str, *, allow_missing: bool = False
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """The predictions lines ``vqabench marinelife judge`` judges, and the open-ended question ids
-    left without an answer.
+    path: str | os.PathLike[str],
+    data: DataSource | None,
+    split: str,
+    *,
+    allow_missing: bool = False,
+    videos: VideoSelection | None = None,
+) -> tuple[list[dict[str, Any]], list[str], VideoSubset | None]:
+    """The predictions lines ``vqabench marinelife judge`` judges, the open-ended question ids left
+    without an answer, and the named subset of videos judged (None: all).
 
     Without ``data`` the file must be an evaluation runner's (each line carries its question,
     reference and camera kind). With ``data`` any predictions file (``question_id`` and the raw
     reply) is joined to the split's open-ended questions; a reply for a question outside the split
-    is an error, and so is an open-ended question without one unless ``allow_missing``.
+    is an error, and so is an open-ended question without one unless ``allow_missing``. ``videos``
+    keeps the questions of a named subset of the split's videos (``--video-sample`` draws from the
+    split, so it needs ``data``; ``--videos FILE`` without ``data`` must name videos the file has).
     """
     if data is None:
         rows = read_prediction_lines(path)  # or an lmms-eval log / VLMEvalKit result file
+        needed = (*JUDGE_LINE_FIELDS, "video") if videos else JUDGE_LINE_FIELDS
         for number, row in enumerate(rows, 1):
-            absent = [k for k in JUDGE_LINE_FIELDS if not isinstance(row, dict) or k not in row]
+            absent = [k for k in needed if not isinstance(row, dict) or k not in row]
             if absent:
                 raise ValueError(
                     f"{path}, line {number}: no {', '.join(absent)}: not a 'marinelife evaluate' output; pass "
                     "--data FOLDER_OR_REPO (and --split) to join each answer to the dataset's question"
                 )
-        return rows, []
+        if videos is None:
+            return rows, [], None
+        in_file = sorted({row["video"] for row in rows})
+        subset = replace(videos.choose(in_file, split=split, source=str(path)), of=None)
+        return filter_by_video(rows, lambda row: row["video"], subset), [], subset
     opened = open_split(data.folder, split, check_videos=False)
-    open_ids = [r["question_id"] for r in opened.rows if r["question_format"] != MULTIPLE_CHOICE]
+    subset = videos.choose(list(opened.videos), split=split, source=opened.source) if videos else None
+    kept = filter_by_video(opened.rows, lambda r: r["id"], subset)
+    open_ids = [r["question_id"] for r in kept if r["question_format"] != MULTIPLE_CHOICE]
+    judged = set(open_ids)
     aligned = align(
         read_predictions(path, "question_id"),
         open_ids,
         source=str(path),
         split=split,
         allow_missing=allow_missing,
-        ignored_ids=[r["question_id"] for r in opened.rows if r["question_format"] == MULTIPLE_CHOICE],
+        ignored_ids=[r["question_id"] for r in opened.rows if r["question_id"] not in judged],
     )
     missing = set(aligned.missing)
     replies = {i: t for i, t in zip(open_ids, aligned.texts, strict=True) if i not in missing}
-    return joined_lines(opened.rows, opened.videos, replies), aligned.missing
+    return joined_lines(kept, opened.videos, replies), aligned.missing, subset
 
 
 def score_marinelife(
@@ -159,7 +194,7 @@ def score_marinelife(
             source=str(path),
             split=split.split,
             allow_missing=allow_missing,
-            ignored_ids=split.open_ended_ids,  # judged separately
+            ignored_ids=[*split.open_ended_ids, *split.outside_ids],  # judged separately; other videos
         )
         lines = [{**item, "raw_output": text} for item, text in zip(split.rows, aligned.texts, strict=True)]
         result = marinelife_accuracy(
@@ -298,12 +333,45 @@ def _accuracy_section(models: Mapping[str, dict], out_dir: Path, split: str) -> 
     return Section("Multiple-choice accuracy by dimension (0-100)", body, [(figure, "Accuracy by dimension")])
 
 
-def _table3_section(accuracy: Mapping[str, dict], judge: Mapping[str, dict]) -> Section:
-    names = list(dict.fromkeys([*accuracy, *judge]))
+GROUPS_NOTE = (
+    "Model groups and backbones come from --models FILE (name,group,backbone). An Average row is the mean of "
+    'its group\'s model rows (over the models that have the value; "(k of n)" when only k of its n models '
+    "have it), unrounded before it is shown; a group of one model, or models in no group, have none."
+)
+
+
+def _table3_section(
+    accuracy: Mapping[str, dict], judge: Mapping[str, dict], groups: Arranged
+) -> tuple[Section, list[dict[str, Any]]]:
     entries = {
-        name: (accuracy.get(name, {}).get("accuracy"), judge.get(name, {}).get(OEMU)) for name in names
+        row.name: (accuracy.get(row.name, {}).get("accuracy"), judge.get(row.name, {}).get(OEMU))
+        for row in groups.rows
     }
-    return Section("Summary in the paper's Table 3 layout", [table3(entries)], [])
+    body = [
+        table3(groups, entries),
+        "Multiple-choice accuracy (0-100) per dimension and the OEMU judge score (0-5), in the layout of the "
+        f"paper's Table 3. {GROUPS_NOTE}",
+    ]
+    return Section("Table 3 (paper layout)", body, []), group_averages(groups, table3_values(groups, entries))
+
+
+def _caption_section(
+    judge: Mapping[str, dict], groups: Arranged
+) -> tuple[Section, list[dict[str, Any]]] | None:
+    captions = {row.name: judge.get(row.name, {}).get(CAPTION) for row in groups.rows}
+    if not any(captions.values()):
+        return None
+    body = [
+        caption_table(groups, captions),
+        "Caption judge scores (0-5) on Biological Entity Hallucination (BEH), Action Hallucination (AH) and "
+        "Environmental Context Fabrication (ECF), for videos with a static and a moving camera, in the layout of "
+        f"the paper's caption table. {GROUPS_NOTE} A moving-camera average is followed by its difference from "
+        "the static-camera average (moving minus static, of the unrounded averages; the paper subtracts its "
+        "rounded ones, so its differences may be 0.01 off).",
+    ]
+    return Section("Caption table (paper layout)", body, []), group_averages(
+        groups, caption_values(groups, captions)
+    )
 
 
 def _criterion(result: Mapping[str, Any], camera: str | None, name: str) -> float | None:
@@ -388,11 +456,7 @@ def _judge_section(judge: Mapping[str, dict], out_dir: Path, split: str) -> Sect
         )
     if captions:
         columns = [(cam, c) for cam in CAMERA_KINDS for c in CAPTION_CRITERIA]
-        body += [
-            f"**{JUDGE_TASKS[CAPTION]}**, in the paper's Table 4 layout",
-            table4(captions),
-            markdown_table(["", *captions], _judge_rows(captions)),
-        ]
+        body += [f"**{JUDGE_TASKS[CAPTION]}**", markdown_table(["", *captions], _judge_rows(captions))]
         series = {
             name: [
                 Bar(_criterion(r, cam, c), _criterion_ci(r, cam, c), camera_scores(r, cam).get("n"))
@@ -439,6 +503,8 @@ def write_marinelife_report(
     allow_missing: bool = False,
     allow_mixed: bool = False,
     answer_parser: str | None = None,
+    models: str | os.PathLike[str] | Sequence[ModelRow] | None = None,
+    videos: VideoSelection | None = None,
 ) -> Report:
     """Score each model's multiple-choice replies on ``split`` of ``data``, add the judge results,
     and write ``report.md``, ``metrics.json`` and the PNGs to ``out_dir``.
@@ -449,16 +515,34 @@ def write_marinelife_report(
     side runs made with other frames, prompt or parser versions (marked), instead of refusing.
     ``answer_parser``: ``NAME@VERSION`` reading the replies (``--parser``; default the current
     default); the "Answer parser change" section shows what it changes against each run's own.
+    ``models``: a ``--models`` CSV (or its rows, :mod:`builders.report.model_groups`) giving each
+    model's group and backbone for the paper's layouts of Table 3 and the caption table.
+    ``videos``: score only a named subset of the split's videos (replies to other videos' questions
+    are ignored); the subset, with its ids, is recorded in metrics.json, and runs or judge results
+    recorded on other videos are refused unless ``allow_mixed``.
     """
     judge = read_judge_results(judge_results)
     if not predictions and not judge:
         raise ValueError("nothing to report: give --predictions and/or --judge-results")
-    reference = load_marinelife_split(data, split)
+    listed = read_models_file(models) if isinstance(models, (str, os.PathLike)) else models
+    groups = arrange([*predictions, *judge], listed, where=str(models) if listed is not None else "--models")
+    reference = load_marinelife_split(data, split, videos)
     accuracy = score_marinelife(
         reference, predictions, allow_missing=allow_missing, answer_parser=answer_parser
     )
     signature = marinelife_parser(answer_parser or DEFAULT_PARSER).signature
-    mixed = mixed_settings({n: m["provenance"] for n, m in accuracy.items()}, allow_mixed=allow_mixed)
+    judged = {
+        f"{name} (judge {task})": (result.get("provenance") or {}).get(FIELD)
+        for name, tasks in judge.items()
+        for task, result in tasks.items()
+    }
+    runs_compared = compared_runs(
+        {n: m["provenance"] for n, m in accuracy.items()},
+        recorded(reference.subset),
+        restricted=reference.subset is not None,
+        judged=judged,
+    )
+    mixed = mixed_settings(runs_compared, allow_mixed=allow_mixed)
     correct = {name: m.pop("correct") for name, m in accuracy.items()}
     out = Path(out_dir)
     names = list(dict.fromkeys([*accuracy, *judge]))
@@ -492,7 +576,12 @@ def write_marinelife_report(
         "n_open_ended": len(reference.open_ended_ids),
         "interval": "95% Wilson score interval (accuracy); ci95_cluster: 95% cluster-robust interval by video",
         "answer_parser": signature,
-        "provenance": report_provenance(reference.data, split, signature),
+        "provenance": report_provenance(
+            reference.data,
+            split,
+            signature,
+            reference.subset.record() if reference.subset else recorded(None),
+        ),
         "mixed": mixed,
         "paired": paired,
         "models": {name: {**accuracy.get(name, {}), "judge": judge.get(name, {})} for name in names},
@@ -507,9 +596,10 @@ def write_marinelife_report(
         ]
         for name in names
     ]
+    scope = f" of {reference.subset.label}" if reference.subset else ""
     intro = [
-        f"Data: {reference.data.label} ({reference.source}), split `{split}`: {len(reference.rows)} multiple-choice and "
-        f"{len(reference.open_ended_ids)} open-ended questions.",
+        f"Data: {reference.data.label} ({reference.source}), split `{split}`{scope}: {len(reference.rows)} "
+        f"multiple-choice and {len(reference.open_ended_ids)} open-ended questions.",
         "Multiple-choice replies are parsed with the shared answer parser (an option letter or the "
         "option's text); a reply that names no option, or no reply (--allow-missing), counts as wrong. "
         "Intervals are 95% Wilson score intervals.",
@@ -529,7 +619,20 @@ def write_marinelife_report(
     sections = [Section("How each run was made", runs_section_body(runs, mixed, rubrics))]
     if accuracy:
         sections.append(_accuracy_section(accuracy, out, split))
-    sections.append(_table3_section(accuracy, judge))
+    table3_section, table3_groups = _table3_section(accuracy, judge, groups)
+    sections.append(table3_section)
+    captioned = _caption_section(judge, groups)
+    if captioned:
+        sections.append(captioned[0])
+    metrics["groups"] = {
+        "models": [{"name": r.name, "group": r.group, "backbone": r.backbone} for r in groups.rows],
+        "table3": table3_groups,
+        "caption": captioned[1] if captioned else [],
+    }
+    if groups.without_results:
+        intro.append(
+            f"Listed in the models file without results here (not shown): {', '.join(groups.without_results)}."
+        )
     judged = _judge_section(judge, out, split)
     if judged:
         sections.append(judged)

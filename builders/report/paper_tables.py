@@ -4,18 +4,23 @@ Each renderer takes metric results under labels (a model's name in a report; a p
 scope of splits in the demo) and lays them out as one of the papers' tables: BQA Table 1
 (Easy/Hard/Total), Table 2 (Self-BLEU of the questions), the bias breakdowns (error rate by gender,
 age and ethnicity; emotion groups of wrong answers; rationale leakage), MarineLife-16K Table 3
-(accuracy per dimension and OEMU) and Table 4 (BEH/AH/ECF for static and moving camera). A value
-that cannot exist (a dimension with no question, a model without that result) is an en dash, never 0.
+(Model, Backbone, accuracy per dimension and OEMU) and its caption table (BEH/AH/ECF for static and
+moving camera), both with the paper's model groups and an Average row per group (the caption
+table's moving-camera averages with the moving-minus-static difference). A value that cannot exist
+(a dimension with no question, a model without that result) is an en dash, never 0.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from bqa.accuracy import DEMOGRAPHIC_FIELDS
+from builders.report.model_groups import Arranged
 from builders.report.tables import fmt_number, fmt_p_value, markdown_table
-from marinelife16k.accuracy import ACCURACY_DIMENSIONS, OVERALL
+from marinelife16k.accuracy import ACCURACY_DIMENSIONS
 from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA
 
 #: The BQA paper's Table 2 (Self-BLEU of the generated questions), for comparison.
@@ -104,59 +109,138 @@ def camera_scores(result: Mapping[str, Any], camera: str | None) -> dict[str, An
     )
 
 
-def table3(
-    entries: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]],
-    label_header: str = "Model",
-    *,
-    counts: bool = False,
-) -> str:
-    """Table 3 layout: multiple-choice accuracy (0-100) per dimension and the OEMU judge score, one
-    row per ``label: (marinelife_accuracy result, OEMU judge result)`` (either may be None).
-    ``counts``: add the number of multiple-choice questions and the overall accuracy."""
-    dimensions = (*ACCURACY_DIMENSIONS, OVERALL) if counts else ACCURACY_DIMENSIONS
-    rows = []
-    for label, (accuracy, oemu) in entries.items():
-        rows.append(
-            [label, *([accuracy["n"][OVERALL] if accuracy else None] if counts else [])]
-            + [fmt_number(accuracy[d], 1) if accuracy else None for d in dimensions]
-            + [fmt_number(oemu["score"], 2) if oemu else None]
+@dataclass(frozen=True)
+class GroupedValues:
+    """A paper-style table's numbers: value columns, one list of values per model, and ``delta_of``
+    (value column -> the column its average is compared with, e.g. moving -> static camera)."""
+
+    columns: list[str]
+    values: dict[str, list[float | None]]
+    delta_of: dict[int, int] = dataclasses.field(default_factory=dict)
+
+
+def _mean(values: Sequence[float | None]) -> tuple[float | None, int]:
+    present = [v for v in values if v is not None]
+    return (sum(present) / len(present) if present else None), len(present)
+
+
+def group_averages(groups: Arranged, table: GroupedValues) -> list[dict[str, Any]]:
+    """Per named group of two or more models: ``{"group", "models", "average": {column: mean},
+    "n": {column: models with a value}, "delta": {column: its average minus the compared one}}``.
+    A mean is over the models that have the value (None when none has)."""
+    out = []
+    for group, members in groups.groups:
+        if group is None or len(members) < 2:
+            continue  # models in no group are not averaged; the average of one would repeat its row
+        means = [_mean(column) for column in zip(*(table.values[m.name] for m in members), strict=True)]
+        delta = {
+            table.columns[k]: means[k][0] - means[other][0]
+            for k, other in table.delta_of.items()
+            if means[k][0] is not None and means[other][0] is not None
+        }
+        out.append(
+            {
+                "group": group,
+                "models": [m.name for m in members],
+                "average": {c: mean for c, (mean, _) in zip(table.columns, means, strict=True)},
+                "n": {c: n for c, (_, n) in zip(table.columns, means, strict=True)},
+                "delta": delta,
+            }
         )
-    header = [
-        label_header,
-        *(["n MCQ"] if counts else []),
-        *ACCURACY_DIMENSIONS,
-        *(["overall"] if counts else []),
-    ]
-    return markdown_table([*header, "OEMU (0-5)"], rows)
+    return out
 
 
-def table4(captions: Mapping[str, Mapping[str, Any]]) -> str:
-    """Table 4 layout: caption judge scores BEH / AH / ECF (0-5) for static and moving camera, one
-    row per labelled caption judge result, with the captions judged per camera."""
-    columns = [(camera, c) for camera in CAMERA_KINDS for c in CAPTION_CRITERIA]
-    rows = [
-        [
-            label,
-            *(fmt_number(camera_scores(r, camera).get("criteria", {}).get(c), 2) for camera, c in columns),
+def _grouped_table(
+    label_headers: Sequence[str],
+    groups: Arranged,
+    table: GroupedValues,
+    digits: Sequence[int],
+    *,
+    backbone: bool,
+) -> str:
+    """Model rows under bold group rows, an Average row after each named group of two or more models (2
+    decimals, as the paper; "(+d.dd)" after an average compared with another column, "(k of n)" when
+    only k of the group's n models have the value)."""
+    averages = {a["group"]: a for a in group_averages(groups, table)}
+    width = len(label_headers) + len(table.columns)
+    rows: list[list[object]] = []
+    for group, members in groups.groups:
+        if group is not None:
+            rows.append([f"**{group}**", *[""] * (width - 1)])
+        for member in members:
+            cells = [fmt_number(v, d) for v, d in zip(table.values[member.name], digits, strict=True)]
+            rows.append([member.name, *([member.backbone or "-"] if backbone else []), *cells])
+        if group not in averages:
+            continue
+        average = averages[group]
+        cells = []
+        for column in table.columns:
+            text = fmt_number(average["average"][column], 2)
+            if column in average["delta"]:
+                text += f" ({average['delta'][column]:+.2f})"
+            if average["average"][column] is not None and average["n"][column] < len(members):
+                text += f" ({average['n'][column]} of {len(members)})"
+            cells.append(text)
+        rows.append(["Average", *(["-"] if backbone else []), *cells])
+    align = "l" * len(label_headers) + "r" * len(table.columns)
+    return markdown_table([*label_headers, *table.columns], rows, align)
+
+
+def table3_values(
+    groups: Arranged,
+    results: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]],
+) -> GroupedValues:
+    """Table 3's numbers: accuracy (0-100) per multiple-choice dimension and the OEMU score (0-5) per
+    model; ``results``: model -> (marinelife_accuracy result, OEMU judge result), either may be None."""
+    values = {}
+    for row in groups.rows:
+        accuracy, oemu = results.get(row.name, (None, None))
+        values[row.name] = [accuracy.get(d) if accuracy else None for d in ACCURACY_DIMENSIONS] + [
+            oemu.get("score") if oemu else None
         ]
-        + [" / ".join(str(camera_scores(r, camera).get("n", 0)) for camera in CAMERA_KINDS)]
-        for label, r in captions.items()
-    ]
-    return markdown_table(["Model", *(f"{camera} {c}" for camera, c in columns), "n static / moving"], rows)
+    return GroupedValues([*ACCURACY_DIMENSIONS, "OEMU"], values)
 
 
-def table4_by_camera(entries: Mapping[str, Mapping[str, Mapping[str, Any]]], label_header: str) -> str:
-    """Table 4 as rows per label and camera: caption scores BEH / AH / ECF and the OEMU score, with
-    their counts, from ``label: {"caption": judge result, "oemu": judge result}`` (either may be absent)."""
-    rows = []
-    for label, tasks in entries.items():
-        for camera in CAMERA_KINDS:
-            caption = camera_scores(tasks.get("caption") or {}, camera)
-            oemu = camera_scores(tasks.get("oemu") or {}, camera)
-            rows.append(
-                [label, camera, caption.get("n", 0)]
-                + [fmt_number(caption.get("criteria", {}).get(c), 2) for c in CAPTION_CRITERIA]
-                + [oemu.get("n", 0), fmt_number(oemu.get("score"), 2)]
-            )
-    header = [label_header, "Camera", "n captions", *CAPTION_CRITERIA, "n OEMU", "OEMU"]
-    return markdown_table(header, rows, "llrrrrrr")
+def table3(
+    groups: Arranged,
+    results: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]],
+) -> str:
+    """The paper's Table 3: Model, Backbone, accuracy per dimension and OEMU, model rows in ``groups``
+    (:func:`builders.report.model_groups.arrange`) with an Average row per group."""
+    digits = [1] * len(ACCURACY_DIMENSIONS) + [2]
+    return _grouped_table(
+        ["Model", "Backbone"], groups, table3_values(groups, results), digits, backbone=True
+    )
+
+
+def caption_values(groups: Arranged, results: Mapping[str, Mapping[str, Any] | None]) -> GroupedValues:
+    """The caption table's numbers: BEH / AH / ECF (0-5) for static, then moving camera, per model;
+    each moving column is compared with its static one. ``results``: model -> caption judge result."""
+    pairs = [(camera, c) for camera in CAMERA_KINDS for c in CAPTION_CRITERIA]
+    values = {
+        row.name: [
+            camera_scores(results.get(row.name) or {}, camera).get("criteria", {}).get(c)
+            for camera, c in pairs
+        ]
+        for row in groups.rows
+    }
+    static = CAMERA_KINDS[0]
+    delta_of = {k: pairs.index((static, c)) for k, (camera, c) in enumerate(pairs) if camera != static}
+    return GroupedValues([f"{camera.upper()} CAMERA {c}" for camera, c in pairs], values, delta_of)
+
+
+def caption_table(groups: Arranged, results: Mapping[str, Mapping[str, Any] | None]) -> str:
+    """The paper's caption table: BEH / AH / ECF for static and moving camera, model rows in
+    ``groups`` with an Average row per group whose moving-camera cells add the moving-minus-static
+    difference of the group's averages."""
+    values = caption_values(groups, results)
+    return _grouped_table(["Model"], groups, values, [2] * len(values.columns), backbone=False)
+
+
+def judged_counts(results: Mapping[str, Mapping[str, Any] | None]) -> str:
+    """One line: how many items each model's judge result scored per camera kind."""
+    return "; ".join(
+        f"{name}: "
+        + ", ".join(f"{camera} {camera_scores(r or {}, camera).get('n', 0)}" for camera in CAMERA_KINDS)
+        for name, r in results.items()
+    )

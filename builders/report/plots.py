@@ -194,3 +194,89 @@ def scatter_panels(
     axes[0].set_ylabel(ylabel)
     fig.suptitle(textwrap.fill(title, width=int(fig.get_figwidth() * 9)))
     return _save(fig, Path(path))
+
+
+def frequency_panels(
+    path: str | os.PathLike[str],
+    *,
+    title: str,
+    panels: Mapping[str, Mapping[str, int]],
+    top: int = 10,
+    columns: int = 2,
+    xlabel: str = "videos",
+) -> Path:
+    """One horizontal bar chart per panel (``{name: {value: count}}``, most frequent first): its
+    ``top`` values with their counts written at the bars; the panel title says how many distinct
+    values there are and how many the chart leaves out. A panel without values says so."""
+    if not panels:
+        raise ValueError(f"{title}: nothing to plot")
+    rows = -(-len(panels) // columns)
+    fig = Figure(figsize=(6.2 * columns, 0.3 + rows * (0.32 * top + 1.3)), layout="constrained")
+    axes = fig.subplots(rows, columns, squeeze=False).ravel()
+    for ax, (name, counts) in zip(axes, panels.items(), strict=False):
+        items = list(counts.items())[:top]
+        shown = f"{len(counts)} distinct" + (f", top {top} shown" if len(counts) > top else "")
+        ax.set_title(f"{name} ({shown})", fontsize=9)
+        if not items:
+            ax.text(0.5, 0.5, "no values", ha="center", va="center", transform=ax.transAxes)
+            ax.set_axis_off()
+            continue
+        labels = [textwrap.shorten(label, 42, placeholder="...") for label, _ in items]
+        values = [count for _, count in items]
+        positions = range(len(items))
+        ax.barh(positions, values, color="tab:blue")
+        ax.set_yticks(positions, labels, fontsize=7)
+        ax.set_ylim(top - 0.5, -0.5)  # most frequent on top; bars as thick in every panel
+        for y, value in zip(positions, values, strict=True):
+            ax.text(value, y, f" {value}", va="center", fontsize=7)
+        ax.set_xlim(0, max(values) * 1.18)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel(xlabel, fontsize=8)
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_axisbelow(True)
+    for ax in axes[len(panels) :]:
+        ax.set_axis_off()
+    fig.suptitle(title)
+    return _save(fig, Path(path))
+
+
+def count_histograms(
+    path: str | os.PathLike[str],
+    *,
+    title: str,
+    panels: Mapping[str, tuple[Mapping[int, int], str]],
+    ylabel: str = "captions",
+    references: Mapping[str, tuple[float, str]] | None = None,
+) -> Path:
+    """One bar histogram per panel: ``{name: ({value: count}, xlabel)}`` (integer values, e.g. words
+    or sentences per caption), each titled with its n and its mean drawn as a line; ``references``
+    adds a labelled line per panel (e.g. the paper's mean)."""
+    if not panels:
+        raise ValueError(f"{title}: nothing to plot")
+    fig = Figure(figsize=(5.6 * len(panels), 3.9), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (name, (counts, xlabel)) in zip(axes, panels.items(), strict=True):
+        n = sum(counts.values())
+        if not n:
+            ax.text(0.5, 0.5, "no values", ha="center", va="center", transform=ax.transAxes)
+            ax.set_title(name, fontsize=9)
+            continue
+        mean = sum(k * c for k, c in counts.items()) / n
+        ax.bar(list(counts), list(counts.values()), width=0.9, color="tab:blue")
+        ax.axvline(mean, color="tab:red", linestyle="--", linewidth=1, label=f"mean {mean:.2f}")
+        low, high = min(counts), max(counts)
+        if references and name in references:
+            value, label = references[name]
+            ax.axvline(value, color="0.35", linestyle=":", linewidth=1.5, label=f"{label} {value:g}")
+            low, high = min(low, value), max(high, value)
+        ax.set_xlim(low - 1, high + 1)
+        ax.set_title(f"{name} (n={n})", fontsize=9)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.legend(fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_axisbelow(True)
+    fig.suptitle(title)
+    return _save(fig, Path(path))

@@ -5,8 +5,10 @@ An evaluation runner writes, on every line, ``provenance`` (tool version, data, 
 model asked for) next to ``model`` (as the server reported it), ``prompt``/``prompt_version`` and
 ``answer_parser``; a hand-written file may carry any of them or none (see the predictions schema,
 ``builders/report/predictions.schema.json``). A value a file does not record is ``None``: it cannot
-be checked, and the report says so. Runs whose frame spec, prompt version or parser version differ
-are refused unless ``allow_mixed``, and are then marked in the report.
+be checked, and the report says so. Runs whose frame spec, prompt version or parser version differ,
+or that were made on different videos of the split (a named subset, :mod:`builders.hub.subset`,
+against another or against the whole split), are refused unless ``allow_mixed``, and are then
+marked in the report.
 
 Frames are compared strictly: a run that records frames no registered rule names (a harness whose
 model sampled the clip itself: ``{"rule": null, "sampled_by": ...}``) is never laid beside another
@@ -23,12 +25,13 @@ from typing import Any
 
 from builders import tool_version
 from builders.hub.source import DataSource, resolve_data
+from builders.hub.subset import ALL, FIELD, describe, subset_key
 from builders.report.harness_outputs import read_prediction_lines
 from builders.report.tables import markdown_table
 from builders.video.frame_rules import DEFAULT_RULE
 
 #: What must agree between runs laid side by side (a difference changes what the numbers mean).
-COMPARED: tuple[str, ...] = ("frames", "prompt", "answer_parser")
+COMPARED: tuple[str, ...] = ("frames", "prompt", "answer_parser", FIELD)
 #: Everything recorded per run, in the order the report shows it.
 FIELDS: tuple[str, ...] = (
     "model_asked",
@@ -39,6 +42,7 @@ FIELDS: tuple[str, ...] = (
     "tool",
     "data",
     "split",
+    FIELD,
 )
 MIXED_FLAG = "--allow-mixed"
 
@@ -81,6 +85,8 @@ def _line_values(line: Mapping[str, Any]) -> dict[str, Any]:
         "tool": run.get("tool"),
         "data": run.get("data"),
         "split": run.get("split"),
+        # A runner records its subset; a runner's line without one was made on the whole split.
+        FIELD: run.get(FIELD, ALL) if run else None,
     }
 
 
@@ -101,6 +107,8 @@ def run_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
 def _show(value: Any) -> str:
     if value is None:
         return "not recorded"
+    if subset_key(value) is not None:
+        return describe(value)
     if isinstance(value, Mapping) and value.get("sampled_by"):
         return f"unknown (sampled by {value['sampled_by']})"
     if isinstance(value, Mapping) and set(value) <= {"fps", "num_frames", "max_side", "rule", "video_input"}:
@@ -125,9 +133,11 @@ def show(value: Any) -> str:
 
 
 def _key(field: str, value: Any) -> Any:
-    """What must be equal between runs: the whole frame spec; for a prompt or a parser, the version
-    of each name (``name@version``): two prompts (the BQA styles) are a deliberate comparison, two
-    versions of one prompt are not."""
+    """What must be equal between runs: the whole frame spec; the videos (every one, or a subset's
+    hash); for a prompt or a parser, the version of each name (``name@version``): two prompts (the
+    BQA styles) are a deliberate comparison, two versions of one prompt are not."""
+    if field == FIELD:
+        return "videos"
     if field == "frames" or not isinstance(value, str):
         return None
     return value.split("@", 1)[0]  # a prompt recorded without a version is its own name
@@ -149,22 +159,30 @@ def mixed_settings(runs: Mapping[str, Mapping[str, Any]], *, allow_mixed: bool) 
         versions: dict[Any, list[Any]] = {}
         for value in recorded.values():
             same = versions.setdefault(_key(field, value), [])
-            if value not in same:
-                same.append(value)
+            compared = subset_key(value) if field == FIELD else value
+            if compared not in same:
+                same.append(compared)
         if any(len(v) > 1 for v in versions.values()) or any(isinstance(v, list) for v in recorded.values()):
             differences.append(f"{field}: " + "; ".join(f"{n} {show(v)}" for n, v in recorded.items()))
     if differences and not allow_mixed:
+        hint = (
+            "; a report on a named subset takes the run's --videos FILE or --video-sample N --seed S (and judge "
+            "results made with the same)"
+            if any(d.startswith(f"{FIELD}:") for d in differences)
+            else ""
+        )
         raise ValueError(
             "the runs were not made the same way, so their numbers are not comparable side by side: "
             + " | ".join(differences)
-            + f"; report them separately, or pass {MIXED_FLAG} to lay them side by side marked as mixed"
+            + f"; report them separately, or pass {MIXED_FLAG} to lay them side by side marked as mixed{hint}"
         )
     return differences
 
 
 def _frames_difference(runs: Mapping[str, Mapping[str, Any]]) -> str | None:
     """The frames line of :func:`mixed_settings` (see the module doc), or None."""
-    values = {name: run.get("frames") for name, run in runs.items()}
+    # The judge results and the report itself (:func:`compared_runs`) record videos only, no frames.
+    values = {name: run.get("frames") for name, run in runs.items() if "frames" in run}
     keys = []
     for value in values.values():
         key = value if isinstance(value, list) else _frame_key(value) if frames_known(value) else None
@@ -179,18 +197,43 @@ def _frames_difference(runs: Mapping[str, Mapping[str, Any]]) -> str | None:
     return None
 
 
+#: The report itself, among the runs compared: it scores one set of videos.
+THIS_REPORT = "(this report)"
+
+
+def compared_runs(
+    runs: Mapping[str, Mapping[str, Any]],
+    scored: Any,
+    *,
+    restricted: bool,
+    judged: Mapping[str, Any] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """What :func:`mixed_settings` compares for a report: each run as it recorded itself, except that
+    a report restricted to a subset (``restricted``) scores every run on its videos (``scored``); the
+    judge results' recorded videos (``judged``: label -> value); and the report's own videos, so that
+    a run, or a judge result, on other videos than the report scores is refused too."""
+    out = {name: {**run, **({FIELD: scored} if restricted else {})} for name, run in runs.items()}
+    out.update({label: {FIELD: value} for label, value in (judged or {}).items()})
+    out[THIS_REPORT] = {FIELD: scored}
+    return out
+
+
 def as_source(data: str | os.PathLike[str] | DataSource) -> DataSource:
     """A report's ``data``: a resolved :class:`DataSource` as is, a folder or repo id resolved."""
     return data if isinstance(data, DataSource) else resolve_data(data)
 
 
-def report_provenance(source: DataSource, split: str, answer_parser: str | None) -> dict[str, Any]:
-    """The ``provenance`` block of a report's metrics.json: how the report itself was made."""
+def report_provenance(
+    source: DataSource, split: str, answer_parser: str | None, videos: Any = ALL
+) -> dict[str, Any]:
+    """The ``provenance`` block of a report's metrics.json: how the report itself was made, on which
+    videos (``"all"``, or a named subset's :meth:`~builders.hub.subset.VideoSubset.record`)."""
     return {
         "tool": tool_version(),
         "dataset": source.provenance(),
         "split": split,
         "answer_parser": answer_parser,
+        FIELD: videos,
     }
 
 
@@ -212,6 +255,7 @@ def runs_section_body(
         "tool": "Tool",
         "data": "Data (run)",
         "split": "Split (run)",
+        FIELD: "Videos (run)",
     }
     rows = [
         [name, *(show(run.get(f)) for f in FIELDS), *(extra.get(name, {}).get(c) for c in columns)]

@@ -11,6 +11,11 @@ records are written in input order to ``<step>.jsonl`` (and ``<step>.rejects.jso
 and the partial log is removed. A finished step is not run again; an unfinished one resumes with
 the items that have no record yet. Paid LLM calls are never repeated on top of that because the
 LLM engine caches every successful reply.
+
+Records cannot vanish: an item of a finished step with no record in its files (a line removed from
+``<step>.jsonl`` or its rejects) is pending again, never dropped from what the step hands on. The
+step is reopened (its records go back to the partial log) and the item is redone, from the reply
+cache where its reply was paid for; if it cannot be, the run ends with it pending.
 """
 
 from __future__ import annotations
@@ -87,10 +92,37 @@ class StepRecords:
         return self.path.exists()
 
     def pending(self, items: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-        """The items of ``items`` with no record yet (all of them are done once the step is complete)."""
-        if self.complete:
+        """The items of ``items`` with no record yet. A finished step holding no record for some of
+        them is reopened (see the module doc): those are pending again."""
+        items = list(items)
+        if self.complete and not self._reopen_for([str(item[self.key]) for item in items]):
             return []
         return [item for item in items if str(item[self.key]) not in self._done]
+
+    def covers(self, items: Iterable[Mapping[str, Any]]) -> bool:
+        """Whether the step is finished with a record for every one of ``items`` (else it is reopened
+        for the missing ones: :meth:`pending` names them)."""
+        return self.complete and not self.pending(items)
+
+    def _finished(self) -> dict[str, dict[str, Any]]:
+        entries = {str(r[self.key]): {**r, "_status": KEPT} for r in self.kept()}
+        entries.update({str(r[self.key]): r for r in self.rejects()})
+        return entries
+
+    def _reopen_for(self, ids: Iterable[str]) -> bool:
+        """Reopen the finished step if ``ids`` has one without a record; whether it did."""
+        finished = self._finished()
+        missing = [i for i in ids if i not in finished]
+        if not missing:
+            return False
+        log.warning(
+            "%s: %d item(s) have no record in this finished step (e.g. %s); they are pending again",
+            self.path, len(missing), ", ".join(missing[:3]),
+        )  # fmt: skip
+        write_jsonl_atomic(self.partial_path, finished.values())
+        self.path.unlink()  # no longer complete; the next finish() writes it again with every item
+        self._done = finished
+        return True
 
     def add(
         self,
@@ -167,9 +199,15 @@ class StepRecords:
         A step that is already complete stays as it is: finishing is idempotent, so a resumed run can
         finish every step it went through without checking which ones an earlier run finished."""
         self.close()
-        if self.complete:
-            return
         order = [str(o) for o in order]
+        if self.complete:
+            missing = [o for o in order if o not in self._finished()]
+            if missing:  # a caller that did not ask pending() first: never drop them silently
+                raise RuntimeError(
+                    f"step {self.name}: {len(missing)} items have no record in {self.path}, e.g. "
+                    f"{missing[:3]}; rerun to redo them"
+                )
+            return
         missing = [o for o in order if o not in self._done]
         if missing:
             raise RuntimeError(f"step {self.name}: {len(missing)} items have no record, e.g. {missing[:3]}")

@@ -11,9 +11,12 @@ requests by their response schema name and replies deterministically from what t
   attribute values the draft mentions, on 0-5 (rounded);
 - refiner (``marinelife_caption_refined``): a complete caption from the attributes in the request;
 - QA (``marinelife_qa_distractors``): distractors drawn from fixed marine vocabularies, seeded by the
-  attributes; for about a third of the videos the *first* reply is wrong on purpose (a distractor
-  equal to the answer in other letter case, or a movement given to another animal), and the re-ask
-  (a request with the bad reply and the problem appended) gets a correct reply.
+  attributes; the check of ``central_object_motion`` by a word rule (:func:`motion_check`:
+  ``movement_behavior`` that starts with another annotated object is about that object; a
+  ``... while <another object> ...`` clause is cut off); for about a third of the videos the *first*
+  reply is wrong on purpose (a distractor equal to the answer in other letter case, a movement given
+  to another animal, or a central object's movement with a word ``movement_behavior`` lacks), and the
+  re-ask (a request with the bad reply and the problem appended) gets a correct reply.
 
 What it writes reads plausibly but is not model output; the bundled sample's recorded replies come
 from it and say so.
@@ -30,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from builders.scoring.phrases import content_words, mentions, normalized
+from builders.scoring.phrases import content_words, mentions, normalized, words
 from builders.testing.chat_requests import (
     frames_digest,
     image_urls,
@@ -240,11 +243,17 @@ class MarineLifeResponder:
         key = json.dumps(attributes, sort_keys=True)
         present = [attributes[n] for n in ("central_object", *SECONDARY_OBJECTS) if attributes[n]]
         reply: dict[str, Any] = {}
+        check = motion_check(attributes) if attributes["movement_behavior"] else None
         for field in schema.get("properties", {}):
             rng = random.Random(f"{key}|{field}")
             if field == "item_id":
                 continue  # the caller copies it from the request
-            if field == "camera_object_reference":
+            if field == "central_object_motion_check":
+                reply[field] = dict(check or {})
+            elif field == "central_object_motion":
+                movement = (check or {}).get("central_object_movement", "")
+                reply[field] = _others(MOVEMENTS, [movement, *present], rng) if movement else []
+            elif field == "camera_object_reference":
                 reply[field] = _reference(attributes)
             elif field == "central_object_appearance":
                 colors = _others(COLORS, [answers[field]["color"]], rng)
@@ -260,16 +269,39 @@ class MarineLifeResponder:
                 absent = _others(ORGANISMS, present, rng)
                 reply[field] = [[present[0], absent[0]], [absent[1], *present[1:2]], [absent[2], absent[0]]]
             else:
-                pool = {"central_object": ORGANISMS, "central_object_motion": MOVEMENTS,
-                        "environment": ENVIRONMENTS, "lighting": LIGHTING}[field]  # fmt: skip
+                pool = {"central_object": ORGANISMS, "environment": ENVIRONMENTS, "lighting": LIGHTING}[field]
                 reply[field] = _others(pool, [answers[field], *present], rng)
         if first_attempt and pick(key, 3) == 0:
             # A deliberately invalid first reply, so the pipeline's re-ask path runs.
-            if "central_object_motion" in reply and pick(key + "kind", 2) == 0:
+            kind = pick(key + "kind", 3) if reply.get("central_object_motion") else 2
+            if kind == 0:
                 reply["central_object_motion"][0] = "a reef shark circling the area"
+            elif kind == 1:
+                check = reply["central_object_motion_check"]
+                check["central_object_movement"] = "gracefully " + check["central_object_movement"]
             else:
                 reply["central_object"][0] = str(answers["central_object"]).upper()
         return reply
+
+
+_DETERMINERS = ("a", "an", "the", "some", "two", "three", "several")
+
+
+def motion_check(attributes: Mapping[str, str]) -> dict[str, Any]:
+    """A word rule for "does movement_behavior describe the central object, and which words do":
+    a movement that starts with another annotated object (after a determiner) is that object's; in
+    "<movement> while <another object> ...", only the part before "while" is the central object's."""
+    movement, central = attributes["movement_behavior"].strip(), attributes["central_object"]
+    others = [attributes[n] for n in SECONDARY_OBJECTS if attributes.get(n)]
+    lead = words(movement)
+    lead = lead[1:] if lead[:1] and lead[0] in _DETERMINERS else lead
+    for other in others:
+        if words(other) and lead[: len(words(other))] == words(other):
+            return {"describes_central_object": False, "subject": other, "central_object_movement": ""}
+    head, sep, rest = movement.partition(" while ")
+    if sep and any(mentions(rest, other) for other in others):
+        movement = head.strip(" ,;")
+    return {"describes_central_object": True, "subject": central, "central_object_movement": movement}
 
 
 def _others(pool: Sequence[str], avoid: Sequence[str], rng: random.Random) -> list[str]:

@@ -15,6 +15,7 @@ import argparse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from builders.options.numbers import POSITIVE_INT, POSITIVE_NUMBER
 from builders.video.frame_rules import DEFAULT_RULE, RULES, check_request, get_rule
 
 VIDEO_INPUTS: tuple[str, ...] = ("images", "video")
@@ -118,10 +119,10 @@ def add_frame_arguments(parser: argparse.ArgumentParser, default: str) -> None:
     """``--fps`` | ``--num-frames`` and ``--max-side``, for every command that shows frames to an LLM."""
     group = parser.add_argument_group("frames", f"what the LLM sees of each clip (default: {default})")
     which = group.add_mutually_exclusive_group()
-    which.add_argument("--fps", type=float, help="frames per second of the clip")
-    which.add_argument("--num-frames", type=int, help="this many frames spread evenly over the clip")
+    which.add_argument("--fps", type=POSITIVE_NUMBER, help="frames per second of the clip")
+    which.add_argument("--num-frames", type=POSITIVE_INT, help="this many frames spread evenly over the clip")
     group.add_argument(
-        "--max-side", type=int, help="shrink frames so their longer side is at most this (e.g. 512)"
+        "--max-side", type=POSITIVE_INT, help="shrink frames so their longer side is at most this (e.g. 512)"
     )
     group.add_argument(
         "--frame-rule",
@@ -133,7 +134,7 @@ def add_frame_arguments(parser: argparse.ArgumentParser, default: str) -> None:
     )
     group.add_argument(
         "--max-frames",
-        type=int,
+        type=POSITIVE_INT,
         help="with --fps and an lmms-eval rule: at most this many frames (lmms-eval's max_num_frames)",
     )
     group.add_argument(

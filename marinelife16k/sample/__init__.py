@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from builders.files.jsonio import read_jsonl
 from marinelife16k.annotations import read_annotations
 from marinelife16k.workfolder import read_release, write_release
 
@@ -50,20 +51,37 @@ def sample_video_root() -> Path:
     return sample_root() / VIDEO_DIR
 
 
+def sample_records() -> list[dict]:
+    """The sample's hand-written QA records (``qa.jsonl``)."""
+    return read_jsonl(sample_qa_path())
+
+
+def sample_motion_not_asked(rows: list[dict], records: list[dict]) -> dict[str, str]:
+    """Why each sample video with a movement has no ``central_object_motion`` record: the hand-written
+    sample decided that its ``movement_behavior`` describes another object."""
+    asked = {r["id"] for r in records if r["type"] == "central_object_motion"}
+    return {
+        row[
+            "id"
+        ]: f"hand-written sample: movement_behavior ({row['movement_behavior']!r}) does not describe the "
+        f"central object ({row['central_object']!r})"
+        for row in rows
+        if row["movement_behavior"] and row["id"] not in asked
+    }
+
+
 def write_sample_work_folder(work_dir: str | os.PathLike[str], *, seed: int = SPLIT_SEED) -> Path:
     """A work folder (see :mod:`marinelife16k.workfolder`) for the sample's ground-truth release.
 
     The videos are not copied: ``meta.json`` points at the installed sample's video folder.
     """
-    import json
-
     rows = read_annotations(sample_attributes_path(), video_root=sample_video_root())
-    with sample_qa_path().open(encoding="utf-8") as f:
-        records = [json.loads(line) for line in f if line.strip()]
+    records = sample_records()
     write_release(
         work_dir,
         rows,
         records,
+        motion_not_asked=sample_motion_not_asked(rows, records),
         seed=seed,
         video_root=sample_video_root(),
         provenance={

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from builders.files.folders import atomic_directory
 from builders.hub.layout import CARD_FILE
 from builders.hub.source import folder_fingerprint
 from builders.integrations.items import copy_tree
@@ -21,6 +22,8 @@ from builders.integrations.lmms_eval.tasks import BQA_TEMPLATE, MARINELIFE_TEMPL
 TEMPLATES = {"bqa": BQA_TEMPLATE, "marinelife16k": MARINELIFE_TEMPLATE}
 CACHE_FOLDER = "datasets-cache"
 _DATASET_PATH = re.compile(r"^dataset_path:.*$", re.MULTILINE)
+#: Left in a configured task folder: configuring into it again replaces it (a hidden file: no task).
+TASKS_MARKER = ".vqabench-lmms-eval-tasks"
 
 
 def datasets_cache(out: Path, folder: Path) -> Path:
@@ -33,8 +36,9 @@ def datasets_cache(out: Path, folder: Path) -> Path:
 
 
 def configure_lmms_eval(shipped: Path, out: Path, data: Mapping[str, Path]) -> Path:
-    """Copy ``shipped`` to ``out`` and point each named dataset's template at its folder, which must
-    be a Hub-layout folder (lmms-eval reads it with ``datasets.load_dataset``). Returns ``out``."""
+    """Copy ``shipped`` to ``out`` (replacing a folder this function wrote before, never another) and
+    point each named dataset's template at its folder, which must be a Hub-layout folder (lmms-eval
+    reads it with ``datasets.load_dataset``). Returns ``out``."""
     for name, folder in data.items():
         if name not in TEMPLATES:
             raise ValueError(f"unknown dataset {name!r}; expected one of {list(TEMPLATES)}")
@@ -43,12 +47,13 @@ def configure_lmms_eval(shipped: Path, out: Path, data: Mapping[str, Path]) -> P
                 f"{folder}: not a Hub-layout folder (no {CARD_FILE}); lmms-eval loads data with "
                 f"datasets.load_dataset: export one with 'vqabench {'bqa' if name == 'bqa' else 'marinelife'} export'"
             )
-    out = Path(out)
-    copy_tree(shipped, out)
-    for name, folder in data.items():
-        template = out / TEMPLATES[name]
-        text = template.read_text(encoding="utf-8")
-        cache = datasets_cache(out, Path(folder))
-        line = f"dataset_path: {Path(folder).resolve()}\ndataset_kwargs:\n  cache_dir: {cache}"
-        template.write_text(_DATASET_PATH.sub(lambda _, line=line: line, text, count=1), encoding="utf-8")
-    return out
+    inputs = {f"the {name} data": folder for name, folder in data.items()}
+    with atomic_directory(out, marker=TASKS_MARKER, protect=inputs) as tmp:
+        copy_tree(shipped, tmp)
+        for name, folder in data.items():
+            template = tmp / TEMPLATES[name]
+            text = template.read_text(encoding="utf-8")
+            cache = datasets_cache(Path(out), Path(folder))  # where the folder will be, not the temporary one
+            line = f"dataset_path: {Path(folder).resolve()}\ndataset_kwargs:\n  cache_dir: {cache}"
+            template.write_text(_DATASET_PATH.sub(lambda _, line=line: line, text, count=1), encoding="utf-8")
+    return Path(out)

@@ -31,8 +31,6 @@ def run_candidates(
     work_dir: Path, rows: Sequence[BoLDAnnotation], *, seed: int, mapping: GroupMapping
 ) -> None:
     records = StepRecords(work_dir, CANDIDATES)
-    if records.complete:
-        return
     for item in records.pending([{"id": a.id, "row": a} for a in rows]):
         row: BoLDAnnotation = item["row"]
         try:
@@ -54,9 +52,9 @@ def run_candidates(
 
 def run_clips(work_dir: Path, ids: Sequence[str], rows: Mapping[str, BoLDAnnotation]) -> None:
     records = StepRecords(work_dir, CLIPS)
-    if records.complete:
-        return
     pending = records.pending([{"id": i} for i in ids])
+    if not pending and records.complete:
+        return
     with tqdm(
         total=len(ids), initial=len(ids) - len(pending), desc="clips", unit="clip", disable=None
     ) as bar:

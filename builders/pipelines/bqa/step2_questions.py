@@ -61,7 +61,7 @@ def run_questions(
     ``images_of``: default, frames decoded once into ``<work>/frames`` (STEP4 reuses them)."""
     images_of = images_of or FrameImages(frames_dir(work_dir))
     records = StepRecords(work_dir, STEP)
-    if records.complete:
+    if records.covers(items):
         return {}
 
     def outcome(item: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:

@@ -146,7 +146,7 @@ def run_filter(
 ) -> dict[str, str]:
     """Run STEP3 over ``items`` (rules first, then the LLM on the rest). Returns ``{id: error}``."""
     records = StepRecords(work_dir, STEP)
-    if records.complete:
+    if records.covers(items):
         return {}
     passed = []
     for item in records.pending(items):

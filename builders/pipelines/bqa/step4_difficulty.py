@@ -47,7 +47,7 @@ def run_difficulty(
     ``images_of``: default, the frames STEP2 left in ``<work>/frames`` (decoded if missing)."""
     images_of = images_of or FrameImages(frames_dir(work_dir))
     records = StepRecords(work_dir, STEP)
-    if records.complete:
+    if records.covers(items):
         return {}
 
     def request_of(item: Mapping[str, Any]) -> LLMRequest:

@@ -8,8 +8,13 @@ whole, but the re-ask carries the previous reply and the exact problem, so the m
 
 What the LLM writes: three distractors per applicable multiple-choice type (structured: colour and
 size/shape, camera position and angle, object lists, are separate fields so that the code formats
-them exactly like the answer) and, by default, the fluent ``camera_object_open_ended`` reference
-sentence. What the code owns (:mod:`marinelife16k.questions`): ids, indices, question texts, the
+them exactly like the answer), by default the fluent ``camera_object_open_ended`` reference
+sentence, and, for a video with a ``movement_behavior``, the paper's condition of type 7
+(``central_object_motion``) in a field of its own (:class:`MotionCheck`): does ``movement_behavior``
+describe the movement or state of the central object, and which words of it do. The question is
+asked only if it does, and its answer is that movement alone (the paper: "the movement/state of the
+central_object only"), which must be cut out of ``movement_behavior``
+(:func:`marinelife16k.questions.motion_source_problems`); when it does not, the record says why. What the code owns (:mod:`marinelife16k.questions`): ids, indices, question texts, the
 correct option (the ground-truth value in the paper's format), the seeded option order and answer
 letter, the prompt string and the evidence attributes. The caption question's reference answer is
 the video's *final caption* from the caption engine: the paper's "video captions from the dataset
@@ -18,7 +23,9 @@ GT" are that caption.
 The validator re-asks (bounded by the client's ``max_validation_retries``) when a distractor is
 empty, equals the answer or another distractor (case, spacing and end punctuation ignored), is a
 shorter or longer name of the answer, an ``object_detect`` list has no absent object (it would be
-correct too), a ``central_object_motion`` option gives the movement to another subject, or the
+correct too), a ``central_object_motion`` option gives the movement to another subject, the central
+object's movement is not taken from ``movement_behavior`` (or is given although the check says
+``movement_behavior`` is about something else, or distractors come with no question to ask), or the
 reference sentence does not name the central object; and when the assembled records fail
 :func:`marinelife16k.schema.check_records`. A reply still invalid after that is reported.
 """
@@ -41,7 +48,12 @@ from builders.pipelines.marinelife.outcomes import call_cost
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
 from builders.runs.steps import StepRecords
 from builders.scoring.phrases import mentions, normalized
-from marinelife16k.questions import applicable_types, assemble_records
+from marinelife16k.questions import (
+    MOTION_TYPE,
+    assemble_records,
+    candidate_types,
+    motion_source_problems,
+)
 from marinelife16k.questions import correct_answer as ground_truth
 from marinelife16k.rubrics import format_attributes
 from marinelife16k.schema import check_records
@@ -52,7 +64,21 @@ PROMPT_NAME = "marinelife_qa_distractors"
 SCHEMA_NAME = "marinelife_qa_distractors"
 REFERENCE_FIELD = "camera_object_reference"
 REFERENCE_TYPE = "camera_object_open_ended"
+MOTION_CHECK_FIELD = "central_object_motion_check"
 DISTRACTORS = 3
+
+
+class MotionCheck(BaseModel):
+    """The paper's condition of ``central_object_motion``, decided by the LLM in its own field."""
+
+    model_config = ConfigDict(extra="ignore")
+    describes_central_object: bool = Field(
+        description="does movement_behavior describe the movement or state of the central object"
+    )
+    subject: str = Field(description="whom or what movement_behavior describes")
+    central_object_movement: str = Field(
+        description="the central object's movement or state only, copied from movement_behavior; '' if none"
+    )
 
 
 class AppearanceOption(BaseModel):
@@ -94,21 +120,54 @@ _NAME_TYPES = ("central_object", "central_object_motion", "environment", "lighti
 
 
 def mcq_types(row: Mapping[str, Any]) -> list[str]:
-    """The video's applicable multiple-choice types, in index order."""
-    return [t for t in applicable_types(row) if QUESTION_TYPES[t].question_format == MULTIPLE_CHOICE]
+    """The video's candidate multiple-choice types, in index order (``central_object_motion`` whenever
+    ``movement_behavior`` is non-empty: the reply decides whether it is asked)."""
+    return [t for t in candidate_types(row) if QUESTION_TYPES[t].question_format == MULTIPLE_CHOICE]
 
 
 @cache
 def reply_model(types: tuple[str, ...], reference: bool) -> type[BaseModel]:
     """The reply schema for a set of types: one field of exactly three distractors per type (plus
-    the reference sentence). Cached: one class per combination, so the schema sent is stable."""
-    fields: dict[str, Any] = {
-        t: (Annotated[list[_OPTION_TYPES[t]], Field(min_length=DISTRACTORS, max_length=DISTRACTORS)], ...)
-        for t in types
-    }
+    the reference sentence). ``central_object_motion`` comes with :class:`MotionCheck` and takes
+    three distractors or none (the question is not asked); the validator ties the count to the check.
+    Cached: one class per combination, so the schema sent is stable."""
+    fields: dict[str, Any] = {}
+    for t in types:
+        low = 0 if t == MOTION_TYPE else DISTRACTORS
+        fields[t] = (Annotated[list[_OPTION_TYPES[t]], Field(min_length=low, max_length=DISTRACTORS)], ...)
+        if t == MOTION_TYPE:
+            fields[MOTION_CHECK_FIELD] = (MotionCheck, ...)
     if reference:
         fields[REFERENCE_FIELD] = (str, Field(min_length=1, description="one sentence"))
     return create_model("MarineLifeDistractors", __config__=ConfigDict(extra="ignore"), **fields)
+
+
+def central_motion(row: Mapping[str, Any], value: BaseModel) -> str | None:
+    """The central object's movement the reply extracted ("" when the check says movement_behavior
+    is about something else); None when the video has no movement_behavior to check."""
+    check = getattr(value, MOTION_CHECK_FIELD, None)
+    if check is None:
+        return None
+    return check.central_object_movement.strip() if check.describes_central_object else ""
+
+
+def motion_decision(row: Mapping[str, Any], value: BaseModel) -> dict[str, Any] | None:
+    """What the step records about type 7: asked with its answer, or not asked and why (None: the
+    video has no movement_behavior)."""
+    check = getattr(value, MOTION_CHECK_FIELD, None)
+    if check is None:
+        return None
+    if check.describes_central_object:
+        return {
+            "asked": True,
+            "answer": check.central_object_movement.strip(),
+            "subject": check.subject.strip(),
+        }
+    reason = (
+        f"movement_behavior ({str(row['movement_behavior']).strip()!r}) describes {check.subject.strip()!r}, "
+        f"not the movement or state of the central object ({str(row['central_object']).strip()!r})"
+    )
+    return {"asked": False, "reason": reason, "subject": check.subject.strip()}
 
 
 def present_objects(row: Mapping[str, Any]) -> list[str]:
@@ -121,6 +180,8 @@ def prompt_answers(row: Mapping[str, Any]) -> dict[str, Any]:
     """The correct answers as the prompt shows them: structured where the reply is structured."""
     out: dict[str, Any] = {}
     for t in mcq_types(row):
+        if t == MOTION_TYPE:
+            continue  # decided by the reply (central_object_motion_check)
         if t == "central_object_appearance":
             out[t] = {"color": row["color"], "size_shape": row["size_shape"]}
         elif t == "camera_motion":
@@ -151,7 +212,42 @@ def option_text(qtype: str, option: Any) -> str:
 
 
 def distractor_texts(row: Mapping[str, Any], value: BaseModel) -> dict[str, list[str]]:
-    return {t: [option_text(t, o) for o in getattr(value, t)] for t in mcq_types(row)}
+    """The distractors of each type the video is asked (``central_object_motion`` only if asked)."""
+    return {
+        t: [option_text(t, o) for o in getattr(value, t)]
+        for t in mcq_types(row)
+        if t != MOTION_TYPE or central_motion(row, value)
+    }
+
+
+def _motion_problems(row: Mapping[str, Any], value: BaseModel) -> list[str]:
+    """The check of type 7 against movement_behavior and its distractors' count."""
+    check, given = getattr(value, MOTION_CHECK_FIELD), getattr(value, MOTION_TYPE)
+    central = str(row["central_object"]).strip()
+    movement = check.central_object_movement.strip()
+    if not check.describes_central_object:
+        problems = []
+        if movement:
+            problems.append(
+                f"{MOTION_CHECK_FIELD}: describes_central_object is false but central_object_movement is "
+                f"{movement!r}; leave it empty, or set describes_central_object to true"
+            )
+        if given:
+            problems.append(
+                f"{MOTION_TYPE}: the question is not asked (movement_behavior does not describe the {central}), "
+                "so leave its distractors empty ([])"
+            )
+        if not check.subject.strip():
+            problems.append(f"{MOTION_CHECK_FIELD}: name whom or what movement_behavior describes (subject)")
+        return problems
+    problems = [
+        f"{MOTION_CHECK_FIELD}: {p}" for p in motion_source_problems(movement, row["movement_behavior"])
+    ]
+    if len(given) != DISTRACTORS:
+        problems.append(
+            f"{MOTION_TYPE} needs exactly {DISTRACTORS} distractors when it is asked, got {len(given)}"
+        )
+    return problems
 
 
 def reply_problems(row: Mapping[str, Any], value: BaseModel) -> list[str]:
@@ -159,8 +255,12 @@ def reply_problems(row: Mapping[str, Any], value: BaseModel) -> list[str]:
     problems: list[str] = []
     central = str(row["central_object"]).strip()
     present = present_objects(row)
+    if MOTION_TYPE in mcq_types(row):
+        problems += _motion_problems(row, value)
+        if problems:
+            return problems  # the distractors below are checked against a movement that is not settled
     for qtype, options in distractor_texts(row, value).items():
-        answer = ground_truth(qtype, row)
+        answer = central_motion(row, value) if qtype == MOTION_TYPE else ground_truth(qtype, row)
         problems += option_problems(qtype, answer, options)
         if qtype in _NAME_TYPES:
             for i, option in enumerate(options, start=1):
@@ -200,12 +300,11 @@ def reply_problems(row: Mapping[str, Any], value: BaseModel) -> list[str]:
 def build_records(row: Mapping[str, Any], value: BaseModel, seed: int = 0) -> list[dict[str, Any]]:
     """The video's QA records from a reply, checked by the dataset's validator (ValueError if not)."""
     reference = getattr(value, REFERENCE_FIELD, None)
-    records = assemble_records(
-        row,
-        distractor_texts(row, value),
-        seed,
-        reference_answers={REFERENCE_TYPE: reference.strip()} if reference is not None else None,
-    )
+    answers = {REFERENCE_TYPE: reference.strip()} if reference is not None else {}
+    motion = central_motion(row, value)
+    if motion:
+        answers[MOTION_TYPE] = motion
+    records = assemble_records(row, distractor_texts(row, value), seed, answers=answers)
     check_records(records, [row], source=f"QA records of video {row['id']}")
     return records
 
@@ -228,6 +327,11 @@ def qa_request(row: Mapping[str, Any], *, reference: bool = True) -> LLMRequest:
     model = reply_model(types, reference)
     item_id = str(row["id"])
     formats = {ITEM_ID_FIELD: json.dumps(item_id), **{t: _FIELD_FORMATS[t] for t in types}}
+    if MOTION_TYPE in types:
+        formats[MOTION_TYPE] = "[3 strings, or [] when describes_central_object is false]"
+        formats[MOTION_CHECK_FIELD] = (
+            '{"describes_central_object": boolean, "subject": string, "central_object_movement": string}'
+        )
     if reference:
         formats[REFERENCE_FIELD] = "string"
     prompt = load_prompt(PROMPT_NAME)
@@ -236,6 +340,7 @@ def qa_request(row: Mapping[str, Any], *, reference: bool = True) -> LLMRequest:
         caption=str(row["caption"]).strip(),
         answers=json.dumps(prompt_answers(row), ensure_ascii=False),
         central_object=str(row["central_object"]).strip(),
+        movement_behavior=str(row.get("movement_behavior") or "").strip() or "(none annotated)",
         fields="{" + ", ".join(f'"{name}": {fmt}' for name, fmt in formats.items()) + "}",
         item_id=item_id,
     )
@@ -264,7 +369,8 @@ def run_qa(
     (:func:`marinelife16k.questions.camera_object_reference`) instead of the LLM's.
 
     Record: ``{"id", "records": [QA records], "distractors": {type: [3 texts]},
-    "reference_source": "llm" | "template", "llm": cost}``.
+    "central_object_motion": {"asked": true, "answer", "subject"} | {"asked": false, "reason",
+    "subject"} | null (no movement_behavior), "reference_source": "llm" | "template", "llm": cost}``.
     """
     records = StepRecords(work_dir, STEP)
 
@@ -274,6 +380,7 @@ def run_qa(
                 "id": row["id"],
                 "records": build_records(row, result.value, seed),
                 "distractors": distractor_texts(row, result.value),
+                MOTION_TYPE: motion_decision(row, result.value),
                 "reference_source": "llm" if reference else "template",
                 "llm": call_cost(client, result),
             }

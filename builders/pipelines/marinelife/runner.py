@@ -51,6 +51,7 @@ from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
 from builders.runs.unfinished import Unfinished
 from marinelife16k.annotations import read_annotations
+from marinelife16k.questions import MOTION_TYPE
 from marinelife16k.sample import SAMPLE_REASON, sample_video_root
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, QUESTION_TYPES
 from marinelife16k.workfolder import read_release, write_release
@@ -208,6 +209,11 @@ def _release(
         work,
         videos,
         [record for row in videos for record in qa[row["id"]]["records"]],
+        motion_not_asked={
+            row["id"]: decision["reason"]
+            for row in videos
+            if (decision := qa[row["id"]].get(MOTION_TYPE)) and not decision["asked"]
+        },
         seed=config.seed,
         sizes=config.split_sizes,
         video_root=video_root,
@@ -281,6 +287,7 @@ def summarize(
                 n for t, n in types.items() if QUESTION_TYPES[t].question_format != MULTIPLE_CHOICE
             ),
             "per_type": {t: types[t] for t in QUESTION_TYPES if types[t]},
+            MOTION_TYPE: _motion_counts(qa),
         },
         "llm": {"per_step": llm, "total": _sum(llm.values())},
         "this_run": dict(this_run or {}),
@@ -294,6 +301,17 @@ def summarize(
             "splits": {name: len(ids) for name, ids in _by_split(release.splits()).items()},
         }
     return summary
+
+
+def _motion_counts(qa: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Type 7 over the videos with QA: asked, not asked because movement_behavior is empty, and not asked
+    because the QA generation found it does not describe the central object."""
+    decisions = [item.get(MOTION_TYPE) for item in qa]
+    return {
+        "asked": sum(bool(d and d["asked"]) for d in decisions),
+        "movement_empty": sum(d is None for d in decisions),
+        "not_about_central_object": sum(bool(d and not d["asked"]) for d in decisions),
+    }
 
 
 def _sum(totals: Any) -> dict[str, int]:
@@ -321,6 +339,8 @@ def format_summary(summary: Mapping[str, Any]) -> str:
         f"captions: {c['kept']} kept, {c['refined']} refined (tau {c['tau']:g}); S_c counts {c['s_c']}",
         f"QA records: {q['records']} ({q['multiple_choice']} multiple-choice, {q['open_ended']} open-ended); "
         f"per type {q['per_type']}",
+        "central_object_motion (OBK): {asked} asked; not asked: movement_behavior empty {movement_empty}, "
+        "movement_behavior not about the central object {not_about_central_object}".format(**q[MOTION_TYPE]),
         "LLM (whole build, as recorded): "
         + "; ".join(
             f"{step} {cost['requests']} req / {cost['reasks']} re-asks"

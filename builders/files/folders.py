@@ -1,0 +1,196 @@
+"""Folders a command writes as a whole: the one ownership check, and an atomic replacement.
+
+Every command that writes a folder of its own (``export``, ``human-study make``, a MarineLife-16K
+release, the BoLD sample, ``demo``) goes through :func:`check_replaceable`, and those that replace it
+whole through :func:`atomic_directory`, which runs the check itself: no caller can forget it. A folder
+may be replaced only if it is new, empty, or holds the writer's own *marker* file (which the writer
+leaves in it), and never if it is, or holds, the current directory or a ``protect`` path (the work
+folder with its paid reply cache, the dataset read). A folder of notes, a dataset or a work folder given
+by mistake is refused, not wiped. Each writer has its own marker, so one command's folder is not
+taken for another's.
+
+The replacement itself is one ``renameat2(RENAME_EXCHANGE)`` on Linux: the new folder and the old one
+swap places in a single step, so a process killed at any moment leaves the old folder or the new one
+at the target, never neither. Elsewhere (or on a file system without it) it is two renames with the
+old folder parked as ``.<name>.old-<pid>``; a later write to the same target puts such a parked folder
+back if its process died before the second rename, and removes what killed writers left beside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from builders.files.jsonio import PathLike, _publishable, naming
+
+log = logging.getLogger(__name__)
+
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+_NEW, _OLD = "new", "old"  # .<name>.new-<pid>-XXXX: being written; .<name>.old-<pid>: parked
+
+
+def _owned(target: Path, marker: str, legacy: Collection[str]) -> bool:
+    if (target / marker).is_file():
+        return True
+    entries = {p.name for p in target.iterdir()}
+    return not entries or bool(legacy) and entries <= set(legacy)
+
+
+#: What a writer must not replace: paths, or ``{"the work folder": path, ...}`` to name them in errors.
+Protected = Mapping[str, PathLike] | Iterable[PathLike]
+
+
+def check_replaceable(
+    target: PathLike,
+    *,
+    marker: str,
+    protect: Protected = (),
+    legacy: Collection[str] = (),
+) -> Path:
+    """``target`` resolved, if the writer whose marker is ``marker`` may replace it; else a ValueError
+    saying why and what to do.
+
+    Never a folder that is, or contains, the current directory or one of ``protect`` (a folder or a
+    file). An existing folder must be empty or hold the file ``marker`` (a relative path; what
+    :func:`atomic_directory` leaves in the folders it writes). ``legacy``: the entry names the writer
+    wrote before it left markers; a folder holding nothing else is taken as its own.
+    """
+    target = Path(target).resolve()
+    named = protect.items() if isinstance(protect, Mapping) else (("an input", p) for p in protect)
+    for what, kept in (("the current directory", Path.cwd()), *named):
+        kept = Path(kept).resolve()
+        if kept == target or target in kept.parents:
+            raise ValueError(
+                f"refusing to write {target}: it would replace {what} {kept}"
+                + (" (which is inside it)" if kept != target else "")
+                + "; give a new folder for the output"
+            )
+    if target.exists() and not target.is_dir():
+        raise ValueError(f"refusing to write {target}: it is a file, not a folder")
+    if target.is_dir() and not _owned(target, marker, legacy):
+        raise ValueError(
+            f"refusing to replace {target}: it is not empty and was not written by this command (no "
+            f"{marker} in it); give a new or empty folder, or remove this one yourself"
+        )
+    return target
+
+
+def confined_path(root: PathLike, path: str, where: str, *, also: Iterable[PathLike] = ()) -> Path:
+    """``path`` (relative to ``root``) resolved, if it stays inside ``root``; else a ValueError naming
+    ``where``. An absolute path is refused, and so is one that leaves ``root`` by ``..`` or through a
+    symbolic link (its real location is what counts); ``also``: more folders the real location may be
+    in (the blob store a Hub cache snapshot links into)."""
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"{where}: expected a relative file path, got {path!r}")
+    if Path(path).is_absolute() or Path(path).drive:
+        raise ValueError(f"{where}: the path {path!r} is absolute; only a path inside {root} is read")
+    real = (Path(root) / path).resolve()
+    roots = [Path(r).resolve() for r in (root, *also)]
+    if not any(real == r or r in real.parents for r in roots):
+        raise ValueError(f"{where}: the path {path!r} leads outside {root} (to {real}); it is not read")
+    return real
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's
+    return True
+
+
+def _leftovers(target: Path) -> Iterator[tuple[str, int, Path]]:
+    """``(kind, pid, path)`` of what writers of ``target`` left beside it."""
+    prefix = f".{target.name}."
+    if not target.parent.is_dir():
+        return
+    for path in target.parent.iterdir():
+        kind, _, rest = path.name.removeprefix(prefix).partition("-")
+        if path.name.startswith(prefix) and kind in (_NEW, _OLD) and rest.split("-")[0].isdigit():
+            yield kind, int(rest.split("-")[0]), path
+
+
+def _recover(target: Path) -> None:
+    """Put back a folder parked by a writer killed between its two renames; remove dead writers' rest."""
+    dead = [(kind, path) for kind, pid, path in _leftovers(target) if pid != os.getpid() and not _alive(pid)]
+    for kind, path in dead:
+        if kind == _OLD and not target.exists():
+            os.rename(path, target)
+            log.warning("%s: put back the folder an interrupted write had moved to %s", target, path.name)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap ``a`` and ``b`` in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where unsupported."""
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), os.fspath(b))
+
+
+def _replace(tmp: Path, target: Path) -> None:
+    if not target.exists():
+        os.rename(tmp, target)
+    elif _exchange(tmp, target):
+        shutil.rmtree(tmp)  # now the old folder
+    else:
+        old = target.with_name(f".{target.name}.{_OLD}-{os.getpid()}")
+        os.rename(target, old)
+        try:
+            os.rename(tmp, target)
+        except BaseException:
+            os.rename(old, target)
+            raise
+        shutil.rmtree(old)
+
+
+@contextmanager
+def atomic_directory(
+    target: PathLike,
+    *,
+    marker: str,
+    protect: Protected = (),
+    legacy: Collection[str] = (),
+) -> Iterator[Path]:
+    """Yield an empty folder beside ``target``; when the block ends without error, it replaces ``target``.
+
+    ``target`` must pass :func:`check_replaceable` (``marker``, ``protect``, ``legacy``), checked before
+    the block runs; the new folder gets the file ``marker``. On error the new folder is removed and
+    ``target`` is left as it was.
+    """
+    target = Path(target).resolve()
+    _recover(target)
+    target = check_replaceable(target, marker=marker, protect=protect, legacy=legacy)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.{_NEW}-{os.getpid()}-", dir=target.parent))
+    _publishable(tmp, 0o777)
+    try:
+        (tmp / marker).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / marker).write_text("written by vqabench; writing to this folder again replaces it\n")
+        yield tmp
+        _replace(tmp, target)
+    except OSError as err:  # a full disk names no file: name the folder being written
+        with contextlib.suppress(OSError):
+            shutil.rmtree(tmp)
+        raise naming(err, target) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(tmp)
+        raise

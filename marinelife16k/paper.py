@@ -1,0 +1,65 @@
+"""What the MarineLife-16K paper states about its own release and experiments, as information.
+
+Its figures (Table 1 row, "Statistics", split sizes), the places where those disagree with its own
+rules, the model it built and judged with, and the models of its Table 3 with their groups and
+backbones as printed. Nothing here is a default: this project calls no model unless one is named
+(``--llm-model``), and a paid API only when its key is given.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: The paper's own figures for its full release (Table 1 row, "Statistics", "Dataset Split").
+PAPER: dict[str, Any] = {
+    "hours": 18.48,
+    "videos": 2000,
+    "video_text_pairs": 2000,
+    "sentences_per_caption": 3.4,
+    "caption_words": 44,
+    "questions": 16080,
+    "multiple_choice": 12080,
+    "open_ended": 4000,
+    "splits": {"train": 1300, "validation": 200, "test": 500},
+}
+#: Where the paper's own figures disagree with its rules (or with each other).
+PAPER_NOTES: tuple[str, ...] = (
+    "Sentences per caption: the paper's Table 1 reports 3.4, but its captioner and refiner prompts ask for "
+    '"one complete English video-captioning sentence" of fewer than 80 words, so a caption that follows the '
+    "rule has 1 sentence; a release built with these rules measures about 1.",
+    'Human study: the paper rates "100 questions across four open-ended QA types", but its QA rules define '
+    "two open-ended types (camera_object_open_ended and caption).",
+    'Dimensions: the paper classifies its evaluation "into five dimensions", lists six (MBC, PMT, OBK, SM, PDO, '
+    "OEMU), reports eight columns in Table 3 (MBC-so, MBC-mo, PMT, PDO, OBK, SM-e, SM-l, OEMU) and speaks of "
+    '"nine dimensions" in its conclusion.',
+    "Evaluation set: the split has 500 test videos, but every cell of Tables 3 and 4 is a multiple of 1/30, 1/17 "
+    "or 1/7 of a question count, so the models were scored on a small subset of them (use --videos / "
+    "--video-sample to report on a named subset).",
+    "Averages: Table 3's group averages are the means of its rows except 2.04 (7B-8B OEMU; the mean is 2.048) and "
+    "82.46 (closed-source PMT; the mean is 82.475); the caption table's moving-minus-static differences are taken "
+    "between rounded averages (e.g. 7B-8B BEH -0.13, the unrounded difference is -0.124).",
+    "Release size: the paper describes 2,000 videos but says its submission releases a subset of 500 videos.",
+)
+
+
+#: The model the paper's data engine (captioner, reviewer, refiner, QA generation) and its LLM judge used.
+BUILD_MODEL = JUDGE_MODEL = "GPT-5.5"
+#: Table 3's model groups, in the paper's order.
+GROUPS: tuple[str, ...] = ("Open-source VLMs (7B - 8B)", "Open-source VLMs (31B - 78B)", "Close-source VLMs")
+#: (name as Table 3 prints it, group, backbone as Table 3 prints it; "-" for closed models).
+PAPER_MODELS: tuple[tuple[str, str, str], ...] = (
+    ("Video-LLaMA3-7B", GROUPS[0], "2D RoPE"),
+    ("LLaVa-NeXT-Video", GROUPS[0], "CLIP"),
+    ("LLaVA-OneVision-7B", GROUPS[0], "SigLIP/Qwen"),
+    ("Qwen2.5-VL-7B", GROUPS[0], "2D RoPE/Qwen"),
+    ("InternVL3-8B", GROUPS[0], "V2PE/Qwen"),
+    ("Gemma4-31B", GROUPS[1], "SigLIP/Qwen"),
+    ("Qwen2.5-VL-72B", GROUPS[1], "ViT/Qwen2.5"),
+    ("InternVL3-78B", GROUPS[1], "InternViT-6B/Qwen"),
+    ("Claude-Opus-4.8", GROUPS[2], "-"),
+    ("Grok-4.3", GROUPS[2], "-"),
+    ("Gemini-3.1-Pro", GROUPS[2], "-"),
+    ("Kimi K2.6", GROUPS[2], "-"),
+)
+#: The paper's evaluation setting of those models.
+EVALUATION = "8 uniformly sampled frames per video, as an ordered image sequence; open models from their official Hugging Face releases"
