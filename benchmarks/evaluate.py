@@ -11,6 +11,11 @@ Measured in the same run, each case in a fresh child process (so its peak RSS is
   (16 frames for BQA, 8 for MarineLife). The floor of a case is ``max(N*L/c, decode CPU / cores)``.
   On a shared machine the cores are not all ours: each case is also shown against
   ``max(N*L/c, wall time of the same decoding on a pool of cores threads)``, measured just before.
+- ``shared``: the BQA runner on ``--shared-rows`` rows (default 160) over 3 clips of real length
+  (5-10 s, 360p-720p: BoLD clips with several annotated persons), 16 frames, L=1 s, c=8, against
+  its floor N*L/c (each clip is decoded once, in process: goal within 1.25x), alternated with the
+  same run on frames decoded before its clock starts (what the client, the server and the
+  machine's load cost, decoding aside); minima of ``--shared-repeat`` runs;
 - ``bqa``: :func:`builders.evaluation.bqa.evaluate` (16 frames) at each ``L, c`` of ``--cases``;
   then the same work folder again (a finished run: 0 requests) and with its step records removed
   (every reply from the cache: 0 requests).
@@ -22,7 +27,7 @@ Measured in the same run, each case in a fresh child process (so its peak RSS is
   at the full split and at a third of it (peak RSS must not grow with the split).
 - ``pool``: preparing every clip's 16 frames as a step does, ``cores`` prepare threads decoding in
   themselves against the same threads handing clips to the step's worker processes
-  (:func:`builders.runs.frames.decoding_processes`; a step uses them from ``PROCESS_MIN_ITEMS`` items on).
+  (:func:`builders.runs.frames.decoding_processes`; a step uses them past its first ``PROCESS_MIN_CLIPS`` clips).
 
 Peak RSS is the case process's own; the decode workers' (and their forkserver's) summed PSS, sampled
 every 0.2 s, is shown beside it.
@@ -57,7 +62,7 @@ from llm import ServerProcess  # benchmarks/llm.py: a ChatServer in a child proc
 
 SIZES = ((640, 360), (854, 480), (1280, 720))
 EMOTIONS = ("Happiness", "Pleasure", "Anger", "Sadness")
-SECTIONS = ("decode", "bqa", "marine", "build", "memory", "pool", "fsync")
+SECTIONS = ("decode", "shared", "bqa", "marine", "build", "memory", "pool", "fsync")
 
 
 def cores() -> int:
@@ -89,7 +94,7 @@ def bqa_rows(paths: list[Path]) -> list[dict[str, Any]]:
     return [
         {
             "id": f"clip{i:04d}",
-            "question": "What emotion does the person in the video show most clearly?",
+            "question": f"What emotion does person {i + 1} in the video show most clearly?",  # one request each
             "choices": [EMOTIONS[(i + k) % 4] for k in range(4)],
             "answer": EMOTIONS[i % 4],
             "difficulty": ("Easy", "Hard")[i % 2],
@@ -231,6 +236,14 @@ def _run_case(case: dict[str, Any]) -> dict[str, Any]:
 
 def _run_case_body(case: dict[str, Any]) -> dict[str, Any]:
     work = Path(case["work"])
+    images = None
+    if case.get("predecoded"):  # every clip's frames decoded before the clock starts
+        from builders.runs.frames import FrameImages
+        from builders.video.frame_spec import FrameSpec
+
+        images = FrameImages()
+        for path in dict.fromkeys(case["paths"]):
+            images(path, FrameSpec(fps=None, num_frames=case["frames"]))
     started = time.perf_counter()
     cpu = time.process_time()
     result: dict[str, Any] = {}
@@ -247,7 +260,9 @@ def _run_case_body(case: dict[str, Any]) -> dict[str, Any]:
         spec = FrameSpec(fps=None, num_frames=case["frames"])
         with _client(case["url"], case["c"], work / "llm-cache.sqlite") as client:
             if case["kind"] == "bqa":
-                summary = bqa.evaluate(_bqa_data(case), client, work, work / "predictions.jsonl", frames=spec)
+                summary = bqa.evaluate(
+                    _bqa_data(case), client, work, work / "predictions.jsonl", frames=spec, images_of=images
+                )
             else:
                 summary = marinelife.evaluate(
                     _marine_data(case), client, work, work / "predictions.jsonl", frames=spec
@@ -367,6 +382,8 @@ def main() -> None:
     parser.add_argument("--preset", default="veryfast", help="x264 preset of the clips (default veryfast)")
     parser.add_argument("--quick", action="store_true", help="40 clips of 360p-480p, cases 0.2:32 and 3:8")
     parser.add_argument("--records", type=int, default=16080, help="step records for the fsync section")
+    parser.add_argument("--shared-rows", type=int, default=160, help="rows of the shared section (3 clips)")
+    parser.add_argument("--shared-repeat", type=int, default=3, help="runs of the shared section (minima)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     sizes = SIZES
@@ -416,9 +433,31 @@ def main() -> None:
         )
         return row
 
-    latencies = sorted({latency for latency, _ in cases})
+    latencies = sorted({latency for latency, _ in cases} | ({1.0} if "shared" in only else set()))
     servers = {latency: ServerProcess(latency) for latency in latencies}
     try:
+        if "shared" in only:
+            three = [str(p) for p in make_clips(root / "shared", 3, SIZES, args.preset)]
+            rows = [three[i % 3] for i in range(args.shared_rows)]
+            case = {"kind": "bqa", "frames": 16, "paths": rows, "c": 8, "url": servers[1.0].url}
+            floor = len(rows) * 1.0 / 8
+            # Alternated with the same rows whose frames were decoded before the clock started: what
+            # the client, the server and this machine's load cost beyond N*L/c, decoding aside.
+            runs: dict[str, list[dict[str, Any]]] = {"runner": [], "predecoded": []}
+            for _ in range(args.shared_repeat):
+                for kind in runs:
+                    work = fresh(f"shared-{kind}")
+                    runs[kind].append(run_case({**case, "work": work, "predecoded": kind == "predecoded"},
+                                               servers[1.0]))  # fmt: skip
+            best = {kind: min(rs, key=lambda r: r["wall"]) for kind, rs in runs.items()}
+            r, pre = best["runner"], best["predecoded"]
+            print(f"BQA evaluate, {len(rows)} rows over 3 clips, L=1 c=8 (min of {args.shared_repeat}): wall "
+                  f"{r['wall']:.1f} s, floor N*L/c {floor:.1f} s: {r['wall'] / floor:.2f}x; frames decoded "
+                  f"beforehand {pre['wall']:.1f} s ({pre['wall'] / floor:.2f}x); requests {r['requests']}, max "
+                  f"in flight {r['max_in_flight']}, client CPU {r['cpu']:.1f} s; all walls: "
+                  + ", ".join(f"{k} {[round(x['wall'], 1) for x in rs]}" for k, rs in runs.items()))  # fmt: skip
+            figures["shared"] = {**r, "n": len(rows), "floor": floor, "ratio": r["wall"] / floor,
+                                 "predecoded": pre, "runs": runs}  # fmt: skip
         if "bqa" in only:
             rows = []
             for latency, c in cases:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -208,3 +209,56 @@ def test_estimate_sends_nothing_and_counts_what_a_run_would_send(data, tmp_path,
         capsys.readouterr()
         assert cli_main([*args, *llm_args(server), "--estimate"]) == 0
         assert "0 requests to send:" in capsys.readouterr().out
+
+
+def test_a_clip_shared_by_rows_is_decoded_once_per_frame_spec(tmp_path, monkeypatch):
+    # BoLD clips with several annotated persons are several rows (interleaved here, as a split may
+    # order them), given as paths and as Hub-style embedded bytes; each row's request must carry
+    # its clip's own frames, and each clip is decoded once per frame spec (decodes counted at the
+    # sampler, in this process: a step with fewer clips than PROCESS_MIN_CLIPS starts no worker
+    # process, however many rows it has).
+    from bqa.data import SplitData
+    from builders.evaluation.bqa import evaluate
+    from builders.llm import LLMClient, LLMSettings
+    from builders.runs.llm_step import PROCESS_MIN_CLIPS
+    from builders.testing.chat_requests import image_urls
+    from builders.testing.clips import write_clip
+    from builders.video.frame_spec import FrameSpec
+    from builders.video.sampler import ClipReader
+
+    clips = [write_clip(tmp_path / f"clip{k}.mp4", num_frames=30 + 10 * k, seed=k) for k in range(3)]
+    sources = [clips[0], clips[1], {"path": "clip2.mp4", "bytes": clips[2].read_bytes()}]
+    labels = ["Happiness", "Pleasure", "Anger", "Sadness"]
+    rows = [
+        {"id": f"r{i}", "question": f"How does person {i} feel?", "choices": labels, "answer": labels[i % 4],
+         "difficulty": "Easy", "gender": "Female", "age": "Adult", "ethnicity": "White"}
+        for i in range(40)
+    ]  # fmt: skip
+    assert len(rows) > PROCESS_MIN_CLIPS
+    data = SplitData("bench", "test", rows, lambda i: sources[i % 3])
+    decodes: list[tuple[str, int]] = []
+    real = ClipReader.get_frames_at
+
+    def counted(self, indices, **kwargs):
+        decodes.append((Path(self.name.split(" ")[0]).name, len(indices)))
+        return real(self, indices, **kwargs)
+
+    for num_frames in (4, 6):
+        spec = FrameSpec(fps=None, num_frames=num_frames)
+        expected = {k: spec.data_urls(clips[k]) for k in range(3)}  # decoded here, independently
+        monkeypatch.setattr(ClipReader, "get_frames_at", counted)
+        with ChatServer(model=None) as server:
+            server.handler = BQAResponder()
+            settings = LLMSettings(model=MODEL, base_url=server.url, api_key_env=None, progress=False,
+                                   max_concurrency=8)  # fmt: skip
+            with LLMClient(settings, cache_path=tmp_path / f"cache{num_frames}.sqlite") as client:
+                summary = evaluate(
+                    data, client, tmp_path / f"work{num_frames}", tmp_path / "p.jsonl", frames=spec
+                )
+            assert summary.ok and len(server.chat_requests) == len(rows)
+            for request in server.chat_requests:
+                row = int(re.search(r"person (\d+)", request.body["messages"][0]["content"][-1]["text"])[1])
+                assert image_urls(request.body) == expected[row % 3]
+        assert sorted(decodes) == [(f"clip{k}.mp4", num_frames) for k in range(3)]
+        decodes.clear()
+        monkeypatch.undo()

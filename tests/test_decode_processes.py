@@ -1,7 +1,8 @@
 """Frames decoded in worker processes (builders/runs/frames.py, ``decoding_processes``): a long
-step's clips are decoded outside the main process, to the same bytes a plain in-process
-``sample_frames`` + ``frames_to_data_urls`` gives (so the same reply-cache keys); a worker killed
-mid-step costs no clip; a clip whose decoder dies every time is the only one rejected, by name."""
+step's clips past its first few are decoded outside the main process, to the same bytes a plain
+in-process ``sample_frames`` + ``frames_to_data_urls`` gives (so the same reply-cache keys); a step
+whose items share a few clips starts no process; a worker killed mid-step costs no clip; a clip
+whose decoder dies every time is the only one rejected, by name."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ import pytest
 
 from builders.llm import LLMClient, LLMRequest, LLMSettings, user_message
 from builders.runs import frames
-from builders.runs.frames import decode_images, decoding_processes
-from builders.runs.llm_step import PROCESS_MIN_ITEMS, VIDEO_UNREADABLE, Outcome, run_llm_step
+from builders.runs.frames import FrameImages, decode_images, decoding_processes
+from builders.runs.llm_step import PROCESS_MIN_CLIPS, VIDEO_UNREADABLE, Outcome, run_llm_step
 from builders.runs.steps import StepRecords
 from builders.testing.clips import write_clip
 from builders.video.frame_spec import FrameSpec
@@ -35,7 +36,8 @@ SPEC = FrameSpec(fps=None, num_frames=6)
 @pytest.fixture(scope="module")
 def clips(tmp_path_factory) -> list[Path]:
     root = tmp_path_factory.mktemp("clips")
-    return [write_clip(root / f"c{i:02d}.mp4", num_frames=30 + i, seed=i) for i in range(PROCESS_MIN_ITEMS)]
+    count = PROCESS_MIN_CLIPS + 2
+    return [write_clip(root / f"c{i:02d}.mp4", num_frames=30 + i, seed=i) for i in range(count)]
 
 
 def _expected(clip: Path) -> list[str]:
@@ -56,38 +58,75 @@ def _children_with_open(path: Path) -> list[int]:
     return found
 
 
-def test_a_long_step_decodes_in_worker_processes_to_the_same_bytes(chat_server, tmp_path, clips):
+def _ok(item, request, result):
+    return Outcome({"id": item["id"]})
+
+
+def test_a_long_step_decodes_its_first_clips_itself_and_the_rest_in_worker_processes(
+    chat_server, tmp_path, clips, monkeypatch
+):
     chat_server.handler = lambda body: "ok"
-    seen: dict[str, tuple[bool, list[str]]] = {}
+    seen: dict[str, list[str]] = {}
+    pools: set[object] = set()
+    here: list[str] = []  # clips decoded in this process
+    decode_here = frames._decode_here
+    monkeypatch.setattr(
+        frames, "_decode_here", lambda clip, spec: here.append(clip.stem) or decode_here(clip, spec)
+    )
 
     def request_of(item):
         urls = decode_images(item["clip"], SPEC)
-        seen[item["id"]] = (frames._active is not None, urls)
+        pools.add(frames._active)
+        seen[item["id"]] = urls
         return LLMRequest([user_message("which?", urls)], output_tokens=1)
 
     items = [{"id": clip.stem, "clip": clip} for clip in clips]
     settings = LLMSettings(model="m", base_url=chat_server.url, api_key_env=None, progress=False)
     with LLMClient(settings, cache_path=tmp_path / "c.sqlite") as client:
-        failures = run_llm_step(StepRecords(tmp_path, "s"), items, client, request_of,
-                                lambda item, request, result: Outcome({"id": item["id"]}), workers=2)  # fmt: skip
+        failures = run_llm_step(StepRecords(tmp_path, "s"), items, client, request_of, _ok, workers=2)
     assert failures == {} and frames._active is None  # the workers are gone with the step
+    (pool,) = pools
+    assert pool is not None and pool.asked == len(clips) and pool.started == 2 and pool.replaced == 0
+    assert len(here) == PROCESS_MIN_CLIPS  # and the others in the workers
     for clip in clips:
-        in_processes, urls = seen[clip.stem]
-        assert in_processes
+        urls = seen[clip.stem]
         assert urls == _expected(clip)
-        for url in urls:  # the hash the cache key uses is the JPEG's, taken in the worker
+        for url in urls:  # the hash the cache key uses is the JPEG's, taken where it was encoded
             assert url.sha256 == hashlib.sha256(base64.b64decode(url.partition(",")[2])).hexdigest()
-    # One item short of the threshold: the step keeps its threads.
-    short: dict[str, bool] = {}
+    # No more items than clips decoded in process: the step starts no process.
+    pools.clear()
 
     def request_short(item):
-        short[item["id"]] = frames._active is not None
+        pools.add(frames._active)
         return LLMRequest([user_message("which?", decode_images(item["clip"], SPEC))], output_tokens=1)
 
     with LLMClient(settings, cache_path=tmp_path / "c.sqlite") as client:
-        run_llm_step(StepRecords(tmp_path, "t"), items[1:], client, request_short,
-                     lambda item, request, result: Outcome({"id": item["id"]}), workers=2)  # fmt: skip
-    assert len(short) == PROCESS_MIN_ITEMS - 1 and not any(short.values())
+        run_llm_step(
+            StepRecords(tmp_path, "t"), items[:PROCESS_MIN_CLIPS], client, request_short, _ok, workers=2
+        )
+    (pool,) = pools
+    assert pool.asked == PROCESS_MIN_CLIPS and pool.started == 0
+
+
+def test_a_step_whose_items_share_a_few_clips_starts_no_process(chat_server, tmp_path, clips):
+    # BoLD clips with several annotated persons: many rows, each clip decoded once (FrameImages).
+    chat_server.handler = lambda body: "ok"
+    images = FrameImages()
+    pools: set[object] = set()
+
+    def request_of(item):
+        pools.add(frames._active)
+        return LLMRequest(
+            [user_message(f"person {item['id']}?", images(item["clip"], SPEC))], output_tokens=1
+        )
+
+    items = [{"id": f"r{i}", "clip": clips[i % 3]} for i in range(3 * PROCESS_MIN_CLIPS)]
+    settings = LLMSettings(model="m", base_url=chat_server.url, api_key_env=None, progress=False)
+    with LLMClient(settings, cache_path=tmp_path / "c.sqlite") as client:
+        failures = run_llm_step(StepRecords(tmp_path, "s"), items, client, request_of, _ok, workers=2)
+    (pool,) = pools
+    assert failures == {} and images.decoded == 3
+    assert pool is not None and pool.asked == 3 and pool.started == 0
 
 
 def test_a_worker_killed_mid_step_costs_no_clip(tmp_path):
@@ -125,17 +164,25 @@ def test_a_clip_that_kills_its_decoder_every_time_is_the_only_one_rejected(chat_
 
     watcher = threading.Thread(target=kill_its_decoders, daemon=True)
     watcher.start()
-    items = [{"id": "culprit", "clip": culprit}] + [{"id": clip.stem, "clip": clip} for clip in clips]
+    # The step's first clips are decoded in process: the culprit asks for its frames after them.
+    items = [{"id": clip.stem, "clip": clip} for clip in clips] + [{"id": "culprit", "clip": culprit}]
     settings = LLMSettings(model="m", base_url=chat_server.url, api_key_env=None, progress=False)
     records = StepRecords(tmp_path, "s")
+    done, lock, local_done = [0], threading.Lock(), threading.Event()
 
     def request_of(item):
-        return LLMRequest([user_message("which?", decode_images(item["clip"], SPEC))], output_tokens=1)
+        if item["id"] == "culprit":
+            assert local_done.wait(timeout=120)
+        urls = decode_images(item["clip"], SPEC)
+        with lock:
+            done[0] += 1
+            if done[0] == PROCESS_MIN_CLIPS:
+                local_done.set()
+        return LLMRequest([user_message("which?", urls)], output_tokens=1)
 
     try:
         with LLMClient(settings, cache_path=tmp_path / "c.sqlite") as client:
-            failures = run_llm_step(records, items, client, request_of,
-                                    lambda item, request, result: Outcome({"id": item["id"]}), workers=2)  # fmt: skip
+            failures = run_llm_step(records, items, client, request_of, _ok, workers=2)
     finally:
         stop.set()
         watcher.join()

@@ -32,7 +32,7 @@ from builders.evaluation.bqa_answers import STYLES, answer_request, read_answer
 from builders.evaluation.run import PredictionRun, run_predictions, save_run_summary
 from builders.hub.subset import FIELD, VideoSelection, filter_by_video
 from builders.llm import LLMClient, LLMRequest, LLMResult
-from builders.runs.frames import Images, decode_images
+from builders.runs.frames import FrameImages, Images
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
 from builders.video.frame_spec import FrameSpec
 
@@ -97,14 +97,17 @@ def evaluate(
     batch_size: int = DEFAULT_BATCH_SIZE,
     reject_failures: bool = False,
     identity: Mapping[str, Any] | None = None,
-    images_of: Images = decode_images,
+    images_of: Images | None = None,
     videos: VideoSelection | None = None,
 ) -> EvalSummary:
     """Predict every row (the first ``limit``) of ``data``; write ``out`` once all have a record.
 
     ``identity``: what names the data (e.g. folder and split), checked against ``<work>/eval.json``
     with the style, frames and LLM settings, so one work folder never mixes two evaluations.
-    ``images_of``: how frames are made (:mod:`builders.runs.frames`; ``--estimate`` probes them).
+    ``images_of``: how frames are made (:mod:`builders.runs.frames`; ``--estimate`` probes them);
+    by default decoded once per clip and frame spec (:class:`~builders.runs.frames.FrameImages`, keyed
+    by the clip's content): BoLD clips with several annotated persons are several rows, and every
+    request a row makes of its clip shares that one decode.
     ``videos``: only the rows of a named subset of the split's clips (a BQA item is one clip: its
     ``id``), recorded in every line's provenance as ``videos`` (:mod:`builders.hub.subset`).
     """
@@ -114,6 +117,7 @@ def evaluate(
     subset = (
         videos.choose([r["id"] for r in data.rows], split=data.split, source=data.source) if videos else None
     )
+    images = images_of or FrameImages()
     config = {
         **(identity or {"source": data.source}),
         "style": style,
@@ -129,7 +133,7 @@ def evaluate(
     def request_of(item: Mapping[str, Any]) -> LLMRequest:
         row = data.rows[item["index"]]
         video = data.video(item["index"])
-        return answer_request(row["question"], row["choices"], video, frames, style, images_of=images_of)
+        return answer_request(row["question"], row["choices"], video, frames, style, images_of=images)
 
     def outcome(item: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
         return Outcome(

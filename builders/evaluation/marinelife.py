@@ -61,8 +61,6 @@ JUDGE_TASKS: dict[str, tuple[str, str]] = {
 }
 #: Expected reply lengths, for cost estimates: a letter; a sentence or two (open-ended, captions).
 MCQ_OUTPUT_TOKENS, OPEN_OUTPUT_TOKENS = 4, 80
-# Videos kept decoded at once: records come grouped by video, so a few suffice.
-_FRAME_CACHE_VIDEOS = 8
 
 
 def answer_request(record: Mapping[str, Any], images: Sequence[str], frames: FrameSpec) -> LLMRequest:
@@ -145,12 +143,13 @@ def evaluate(
 
     ``identity``: what names the data (e.g. folder and split), checked against ``<work>/eval.json``
     with the frames and LLM settings, so one work folder never mixes two evaluations.
-    ``images_of``: how frames are made (default: decoded, the last few videos' kept in memory).
+    ``images_of``: how frames are made (default: decoded once per video and frame spec while its
+    records are being asked, :class:`~builders.runs.frames.FrameImages`).
     ``videos``: only the records of a named subset of the split's videos (recorded in every line's
     provenance as ``videos``; :mod:`builders.hub.subset`).
     """
     frames = frames or DEFAULT_FRAMES
-    images = images_of or FrameImages(keep=_FRAME_CACHE_VIDEOS)
+    images = images_of or FrameImages()
     subset = videos.choose(list(data.videos), split=data.split, source=data.source) if videos else None
     config = {**(identity or {"source": data.source, "split": data.split}), "frames": frames.to_json(),
               "limit": limit, "prompt": "@".join(load_prompt(PROMPT_NAME).ref),

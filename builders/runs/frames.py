@@ -7,8 +7,8 @@ the sha256 of their JPEG bytes so the cache key never decodes them again. Inside
 :func:`decoding_processes` (the step loop enters it for a long step) the sampling and encoding run in
 worker processes (:class:`DecodeProcesses`). Results are kept:
 
-- in memory for the last few clips (a MarineLife video's questions share its frames; concurrent
-  asks for one clip wait for one decode);
+- in memory for the clips of the items in flight and more (a MarineLife video's questions and a
+  BoLD clip's annotated persons share its frames; concurrent asks for one clip wait for one decode);
 - optionally on disk (``cache_dir``, e.g. ``<work>/frames``), content-addressed by the clip's bytes
   and the frame spec, so the build's STEP2 and STEP4 decode a clip once between them. Each file holds
   the sha256 of each frame's JPEG bytes, checked when it is read: a damaged file is logged and decoded
@@ -51,6 +51,8 @@ log = logging.getLogger(__name__)
 
 #: JPEG quality of every frame shown to an LLM (the default of ``frames_to_data_urls``).
 JPEG_QUALITY = 85
+#: Data URLs a :class:`FrameImages` keeps in memory (characters, about bytes): its class doc says why.
+MEMORY_BYTES = 96 * 1024 * 1024
 _FORMAT = 2  # of the files under cache_dir; bump to stop reading old ones (2: a sha256 per frame)
 
 
@@ -113,21 +115,41 @@ class DecodeProcesses:
     its own pipes and one clip at a time, so a dead worker is an end of file on its own pipe: its
     clip is decoded again in a fresh worker, and a clip whose decoder dies twice is rejected
     (``VideoError``); no other clip is touched.
+
+    ``local_clips``: the first clips asked for are decoded in the calling thread (None: all of
+    them, no process is started; either way ``workers`` clips at a time), and the workers are started (``Popen`` returns at once: their imports run in them) when half that many have
+    been asked for, so that their start-up overlaps the decoding of the other half. Starting a
+    worker costs 0.13-0.2 s on an idle machine and 2-4 s on a loaded one (CPU that the clips
+    being decoded would have had), so a step whose rows share a few clips (BoLD clips with several
+    annotated persons: 160 rows over 3 clips) never starts any, and a long one does not wait for
+    them. Clips are counted as asked for: a :class:`FrameImages` asks once per clip and frame spec.
     """
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, local_clips: int | None = 0) -> None:
         self.workers = workers
+        self.local_clips = local_clips
+        self.asked = 0  # clips asked for
+        self.started = 0  # worker processes started (replacements included)
         self.replaced = 0  # workers that died and were replaced
         self._slots = threading.BoundedSemaphore(workers)
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
 
     def decode(self, source: SourceLike, spec: FrameSpec) -> list[ImageURL]:
-        with self._slots:  # at most `workers` clips out at once; a worker is started on first need
+        with self._lock:
+            self.asked += 1
+            local = self.local_clips is None or self.asked <= self.local_clips
+            if self.local_clips is not None and self.asked > self.local_clips // 2 and not self.started:
+                self._idle += [self._start() for _ in range(self.workers)]  # start-up overlaps local decodes
+        with self._slots:  # at most `workers` clips decoded at once, here or in the workers
+            if local:
+                return _decode_here(source, spec)
             with self._lock:
                 worker = self._idle.pop() if self._idle else None
             for attempt in (1, 2):
-                worker = worker or _Worker()
+                if worker is None:
+                    with self._lock:
+                        worker = self._start()
                 try:
                     kind, value = worker.call(source, spec)
                 except _WorkerDied:
@@ -146,9 +168,16 @@ class DecodeProcesses:
                 return value
         raise AssertionError("unreachable")
 
+    def _start(self) -> _Worker:
+        self.started += 1
+        return _Worker()
+
     def close(self) -> None:
+        """Stop the workers: all are told at once (end of input), then waited for."""
         with self._lock:
             idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.end_input()
         for worker in idle:
             worker.close()
 
@@ -179,9 +208,12 @@ class _Worker:
         except (EOFError, OSError, pickle.UnpicklingError) as err:  # dead, or died mid-reply
             raise _WorkerDied from err
 
-    def close(self) -> None:
+    def end_input(self) -> None:
         with contextlib.suppress(OSError):
             self.process.stdin.close()  # type: ignore[union-attr]  # end of input: the worker exits
+
+    def close(self) -> None:
+        self.end_input()
         try:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -214,14 +246,15 @@ _active_lock = threading.Lock()
 
 
 @contextmanager
-def decoding_processes(workers: int) -> Iterator[DecodeProcesses]:
+def decoding_processes(workers: int, local_clips: int | None = 0) -> Iterator[DecodeProcesses]:
     """While inside, :func:`decode_images` (and so every :class:`FrameImages`) decodes in ``workers``
-    processes; re-entered, the outer pool serves both. Left, the workers are stopped."""
+    processes, but for the first ``local_clips`` clips (:class:`DecodeProcesses`); re-entered, the
+    outer pool serves both. Left, the workers are stopped."""
     global _active
     with _active_lock:
         outer = _active
         if outer is None:
-            _active = DecodeProcesses(workers)
+            _active = DecodeProcesses(workers, local_clips)
         processes = _active
     try:
         yield processes
@@ -242,19 +275,29 @@ def frames_dir(work_dir: str | os.PathLike[str]) -> Path:
 
 
 class FrameImages:
-    """``images(source, spec)``: the clip's frames as JPEG data URLs (module doc)."""
+    """``images(source, spec)``: the clip's frames as data URLs (module doc), decoded once per clip
+    content and frame spec while they stay in memory (or on disk, JPEGs only, with ``cache_dir``).
 
-    def __init__(self, cache_dir: str | os.PathLike[str] | None = None, keep: int = 8) -> None:
+    Memory holds the most recently used clips' URLs up to ``memory_bytes`` in all (at least one
+    clip): enough for the clips of every item a step has in flight (its ``max_concurrency`` plus
+    the items prepared ahead, at 16 720p frames about 2.5 MB a clip), so rows that share a clip
+    (BoLD clips with several annotated persons, MarineLife videos with many questions) and
+    several requests of one row (a two-stage chain of thought) decode it once, wherever they
+    fall in the step, as long as no more other clips come between them than fit.
+    """
+
+    def __init__(
+        self, cache_dir: str | os.PathLike[str] | None = None, memory_bytes: int = MEMORY_BYTES
+    ) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
-        self.keep = keep
+        self.memory_bytes = memory_bytes
         self.decoded = 0  # clips decoded by this object (not found in memory or on disk)
         self._memory: OrderedDict[str, list[ImageURL]] = OrderedDict()
+        self._held = 0  # characters of the URLs in memory
         self._lock = threading.Lock()
         self._busy: dict[str, threading.Lock] = {}
 
     def __call__(self, source: SourceLike, spec: FrameSpec) -> list[ImageURL]:
-        if spec.video_input != "images":
-            return decode_images(source, spec)  # one MP4 URL: not kept (the cache holds JPEGs)
         key = self._key(source, spec)
         with self._lock:
             if key in self._memory:
@@ -265,16 +308,20 @@ class FrameImages:
             with self._lock:
                 if key in self._memory:
                     return self._memory[key]
-            urls = self._load(key)
+            jpegs = spec.video_input == "images"  # the disk holds JPEGs, not a video's one MP4 URL
+            urls = self._load(key) if jpegs else None
             if urls is None:
                 urls = decode_images(source, spec)
-                self._store(key, urls)
+                if jpegs:
+                    self._store(key, urls)
                 with self._lock:
                     self.decoded += 1
             with self._lock:
                 self._memory[key] = urls
-                while len(self._memory) > self.keep:
-                    self._memory.popitem(last=False)
+                self._held += sum(len(url) for url in urls)
+                while self._held > self.memory_bytes and len(self._memory) > 1:
+                    _, dropped = self._memory.popitem(last=False)
+                    self._held -= sum(len(url) for url in dropped)
                 self._busy.pop(key, None)
             return urls
 

@@ -13,7 +13,6 @@ decoded is rejected with reason ``video_unreadable`` instead of stopping the ste
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -61,15 +60,16 @@ def llm_fields(result: LLMResult, request: LLMRequest, client: LLMClient) -> dic
     }
 
 
-#: Pending items from which a step decodes its frames in worker processes (:func:`decoding_processes`):
-#: starting them costs 0.13-0.2 s, what 4-6 clips cost to decode, so a short step keeps its threads.
-PROCESS_MIN_ITEMS = 16
+#: Clips a step decodes in its own threads before it decodes in worker processes
+#: (:func:`decoding_processes`, started meanwhile): starting them costs 0.13-0.2 s idle, 2-4 s on a
+#: loaded machine, what 4-6 clips or more cost to decode, so a step with fewer distinct clips (a
+#: short one, or one whose rows share a few clips) never starts them.
+PROCESS_MIN_CLIPS = 16
 
 
 def prepare_workers() -> int:
-    """Threads that build requests ahead of the sends: one per CPU. Each waits for its clip's frames
-    from as many worker processes (:class:`builders.runs.frames.DecodeProcesses` says why
-    processes) or, in a short step, decodes them itself."""
+    """Clips a step decodes at once: one per CPU, in its own threads or, past its first clips, in as
+    many worker processes (:class:`builders.runs.frames.DecodeProcesses` says why processes)."""
     return available_cpus()
 
 
@@ -91,9 +91,11 @@ def run_llm_step(
     ``request_of(item)`` builds the request (VideoError/FileNotFoundError: the item is rejected as
     ``video_unreadable``); ``outcome_of(item, request, result)`` turns a validated reply into a record.
 
-    A pipeline: ``workers`` threads build requests (frames sampled and encoded, in as many worker
-    processes from :data:`PROCESS_MIN_ITEMS` pending items on) in input order,
-    each request is sent as soon as it is built, at most ``settings.max_concurrency`` in flight, and
+    A pipeline: items start in input order and each has a thread that builds its request (frames
+    sampled and encoded ``workers`` clips at a time, in as many worker processes past the first
+    :data:`PROCESS_MIN_CLIPS` clips; an item waiting for a clip that another is decoding, rows that
+    share a clip, holds back no other item), each request is sent as soon as it is built, at most
+    ``settings.max_concurrency`` in flight, and
     each result is recorded as it arrives (group commits: :class:`StepRecords`). At most
     ``max_concurrency + ahead`` items are between "started" and "recorded" (``ahead`` defaults to
     ``2 * workers``, or ``batch_size`` when given), so memory does not grow with the split. The
@@ -108,14 +110,11 @@ def run_llm_step(
     workers = workers or prepare_workers()
     ahead = ahead or batch_size or 2 * workers
     desc = desc or records.name
-    processes = (
-        decoding_processes(workers)
-        if workers > 1 and len(pending) >= PROCESS_MIN_ITEMS
-        else contextlib.nullcontext()
-    )
+    # No more clips than items; one worker: every clip in this process (still one at a time).
+    local_clips = PROCESS_MIN_CLIPS if workers > 1 and len(pending) > PROCESS_MIN_CLIPS else None
     with (
         records.group_commits(),
-        processes,
+        decoding_processes(workers, local_clips=local_clips),
         progress_bar(len(items), len(items) - len(pending), desc) as bar,
     ):
         try:
@@ -216,7 +215,10 @@ async def _pipeline(
                 session.stop("the disk is full")
                 return
 
-    with ThreadPoolExecutor(workers, thread_name_prefix="prepare") as pool:
+    # A thread for every item between started and sent: most of them wait (for a decode slot, for a
+    # clip another item is decoding, for a worker process), none holds back another.
+    threads = client.settings.max_concurrency + ahead
+    with ThreadPoolExecutor(threads, thread_name_prefix="prepare") as pool:
         async with client.session() as session:
             ticker = asyncio.create_task(commit_every_second(session))
             try:

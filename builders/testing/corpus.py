@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -153,4 +154,48 @@ def patch_x264_build(src: str | os.PathLike[str], dst: str | os.PathLike[str], b
                 packet, first = patched, False
             packet.stream = stream
             out.mux(packet)
+    return Path(dst)
+
+
+def corrupt_packet(src: str | os.PathLike[str], dst: str | os.PathLike[str], position: int) -> Path:
+    """Copy a length-prefixed H.264/HEVC file (MP4, MKV) with the first NAL length of video packet
+    ``position`` (decode order) overwritten by 0xFFFFFFFF, the damage of decord's ``corrupted.mp4``
+    test file (its packet 30): the container is whole and counts every packet, while a decoder
+    rejects that one ("Invalid NAL unit size") and a full decode ends there."""
+    data = bytearray(Path(src).read_bytes())
+    with av.open(os.fspath(src)) as inp:
+        stream = inp.streams.video[0]
+        packets = (p for p in inp.demux(stream) if p.size)
+        packet = next(p for k, p in enumerate(packets) if k == position)
+        at, size = packet.pos, packet.size
+    if at is None or data[at : at + size] != bytes(packet):
+        raise ValueError(f"{src}: cannot find video packet {position} in the file's bytes")
+    data[at : at + 4] = b"\xff\xff\xff\xff"
+    Path(dst).write_bytes(bytes(data))
+    return Path(dst)
+
+
+def anonymous_mpeg4(src: str | os.PathLike[str], dst: str | os.PathLike[str], codec_tag: str) -> Path:
+    """Copy an MPEG-4 Part 2 AVI with its encoder's user data (``Lavc...``) removed, from the
+    extradata and every packet, and its fourcc set to ``codec_tag``: FFmpeg then knows the encoder
+    by the fourcc alone (``XVID``: Xvid's IDCT and bug workarounds), as with files whose encoder
+    wrote no user data; a decoder without the fourcc decodes other pixels."""
+
+    def strip(data: bytes) -> bytes:  # user data runs to the next start code
+        return re.sub(rb"\x00\x00\x01\xb2.*?(?=\x00\x00\x01|\Z)", b"", data, flags=re.S)
+
+    with av.open(os.fspath(src)) as inp, av.open(os.fspath(dst), mode="w", format="avi") as out:
+        source = inp.streams.video[0]
+        stream = out.add_stream("mpeg4", rate=source.average_rate)
+        stream.width, stream.height, stream.pix_fmt = source.width, source.height, source.pix_fmt
+        stream.codec_context.codec_tag = codec_tag
+        stream.codec_context.extradata = strip(source.codec_context.extradata or b"")
+        stream.time_base = source.time_base
+        for packet in inp.demux(source):
+            if packet.size == 0:
+                continue
+            copy = av.Packet(strip(bytes(packet)))
+            copy.pts, copy.dts, copy.is_keyframe = packet.pts, packet.dts, packet.is_keyframe
+            copy.time_base, copy.stream = packet.time_base, stream
+            out.mux(copy)
     return Path(dst)

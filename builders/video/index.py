@@ -7,18 +7,24 @@ ways to know them:
   packet in decode order; frame ``i`` is then the ``i``-th packet in presentation (pts) order.
   That holds only where packets map one to one onto output frames by their timestamps, so the
   index says when it cannot be trusted (:attr:`FrameIndex.unproven`): no timestamps (AVI stores
-  none, only guesses), missing or repeated ones (splices), or flagged-corrupt packets. Packets
+  none, only guesses: trusted only where the bitstream shows that decode order is display order,
+  intra-only codecs and MPEG-4 Part 2 without B-VOPs), missing or repeated ones (splices), or
+  flagged-corrupt packets. Packets
   the container marks as discarded (edit-list pre-roll) and those a decoder drops at the start
   of a cut (:meth:`FrameIndex.without`, found by decoding the start) are fed to the decoder but
-  are not frames. A first packet announcing an old x264 build keeps the index but makes every
-  decode start at the first packet (:attr:`FrameIndex.from_start`).
+  are not frames. A file whose first packet announces an x264 build (libavcodec decodes some
+  blocks of some old builds differently) has every decoder told that build, as a decoder that
+  read the announcement knows it (:attr:`FrameIndex.x264_build`); only where that cannot be done
+  and the build changes pixels does every decode start at the first packet
+  (:attr:`FrameIndex.from_start`).
 - :class:`DecodedIndex` is what a full decode outputs, counted by decoding: the fallback for the
   untrusted files above, and the only one that needs no proof.
 
 Header frame counts are never trusted, not even as a sign of truncation: AVI headers count
-"dropped frame" chunks that hold no frame. Damage (a read error, an incomplete packet) ends the
-video where a full decode would stop; :attr:`FrameIndex.damage` says where, and ``strict``
-readers refuse such files instead.
+"dropped frame" chunks that hold no frame. Damage (a read error, an incomplete packet, a packet
+whose NAL units run past its end, which libavcodec rejects) ends the video where a full decode
+would stop; :attr:`FrameIndex.damage` says where, and ``strict`` readers refuse such files
+instead. Damage that only decoding shows is found by the reader (see :mod:`builders.video.sampler`).
 
 :func:`plan_segments` turns wanted frames into decode stretches, each starting at a packet
 where a fresh decoder gives exactly what a full decode gives (:attr:`FrameIndex.starts`:
@@ -28,6 +34,7 @@ checked in the bitstream, not taken from keyframe flags).
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import numbers
 from collections.abc import Iterable, Sequence
@@ -38,16 +45,27 @@ import av
 import av.container
 import numpy as np
 
-from builders.video.bitstream import CHECKED_CODECS, X264_WORKAROUND_BUILD, is_random_access, x264_build
+from builders.video.bitstream import (
+    CHECKED_CODECS,
+    Mpeg4Packets,
+    h264_sps,
+    is_random_access,
+    nal_overrun,
+    x264_build,
+    x264_build_matters,
+)
 from builders.video.source import VideoError, demux_only, describe_error
 
 #: fps sampling may repeat frames (fps above the video's rate), but not more than this on average.
 MAX_REPEATS = 16
 #: Containers whose packet timestamps are not presentation times (AVI numbers packets in
-#: decode order; decoders then output them in another order).
+#: decode order; decoders of codecs that reorder then output them in another order).
 NO_PTS_FORMATS = frozenset({"avi"})
-#: Codecs whose decoder may learn how to decode the whole stream from its first packet.
-FIRST_PACKET_CODECS = frozenset({"h264"})
+#: Codecs whose decoder may learn how to decode the whole stream from an SEI (x264's version).
+X264_CODECS = frozenset({"h264"})
+#: The libavcodec H.264 decoder option that makes a decoder assume an x264 build, as if it had
+#: read the build's announcement (FFmpeg 4.4 and later).
+X264_BUILD_OPTION = "x264_build"
 
 
 @dataclass(frozen=True)
@@ -67,6 +85,13 @@ class FrameIndex:
     unproven: str | None = None  # why packets cannot be taken for frames (then decode to count)
     from_start: str | None = None  # why every decode must start at the first packet
     damage: str | None = None  # where the file is damaged, if it is
+    x264_build: int | None = None  # what every decoder is told (X264_BUILD_OPTION), if anything
+    one_thread: str | None = None  # why decoders must run on one thread (no frame or slice threads)
+    rejected_at: int | None = None  # decode position of the first packet a decoder surely rejects
+
+    def decoder_options(self) -> dict[str, str]:
+        """Options of every decoder of this stream: a decoder started anywhere decodes as a full decode."""
+        return {X264_BUILD_OPTION: str(self.x264_build)} if self.x264_build is not None else {}
 
     @property
     def num_frames(self) -> int:
@@ -137,9 +162,16 @@ class FrameIndex:
         shown: list[bool] = []
         starts: list[int] = []
         unproven: str | None = None
-        from_start: str | None = None
         damage: str | None = None
-        if container.format.name in NO_PTS_FORMATS:
+        rejected_at: int | None = None
+        builds: list[tuple[int, int]] = []  # (decode position, x264 build) of each announcement
+        sps = h264_sps(b"", extradata) if codec in X264_CODECS else []
+        # Without presentation timestamps, decode order is display order for intra-only codecs
+        # (MJPEG and the like: one picture per packet, nothing reordered) and for MPEG-4 Part 2
+        # whose VOP headers show it (Mpeg4Packets); other codecs' frames are counted by decoding.
+        no_pts = container.format.name in NO_PTS_FORMATS and not stream.codec_context.codec.intra_only
+        mpeg4 = Mpeg4Packets(extradata) if no_pts and codec == "mpeg4" else None
+        if no_pts and mpeg4 is None:
             unproven = f"{container.format.name} stores no presentation timestamps"
         try:
             for packet in container.demux(stream):
@@ -155,17 +187,30 @@ class FrameIndex:
                         raise VideoError(f"video {name} is truncated or corrupt: {damage}")
                 if packet.pts is None:
                     unproven = unproven or f"packet {position} has no timestamp"
-                if position == 0 and codec in FIRST_PACKET_CODECS:
-                    build = x264_build(bytes(packet))
-                    if build is not None and build < X264_WORKAROUND_BUILD:
-                        from_start = (
-                            f"its first packet announces x264 build {build}, which FFmpeg decodes "
-                            f"with workarounds only a decoder that saw that packet applies"
-                        )
-                if packet.is_keyframe and (
-                    codec not in CHECKED_CODECS or is_random_access(codec, bytes(packet), extradata)
-                ):
-                    starts.append(position)
+                if rejected_at is None and nal_overrun(codec, memoryview(packet), extradata):
+                    rejected_at = position
+                    damage = (
+                        damage
+                        or f"packet {position} of the video stream has a NAL unit longer than the packet"
+                    )
+                    unproven = unproven or damage
+                    if strict:
+                        raise VideoError(f"video {name} is truncated or corrupt: {damage}")
+                if mpeg4 is not None and unproven is None:
+                    why = mpeg4.packet(position, bytes(packet), packet.is_keyframe)
+                    if why is not None:
+                        unproven = f"{container.format.name} stores no presentation timestamps and packet {position} {why}"
+                if packet.is_keyframe or (position == 0 and codec in X264_CODECS):
+                    data = bytes(packet)
+                    if codec in X264_CODECS:
+                        build = x264_build(data)
+                        if build is not None:
+                            builds.append((position, build))
+                        sps += h264_sps(data, extradata)
+                    if packet.is_keyframe and (
+                        codec not in CHECKED_CODECS or is_random_access(codec, data, extradata)
+                    ):
+                        starts.append(position)
                 pts.append(packet.pts)
                 dts.append(packet.dts)
                 key.append(packet.is_keyframe)
@@ -177,6 +222,9 @@ class FrameIndex:
                 raise VideoError(f"cannot read video {name}: {describe_error(err)}") from err
         if not pts:
             raise VideoError(f"video {name} has no frames")
+        if mpeg4 is not None:
+            starts = mpeg4.starts()
+        told, from_start, one_thread = _x264_plan(builds, sps)
         if unproven is None and len(set(pts)) != len(pts):
             unproven = "packets share timestamps"
         if unproven is None:
@@ -198,8 +246,61 @@ class FrameIndex:
             unproven=unproven,
             from_start=from_start,
             damage=damage,
+            x264_build=told,
+            one_thread=one_thread,
+            rejected_at=rejected_at,
             **frames,
         )
+
+
+def _x264_plan(
+    builds: list[tuple[int, int]], sps: list[tuple[int, bool]]
+) -> tuple[int | None, str | None, str | None]:
+    """From the x264 builds a stream announces (decode position, build) and its SPSs: the build
+    to tell every decoder (:data:`X264_BUILD_OPTION`), why every decode starts at the first
+    packet, and why decoders run on one thread (each None where nothing needs it).
+
+    A decoder keeps the last build it read. One build announced from the first packet on (x264
+    writes it with a stream's first frame) is what every frame of a full decode is decoded with,
+    so every decoder is told it, wherever it starts. Otherwise (announced later, or changing:
+    spliced encodes) a decoder's start decides the build it assumes, so where the build changes
+    pixels (:func:`~builders.video.bitstream.x264_build_matters`), decoders start at the first
+    packet and read the announcements in order. Where it changes pixels, libavcodec applies the
+    workarounds as written only on one thread: its slice threads skip some, and with frame
+    threads what a frame gets depends on thread timing (both seen on a lossless 4:4:4 clip
+    announcing build 142, ``tests/test_video_corpus.py``).
+    """
+    if not builds:
+        return None, None, None
+    matters = [b for _, b in builds if x264_build_matters(b, sps)]
+    one_thread = (
+        f"libavcodec decodes x264 build {matters[0]} differently on several threads" if matters else None
+    )
+    build = builds[0][1]
+    if builds[0][0] == 0 and all(b == build for _, b in builds) and decoder_takes_x264_build():
+        return build, None, one_thread
+    if not matters:
+        return None, None, None
+    return (
+        None,
+        (
+            f"it announces x264 build {matters[0]}, which libavcodec decodes with workarounds "
+            f"that only a decoder that read the announcement applies"
+        ),
+        one_thread,
+    )
+
+
+@functools.cache
+def decoder_takes_x264_build() -> bool:
+    """Whether this libavcodec's H.264 decoder has the :data:`X264_BUILD_OPTION` option."""
+    decoder = av.CodecContext.create("h264", "r")
+    decoder.options = {X264_BUILD_OPTION: "1"}
+    try:
+        decoder.open()
+    except (av.FFmpegError, ValueError):
+        return False
+    return X264_BUILD_OPTION not in decoder.options  # an option the decoder has is consumed
 
 
 def _frames(pts: Sequence[int], is_frame: Sequence[bool]) -> dict[str, tuple[int, ...]]:

@@ -22,15 +22,25 @@ Memory stays bounded: at most ``threads + 1`` stretches of compressed packets ar
 Where none of that can be proven exact for a file, it is not guessed at (each case is logged at
 debug level):
 
-- files whose packets do not say which frames a decode outputs (AVI, raw streams, splices,
-  flagged-corrupt packets) are counted by one full decode, which also keeps the frames the
-  packets suggest (:meth:`ClipReader.sample`), so sampling them costs one sequential decode;
+- files whose packets do not say which frames a decode outputs (AVI of codecs that reorder
+  frames, raw streams, splices, flagged-corrupt packets) are counted by one full decode, which
+  also keeps the frames the packets suggest (:meth:`ClipReader.sample`), so sampling them costs
+  one sequential decode: there no sampler can beat a sequential decode that is told the frame
+  count, and ``benchmarks/frames.py`` shows ties;
 - a cut that starts mid-GOP has its first packets decoded once, to learn which ones a decoder
   drops; stretches start only where the bitstream shows a decoder can start (an H.264 IDR, not
   an intra-refresh recovery point flagged as keyframe);
-- a decoder started mid-stream that misses a frame the index promised is replaced by a decode
-  from the first packet, and so is every decode of a file whose first packet announces an old
-  x264 build (FFmpeg decodes those with workarounds that only a decoder that saw it applies).
+- a decoder started mid-stream that misses a frame the index promised, or conceals decode errors
+  (concealment fills damaged blocks from the frames decoded before, even across a keyframe), is
+  replaced by a decode from the first packet; a decode that must start at a packet that is no
+  random-access point gets a new decoder, never a flushed one;
+- a file whose first packet announces an x264 build has every decoder told that build (the h264
+  decoder option ``x264_build``), so one started mid-stream decodes as one that read the
+  announcement; where the build changes pixels (old builds' lossless 4:4:4, see
+  :func:`~builders.video.bitstream.x264_build_matters`), decoders run on one thread each, as
+  libavcodec applies those workarounds only there, and stretches still decode in parallel;
+- a packet a decoder rejects ends the video there, as a full decode ends: the frames are then
+  counted by one full decode and the sample is taken over them (:meth:`ClipReader.sample`).
 """
 
 from __future__ import annotations
@@ -77,9 +87,10 @@ __all__ = [
     "sample_frames",
 ]
 
-#: Codecs whose decoder needs nothing but the stream's extradata, so that extra decoders can be
-#: created for parallel stretches (each one checked pixel for pixel in the tests).
-PARALLEL_CODECS = frozenset({"h264", "hevc", "mpeg4", "vp9"})
+#: Codecs whose decoder needs nothing but the stream's extradata and fourcc (MPEG-4 Part 2: an
+#: ``XVID`` fourcc alone picks Xvid's IDCT), so that extra decoders can be created for parallel
+#: stretches (each one checked pixel for pixel in the tests).
+PARALLEL_CODECS = frozenset({"h264", "hevc", "mpeg4", "vp8", "vp9", "mjpeg"})
 #: Codecs where ``skip_frame="NONREF"`` skips exactly the frames no other frame refers to.
 NONREF_SKIP_CODECS = frozenset({"h264", "hevc"})
 #: A stretch with more compressed bytes than this is streamed, not buffered for a parallel worker.
@@ -90,6 +101,10 @@ FRAME_THREAD_EFFICIENCY = 0.65
 #: Gaps of at most this many packets between stretches are read through (not decoded) instead of
 #: seeking: reading a few packets is cheaper than a seek and its buffer refill.
 READ_THROUGH_PACKETS = 32
+#: Files of at most this many packets decode on the calling thread, one decoder thread, no converter
+#: thread: starting FFmpeg's frame threads and handing frames between threads costs more than
+#: decoding a few frames (a 3-frame 360p clip: 13.6 ms with threads, 9.8 ms without, minima of 15).
+SMALL_FILE_PACKETS = 16
 #: Resampling filter for ``max_side`` (area averaging: no aliasing on downscale).
 RESIZE_INTERPOLATION = "AREA"
 
@@ -98,6 +113,14 @@ log = logging.getLogger(__name__)
 
 class _MissingFrames(Exception):
     """A decoder started mid-stream did not output a frame the index expected there."""
+
+
+class _Concealed(Exception):
+    """A decoder started mid-stream concealed decode errors: what it shows depends on what it decoded before."""
+
+
+class _Rejected(Exception):
+    """A decoder rejected a packet the index took for a frame: the file may end earlier than its packets."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,8 +282,24 @@ class ClipReader:
 
         Frames are the stored pixels, scaled to the first frame's size where the stream changes
         size; ``rotate`` turns them as the container's display matrix says (phones store
-        portrait video as landscape pixels plus a rotation).
+        portrait video as landscape pixels plus a rotation). A packet that no decoder takes ends
+        the video there, as it ends a full decode: indices past the frames before it are errors.
         """
+        try:
+            return self._get_frames_at(indices, max_side, rotate)
+        except _Rejected as rejected:
+            self._count_after(rejected)
+            return self._get_frames_at(indices, max_side, rotate)
+
+    def _count_after(self, rejected: _Rejected) -> None:
+        """Drop the packet index after a decoder rejected a packet: count the frames by a full
+        decode, which ends where that decode ends (``strict``: refuses the file if it does)."""
+        log.debug("%s; counting the frames of %s by decoding it", rejected, self.name)
+        self._packets_index = replace(self._packets_index, damage=self._packets_index.damage or str(rejected))
+        self._index = None
+        self._frame_of_pts = {}
+
+    def _get_frames_at(self, indices: Sequence[int], max_side: int | None, rotate: bool) -> Frames:
         if self._container is None:
             raise VideoError(f"reader of {self.name} is closed")
         _check_max_side(max_side)
@@ -287,6 +326,20 @@ class ClipReader:
                     self._decode_parallel(segments, store)
                 else:
                     self._decode_streaming(plan_segments(self.index, slots, join_adjacent=True), store)
+            except _Concealed as concealed:
+                # Concealment fills damaged blocks from the frames decoded before (even across a
+                # keyframe): only a decode from the first packet shows what a full decode shows.
+                log.debug("%s; decoding %s from its first packet, on one thread", concealed, self.name)
+                index = self._packets_index
+                self._index = self._packets_index = replace(
+                    index,
+                    from_start=index.from_start or str(concealed),
+                    one_thread=index.one_thread or str(concealed),
+                )
+                last = max(self.index.packet_of[f] for f in slots)
+                self._decode_segment(
+                    self._new_decoder(), Segment(0, last, tuple(sorted(slots))), self._packets(0, last), store
+                )
             except _MissingFrames as missing:
                 # A decoder started mid-stream gave less than the index promised: decode the rest
                 # the way that is exact by definition, from the first packet.
@@ -309,19 +362,25 @@ class ClipReader:
 
         Where the frames are counted by decoding, that decode also converts the frames the
         packets suggest will be wanted; if the count proves the guess wrong, a second decode
-        fetches them. The guess costs time, never exactness.
+        fetches them. The guess costs time, never exactness. A packet that no decoder takes (a
+        damaged file whose packets looked whole) has the frames counted that way, and the sample
+        taken over the frames a full decode outputs before it.
         """
         if self._index is not None:
-            return self.get_frames_at(self.sample_indices(num_frames, fps), max_side=max_side, rotate=rotate)
+            try:
+                return self._get_frames_at(self.sample_indices(num_frames, fps), max_side, rotate)
+            except _Rejected as rejected:
+                self._count_after(rejected)
         _check_max_side(max_side)
-        guess = self._guess(num_frames, fps)
+        guess: set[int] = set()
         size: list[tuple[int, int]] = []
         converted: dict[int, Future] = {}
         with ThreadPoolExecutor(1) as converter:
 
             def keep(i: int, frame: av.VideoFrame) -> None:
-                if not size:
+                if not size:  # the first frame out: what the decode dropped before it is known
                     size.append(output_size(frame.width, frame.height, max_side))
+                    guess.update(self._guess(num_frames, fps, frame.pts))
                 if i in guess:
                     converted[i] = converter.submit(to_rgb, frame, *size[0])
 
@@ -336,10 +395,20 @@ class ClipReader:
             out[slot] = converted[i].result()
         return self._frames(wanted, out, rotate)
 
-    def _guess(self, num_frames: int | None, fps: float | None) -> set[int]:
-        """The frames a sample would take if each packet were a frame, in pts order if they are unique."""
+    def _guess(self, num_frames: int | None, fps: float | None, first: int | None) -> set[int]:
+        """The frames a sample would take if each packet shown from the first frame out (pts
+        ``first``) on were a frame, in pts order if they are unique.
+
+        A decoder drops the packets before it can output anything (a cut that starts mid-GOP with
+        no IDR to start at, such as an open-GOP stream copy: nothing before its first recovery
+        point), and those are the packets shown before its first frame; after it, a whole file
+        gives a frame per packet. A full decode stops at a packet a decoder surely rejects.
+        """
         index = self._packets_index
-        pts = [p for p, shown in zip(index.pts, index.shown, strict=True) if shown]
+        end = index.num_packets if index.rejected_at is None else index.rejected_at
+        pts = [p for p, shown in zip(index.pts[:end], index.shown[:end], strict=True) if shown]
+        if first is not None and None not in pts:
+            pts = [p for p in pts if p >= first]
         try:
             if num_frames is not None:
                 return set(uniform_indices(len(pts), num_frames))
@@ -397,26 +466,43 @@ class ClipReader:
         if max(sizes) > SEGMENT_BYTES_LIMIT:
             return False
         # Compare the parallel finish time (longest-first scheduling, in packets decoded by one
-        # thread) with one decoder whose frame threads reach FRAME_THREAD_EFFICIENCY per thread.
+        # thread) with one decoder whose frame threads reach FRAME_THREAD_EFFICIENCY per thread
+        # (or that has one thread, where the file allows no other).
         lengths = sorted((s.end - s.start + 1 for s in segments), reverse=True)
         loads = [0] * min(self.threads, len(lengths))
         for length in lengths:
             loads[loads.index(min(loads))] += length
-        return max(loads) <= sum(lengths) / (FRAME_THREAD_EFFICIENCY * self.threads)
+        streaming_threads = 1 if self._packets_index.one_thread else FRAME_THREAD_EFFICIENCY * self.threads
+        return max(loads) <= sum(lengths) / streaming_threads
 
-    def _streaming_decoder(self) -> av.CodecContext:
-        """The stream's own decoder, with FFmpeg's frame threads (set before its first packet).
+    @property
+    def _inline(self) -> bool:
+        """Decode and convert on the calling thread: one thread allowed, or too little to share out."""
+        return self.threads == 1 or self._packets_index.num_packets <= SMALL_FILE_PACKETS
 
-        Files whose decoding depends on their first packet (old x264) keep PyAV's default
-        threading: FFmpeg's workarounds for them do not give the same pixels in every mode.
+    def _streaming_decoder(self, start: int) -> av.CodecContext:
+        """The stream's own decoder, with FFmpeg's frame threads (set before its first packet), for a
+        decode from packet ``start``; a new one where the stream's has decoded and ``start`` is no
+        random-access point.
+
+        A flushed decoder is not a new one until a random-access point resets it: FFmpeg 7's HEVC
+        decoder conceals the pictures of a cut before its first one (references missing) with
+        other pixels when flushed than when new, and so, across its frame threads, at random.
         """
         decoder = self._decoder
-        if not decoder.is_open and not self._packets_index.from_start:
+        if decoder.is_open and start not in self._packets_index.starts:
+            decoder = self._new_decoder()
+        if not decoder.is_open:
             self._use_frame_threads(decoder)
         return decoder
 
     def _use_frame_threads(self, decoder: av.CodecContext) -> None:
-        decoder.thread_type = "AUTO" if self.threads > 1 else "NONE"
+        """Threads and options of a decoder that starts at the first packet or streams through."""
+        decoder.options = {**decoder.options, **self._packets_index.decoder_options()}
+        if self._packets_index.one_thread or self._inline:
+            decoder.thread_type, decoder.thread_count = "NONE", 1
+            return
+        decoder.thread_type = "AUTO"
         # 0 lets FFmpeg pick (CPUs + 1 frame threads: one more than cores hides frame dependencies).
         decoder.thread_count = 0 if self._auto_threads else self.threads
 
@@ -426,8 +512,8 @@ class ClipReader:
         Converting inside the decode loop would stall the frame threads; a converter thread
         instead uses the CPU time their frame-to-frame dependencies leave idle.
         """
-        decoder = self._streaming_decoder()
-        if self.threads == 1:
+        decoder = self._streaming_decoder(segments[0].start)  # in file order: only the first may be at 0
+        if self._inline:
             for segment in segments:
                 self._decode_segment(decoder, segment, self._packets(segment.start, segment.end), store)
             return
@@ -449,8 +535,10 @@ class ClipReader:
         in_flight = threading.BoundedSemaphore(self.threads + 1)
 
         def work(segment: Segment, packets: list[tuple[int, av.Packet]]) -> None:
+            # a used decoder is no new one before a random-access point (see _streaming_decoder)
+            reusable = segment.start in self._packets_index.starts
             try:
-                decoder = idle.get_nowait()
+                decoder = idle.get_nowait() if reusable else self._new_decoder()
             except queue.Empty:
                 decoder = self._new_decoder()
             try:
@@ -486,6 +574,8 @@ class ClipReader:
     def _new_decoder(self) -> av.CodecContext:
         decoder = av.CodecContext.create(self.codec, "r")
         decoder.extradata = self._stream.codec_context.extradata
+        decoder.codec_tag = self._stream.codec_context.codec_tag
+        decoder.options = self._packets_index.decoder_options()
         decoder.thread_type = "NONE"
         decoder.thread_count = 1
         return decoder
@@ -506,6 +596,8 @@ class ClipReader:
 
         def pick(frames: list[av.VideoFrame]) -> None:
             for frame in frames:
+                if frame.is_corrupt and segment.start:
+                    raise _Concealed(f"a decoder started at packet {segment.start} concealed decode errors")
                 frame_no = self._frame_of_pts.get(frame.pts)
                 if frame_no in wanted:
                     wanted.discard(frame_no)
@@ -522,9 +614,9 @@ class ClipReader:
                 decoder.skip_frame = "DEFAULT"
             pick(decoder.decode(None))
         except av.FFmpegError as err:
-            frame = self.index.frame_at[position]
-            where = f"frame {frame}" if frame >= 0 else f"packet {position}"
-            raise VideoError(f"cannot decode {where} of {self.name}: {describe_error(err)}") from err
+            raise _Rejected(
+                f"a decoder rejects packet {position} or one before: {describe_error(err)}"
+            ) from err
         finally:
             decoder.flush_buffers()
         if wanted:
@@ -596,7 +688,7 @@ class ClipReader:
         """
         leading = index.leading()
         expected = {index.pts[p] for p in leading}
-        decoder = self._streaming_decoder()
+        decoder = self._streaming_decoder(leading.start)
         output: list[int | None] = []
         try:
             for _, packet in self._packets(leading.start, leading.stop - 1):
@@ -640,7 +732,7 @@ class ClipReader:
 
     def _decode_sequential(self, wanted: set[int], store: Callable[[int, av.VideoFrame], None]) -> None:
         """Decode from the first packet and keep the wanted frames, counted as they come out."""
-        if self.threads == 1:
+        if self._inline:
             self._sequential(wanted, lambda i, frame: store(i, frame) if i in wanted else None)
             return
         converted: list[Future] = []
@@ -676,9 +768,9 @@ class ClipReader:
             stream = container.streams[self._stream.index]
             demux_only(stream)
             decoder = stream.codec_context
-            if self._packets_index.damage is None:
-                self._use_frame_threads(decoder)
-            else:  # frame threads report a bad packet some packets late: the end would depend on them
+            self._use_frame_threads(decoder)
+            if self._packets_index.damage is not None and decoder.thread_type != "NONE":
+                # frame threads report a bad packet some packets late: the end would depend on them
                 decoder.thread_type = "SLICE"
             packets = container.demux(stream)
             while last is None or count <= last:
