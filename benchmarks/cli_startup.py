@@ -1,4 +1,5 @@
-"""Start-up time of ``vqabench --help`` and of every ``vqabench <command> --help``.
+"""Start-up time of ``vqabench --help``, of every ``vqabench <command> --help``, and of a data command
+refusing a ``--data`` path that does not exist (checked while parsing, before any heavy import).
 
 Each command runs in a fresh interpreter (``python -m builders.cli ... --help``), ``--repeats``
 times; the table shows the best wall time (noise from other processes only adds), its ratio to the floor measured in the same run
@@ -31,11 +32,17 @@ print(json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)
 """
 
 
-def wall_time(argv: list[str], repeats: int) -> float:
+# A data command given a path that is not there: it must fail at once (exit status 2), naming it.
+MISSING_DATA = ["bqa", "evaluate", "--data", "/nonexistent", "--out", "x.jsonl", "--llm-model", "m"]
+
+
+def wall_time(argv: list[str], repeats: int, status: int = 0) -> float:
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if done.returncode != status:
+            raise SystemExit(f"{' '.join(argv)}: exit status {done.returncode}, expected {status}")
         times.append(time.perf_counter() - start)
     return min(times)
 
@@ -65,6 +72,11 @@ def main() -> None:
         seconds = wall_time([sys.executable, "-m", "builders.cli", *argv], args.repeats)
         heavy = ", ".join(heavy_imports(argv)) or "-"
         print(f"{' '.join(['vqabench', *argv]):<34} {seconds * 1000:>6.0f} {seconds / floor:>8.1f}  {heavy}")
+    seconds = wall_time([sys.executable, "-m", "builders.cli", *MISSING_DATA], args.repeats, status=2)
+    heavy = ", ".join(heavy_imports(MISSING_DATA)) or "-"
+    print(
+        f"{'vqabench bqa evaluate --data /nonexistent':<34} {seconds * 1000:>6.0f} {seconds / floor:>8.1f}  {heavy}"
+    )
 
 
 if __name__ == "__main__":

@@ -16,13 +16,24 @@ from bqa.records import PROVENANCE_STEPS, BQARecord
 from bqa.stats import DEMOGRAPHICS, TOTAL, ReleaseStats
 from bqa.vocabulary import DEFAULT_MAPPING_NAME, DIFFICULTIES, EMOTIONS
 from bqa.workfolder import ReleaseMeta
+from builders import INSTALL_HINT
 
 DEFAULT_REPO_ID = "naist-nlp/BQA"
-CITATION = """@article{ozaki2025bqa,
-  title  = {BQA: Body Language Question Answering Dataset for Video Large Language Models},
-  author = {Ozaki, Shintaro and Hayashi, Kazuki and Oba, Miyu and Sakai, Yusuke and
-            Kamigaito, Hidetaka and Watanabe, Taro},
-  year   = {2025}
+# The venue: the paper's text names none; the ACL Anthology lists it in ACL 2025's short papers
+# (2025.acl-short.10), with the arXiv preprint (2410.13206) as its earlier version.
+CITATION = """@inproceedings{ozaki2025bqa,
+  title     = {BQA: Body Language Question Answering Dataset for Video Large Language Models},
+  author    = {Ozaki, Shintaro and Hayashi, Kazuki and Oba, Miyu and Sakai, Yusuke and
+               Kamigaito, Hidetaka and Watanabe, Taro},
+  booktitle = {Proceedings of the 63rd Annual Meeting of the Association for Computational
+               Linguistics (Volume 2: Short Papers)},
+  pages     = {110--123},
+  address   = {Vienna, Austria},
+  publisher = {Association for Computational Linguistics},
+  year      = {2025},
+  url       = {https://aclanthology.org/2025.acl-short.10/},
+  eprint    = {2410.13206},
+  archivePrefix = {arXiv}
 }"""
 #: BoLD, the source of every clip and label (Luo et al., 2020).
 SOURCE_CITATION = """@article{luo2020arbee,
@@ -166,6 +177,38 @@ def _provenance(splits: Mapping[str, Sequence[BQARecord]]) -> str:
     return _table(["step", "model (as reported)", "prompt", "version", "rows"], rows)
 
 
+def statistics_markdown(stats: ReleaseStats) -> str:
+    """A release's statistics as Markdown: sizes, Easy/Hard, films and Self-BLEU per split, then the
+    answer-group and demographic distributions (the paper's Table 2 and Figure 3). The card's
+    "Splits and statistics" section, and what ``vqabench bqa stats`` prints."""
+    split_rows = []
+    for split in (*SPLITS, TOTAL):
+        s = stats.splits[split]
+        bleu = "-" if s.self_bleu is None else f"{s.self_bleu:.2f}"
+        split_rows.append([split, s.size, *(s.difficulty.get(d, 0) for d in DIFFICULTIES), s.films, bleu])
+    answers = ", ".join(f"{label} ({n})" for label, n in stats.splits[TOTAL].answer.items())
+    shared = (
+        "No source film has rows in two splits."
+        if not stats.shared_films
+        else f"{len(stats.shared_films)} source film(s) have rows in more than one split."
+    )
+    return "\n\n".join(
+        [
+            _table(["split", "rows", *DIFFICULTIES, "films", "Self-BLEU-4"], split_rows),
+            f"{shared} Self-BLEU: {stats.self_bleu_note} (lower is more diverse; the paper reports "
+            "0.87 / 0.86 / 0.85).",
+            "### Answer groups",
+            _distribution(stats, "answer_group", "group"),
+            f"Answers by label: {answers}.",
+            "### Demographics",
+            "Distributions of the persons' annotated gender, age and ethnicity (Figure 3 of the paper).",
+            _distribution(stats, "gender", "gender"),
+            _distribution(stats, "age", "age"),
+            _distribution(stats, "ethnicity", "ethnicity"),
+        ]
+    )
+
+
 def card_body(
     stats: ReleaseStats,
     meta: ReleaseMeta,
@@ -176,11 +219,6 @@ def card_body(
 ) -> str:
     """The card's Markdown prose for a release."""
     total = stats.splits[TOTAL]
-    split_rows = []
-    for split in (*SPLITS, TOTAL):
-        s = stats.splits[split]
-        bleu = "-" if s.self_bleu is None else f"{s.self_bleu:.2f}"
-        split_rows.append([split, s.size, *(s.difficulty.get(d, 0) for d in DIFFICULTIES), s.films, bleu])
     mapping = meta.group_mapping
     mapping_note = (
         "This is the project's default mapping. The paper's figure of the grouping is not available as "
@@ -201,7 +239,6 @@ def card_body(
     ]
     difficulty_models = sorted({r.provenance.difficulty.model for rs in splits.values() for r in rs})
     field_rows = [[f"`{name}`", _feature_type(FEATURES[name]), FIELD_DESCRIPTIONS[name]] for name in FEATURES]
-    answers = ", ".join(f"{label} ({n})" for label, n in total.answer.items())
     parts = [
         f"# {pretty_name}: Body Language Question Answering",
         f"{pretty_name} asks a video language model which emotion a person's body language shows in a short "
@@ -209,7 +246,7 @@ def card_body(
         "with a question and four emotion labels to choose from: the label that BoLD's annotators scored "
         "highest, and one distractor from each of the three other emotion groups. It follows Ozaki et al., "
         "*BQA: Body Language Question Answering Dataset for Video Large Language Models*.",
-        f"This release: **{total.size}** questions over **{total.films}** source films "
+        f"This release: **{total.size}** questions over **{total.films}** source film{'' if total.films == 1 else 's'} "
         f"({', '.join(f'{s} {stats.splits[s].size}' for s in SPLITS)}), "
         f"{total.difficulty.get('Easy', 0)} Easy and {total.difficulty.get('Hard', 0)} Hard. "
         f"Source: {meta.source}; split {meta.split_rule}; seed {meta.seed}.",
@@ -218,8 +255,8 @@ def card_body(
         f'ds = load_dataset("{repo_id}")  # DatasetDict: train, validation, test\n'
         'row = ds["test"][0]  # decoding `video` needs torchcodec (and torch)\n```',
         "Without torch, read the video as bytes and sample frames with PyAV "
-        "(`builders.video.sampler` from the project's tooling: `pip install videoqa-bench-tools`, which also "
-        "gives the `vqabench` command and the metrics):",
+        "(`builders.video.sampler` from the project's tooling, which also gives the `vqabench` command and "
+        f"the metrics; {INSTALL_HINT}):",
         "```python\nfrom builders.video.sampler import sample_frames\n\n"
         'test = ds["test"].cast_column("video", Video(decode=False))\n'
         'row = test[0]  # row["video"] == {"path": "<id>.mp4", "bytes": b"..."}\n'
@@ -228,28 +265,13 @@ def card_body(
         "frames.frames  # uint8 RGB arrays; frames.indices, frames.timestamps\n```",
         "The model is asked to answer with one word, the emotion; score predictions with the project's "
         "`metrics/bqa_accuracy` module (Easy/Hard/Total accuracy and the breakdowns by demographics and group), "
-        "installed with `pip install videoqa-bench-tools`: "
+        "installed with the tooling: "
         '`evaluate.load(builders.metric_path("bqa_accuracy"))`.',
         "## Data fields",
         _table(["field", "type", "meaning"], field_rows),
         f"Emotion labels (BoLD order): {', '.join(EMOTIONS)}.",
         "## Splits and statistics",
-        _table(["split", "rows", *DIFFICULTIES, "films", "Self-BLEU-4"], split_rows),
-        (
-            "No source film has rows in two splits."
-            if not stats.shared_films
-            else f"{len(stats.shared_films)} source film(s) have rows in more than one split."
-        )
-        + f" Self-BLEU: {stats.self_bleu_note} "
-        "(lower is more diverse; the paper reports 0.87 / 0.86 / 0.85).",
-        "### Answer groups",
-        _distribution(stats, "answer_group", "group"),
-        f"Answers by label: {answers}.",
-        "### Demographics",
-        "Distributions of the persons' annotated gender, age and ethnicity (Figure 3 of the paper).",
-        _distribution(stats, "gender", "gender"),
-        _distribution(stats, "age", "age"),
-        _distribution(stats, "ethnicity", "ethnicity"),
+        statistics_markdown(stats),
         "## Emotion groups",
         f"Mapping used: `{mapping.name}`. {mapping_note} A maintainer can rebuild with another mapping "
         "(a JSON or YAML file); every release states the one it used here.",

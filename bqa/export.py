@@ -29,6 +29,7 @@ from builders.hub.layout import (
     SAMPLE_KEY,
     check_export_target,
     check_hub_folder,
+    quiet_datasets,
     write_hub_folder,
 )
 
@@ -48,6 +49,7 @@ def _sample_flag(reason: str | None) -> dict[str, str]:
     return {SAMPLE_KEY: reason} if reason else {}
 
 
+@quiet_datasets()
 def export_release(
     work_dir: str | Path,
     out_dir: str | Path,

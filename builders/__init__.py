@@ -22,6 +22,14 @@ from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
 
+#: How to install this tooling, said the same way by the README and both dataset cards. It is not on
+#: PyPI (``pip install videoqa-bench-tools`` finds nothing) until a release is published there; the
+#: repository's address goes here once it has a public one.
+INSTALL_HINT = (
+    "videoqa-bench-tools is not on PyPI yet: install it from its source repository "
+    "(`pip install 'videoqa-bench-tools @ git+<repository URL>'`) or from a checkout (`pip install .`)"
+)
+
 
 def _has_metrics(folder: Path) -> bool:
     return folder.is_dir() and any((d / f"{d.name}.py").is_file() for d in folder.iterdir())

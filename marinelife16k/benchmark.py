@@ -10,13 +10,15 @@ from __future__ import annotations
 from builders.hub.benchmark import Benchmark, Task
 from marinelife16k.card import DIMENSION_DESCRIPTIONS
 from marinelife16k.features import DEFAULT_CONFIG
-from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA, DIMENSIONS, MCQ_DIMENSIONS
-
-_CRITERION_NAMES = {
-    "BEH": "Biological Entity Hallucination: do the objects named match the reference",
-    "AH": "Action Hallucination: are object motion and camera pose consistent with the video",
-    "ECF": "Environmental Context Fabrication: is the described environment in the video",
-}
+from marinelife16k.vocabulary import (
+    CAMERA_KINDS,
+    CAPTION_CRITERIA,
+    CAPTION_CRITERION_DEFINITIONS,
+    CAPTION_CRITERION_NAMES,
+    CAPTION_CRITERION_TITLES,
+    DIMENSIONS,
+    MCQ_DIMENSIONS,
+)
 
 
 def _slug(name: str) -> str:
@@ -63,7 +65,8 @@ def _caption(criterion: str, camera: str | None) -> Task:
     return _judged(
         f"caption_{criterion.lower()}" + (f"_{camera}" if camera else ""),
         f"Caption {criterion}{short}",
-        f"Video captioning{label} judged on {criterion} ({_CRITERION_NAMES[criterion]}; 5 = a perfect match).",
+        f"Video captioning{label} judged on {criterion}, {CAPTION_CRITERION_NAMES[criterion]} "
+        f"({CAPTION_CRITERION_TITLES[criterion].lower()}): {CAPTION_CRITERION_DEFINITIONS[criterion]}",
         ("judge", "caption", *where, "criteria", criterion),
         ("judge", "caption", *where, "n"),
     )

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from builders import INSTALL_HINT
 from marinelife16k.features import FEATURES
 from marinelife16k.paper import BUILD_MODEL, EVALUATION, JUDGE_MODEL, PAPER_MODELS
 from marinelife16k.questions import MOTION_TYPE, QUESTION_TEXTS
@@ -19,6 +20,9 @@ from marinelife16k.stats import clip_durations, release_stats, stat_tables
 from marinelife16k.vocabulary import (
     ATTRIBUTES,
     CAPTION_CRITERIA,
+    CAPTION_CRITERION_DEFINITIONS,
+    CAPTION_CRITERION_NAMES,
+    CAPTION_CRITERION_TITLES,
     DIMENSIONS,
     QUESTION_TYPES,
 )
@@ -93,9 +97,11 @@ DIMENSION_DESCRIPTIONS: dict[str, str] = {
     "SM-l": "Spatiotemporal Monitoring, lighting",
     "OEMU": "Open-Ended with Motion Understanding: how the camera captures the object and its activity "
     "(LLM judge, 0-5: camera 35 %, activity 30 %, camera-object relation 35 %)",
-    "caption": "video captioning, judged 0-5 on "
-    + ", ".join(CAPTION_CRITERIA)
-    + " (entity / action hallucination, environmental fabrication), reported for static and moving cameras",
+    "caption": "video captioning, judged 0-5 (5 = no hallucination) on "
+    + "; ".join(
+        f"{c}, {CAPTION_CRITERION_NAMES[c]}: {CAPTION_CRITERION_DEFINITIONS[c]}" for c in CAPTION_CRITERIA
+    )
+    + " Reported for static and moving cameras.",
 }
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
@@ -212,6 +218,36 @@ def _not_asked(release: Release) -> str:
     return "\n\n".join(parts)
 
 
+_ABOUT = (
+    "Motion-aware question answering and captioning over marine videos. Each video carries 13 attributes "
+    "annotated by domain experts, a final caption produced by a human-in-the-loop caption engine, and six "
+    "to nine questions: multiple-choice questions whose right answer is an attribute value, and open-ended "
+    "questions judged by an LLM."
+)
+_FULL_RELEASE = (
+    "The full release has 2,000 videos from the MVK and MSC collections (1,300 / 200 / 500 for train / "
+    "validation / test, split by video) and 16,080 questions."
+)
+
+
+def _sample_note(release: Release) -> str | None:
+    return (release.meta.get("provenance") or {}).get("sample")
+
+
+def _opening(release: Release) -> str:
+    """What this folder is: the release, or (first, before anything else) a sample of the tooling's."""
+    note = _sample_note(release)
+    if not note:
+        return f"{_ABOUT} {_FULL_RELEASE}"
+    videos = len({r["id"] for r in release.records})
+    return (
+        f"**This is a sample, not the dataset**: {videos} videos and {len(release.records)} questions, "
+        f"{note}. videoqa-bench-tools ships it to exercise its tooling offline: its clips are synthetic and "
+        "its replies scripted, so its numbers say nothing about marine video or any model.\n\n"
+        f"What it imitates: {_ABOUT[0].lower()}{_ABOUT[1:]} {_FULL_RELEASE}"
+    )
+
+
 def card_body(release: Release, *, repo_id: str = DEFAULT_REPO_ID) -> str:
     """The card's Markdown, with this release's numbers and provenance."""
     attribute_rows = [[f"`{name}`", ATTRIBUTE_DESCRIPTIONS[name]] for name in ATTRIBUTES]
@@ -222,16 +258,16 @@ def card_body(release: Release, *, repo_id: str = DEFAULT_REPO_ID) -> str:
             when = MOTION_RULE
         type_rows.append([f"`{name}`", qtype.question_format, qtype.dimension, when, QUESTION_TEXTS[name]])
     dimension_rows = [[d, DIMENSION_DESCRIPTIONS[d]] for d in (*DIMENSIONS, "caption")]
+    caption_rows = [
+        [f"{c}, {CAPTION_CRITERION_NAMES[c]}", CAPTION_CRITERION_TITLES[c], CAPTION_CRITERION_DEFINITIONS[c]]
+        for c in CAPTION_CRITERIA
+    ]
     qa_fields = ", ".join(f"`{name}`" for name in FEATURES["qa"])
     meta = {k: v for k, v in release.meta.items() if k not in ("video_root", NOT_ASKED)}  # listed above
     return f"""
-# MarineLife-16K
+# MarineLife-16K{" (sample)" if _sample_note(release) else ""}
 
-Motion-aware question answering and captioning over marine videos. Each video carries 13 attributes
-annotated by domain experts, a final caption produced by a human-in-the-loop caption engine, and
-six to nine questions: multiple-choice questions whose right answer is an attribute value, and
-open-ended questions judged by an LLM. The full release has 2,000 videos from the MVK and MSC
-collections (1,300 / 200 / 500 for train / validation / test, split by video) and 16,080 questions.
+{_opening(release)}
 
 ## Terms of use
 
@@ -263,8 +299,8 @@ video = videos[row_of[question["id"]]]  # qa.id == videos.id == "{{collection}}-
 print(question["prompt"], question["answer"])
 ```
 
-Frames: the paper feeds 8 uniformly sampled frames. With this project's tools (`pip install
-videoqa-bench-tools`, which gives the `builders` package and the `vqabench` command),
+Frames: the paper feeds 8 uniformly sampled frames. With this project's tools (the `builders` package
+and the `vqabench` command; {INSTALL_HINT}),
 `builders.video.sampler.sample_frames(video["video"], num_frames=8)` decodes them with PyAV from the
 `{{"path", "bytes"}}` value; `evaluate.load(builders.metric_path("marinelife_qa"))` scores
 multiple-choice replies on the whole `qa` split (open-ended rows are skipped and counted).
@@ -292,6 +328,10 @@ Ids: `question_id` = `{{collection}}--{{video file stem}}--q{{index}}`, indices 
 ## Evaluation dimensions
 
 {_table(["dimension", "what it measures"], dimension_rows)}
+
+Caption criteria (the judge's rubric `marinelife_caption` asks exactly these; 5 = no hallucination):
+
+{_table(["criterion", "asked as", "what it scores"], caption_rows)}
 
 Multiple-choice dimensions are scored by accuracy. **Static vs moving camera** (`camera_kind`):
 moving when `camera_angle` or `camera_position` names a camera movement (pan, tilt, dolly, tracking or

@@ -23,6 +23,7 @@ from builders.hub.layout import (
     SAMPLE_KEY,
     check_export_target,
     check_hub_folder,
+    quiet_datasets,
     write_hub_folder,
 )
 from marinelife16k.benchmark import BENCHMARK
@@ -46,6 +47,7 @@ def _sample_flag(release: Release) -> dict[str, str]:
     return {SAMPLE_KEY: reason} if reason else {}
 
 
+@quiet_datasets()
 def export_release(
     work_dir: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],

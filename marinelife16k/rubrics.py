@@ -22,7 +22,13 @@ from typing import Any
 
 from builders.scoring.judge import Groups
 from builders.scoring.rubrics import Criterion, Rubric, register_rubric
-from marinelife16k.vocabulary import ATTRIBUTES, CAMERA_KINDS, CAPTION_CRITERIA
+from marinelife16k.vocabulary import (
+    ATTRIBUTES,
+    CAMERA_KINDS,
+    CAPTION_CRITERIA,
+    CAPTION_CRITERION_DEFINITIONS,
+    CAPTION_CRITERION_TITLES,
+)
 
 
 def format_attributes(attributes: Mapping[str, Any]) -> str:
@@ -123,20 +129,8 @@ class MarineLifeCaption(MarineLifeRubric):
     prompt_name = "judge_marinelife_caption"
     explain = "each"
     criteria = tuple(
-        Criterion(name, text, 1.0, title=title)
-        for name, title, text in zip(
-            CAPTION_CRITERIA,
-            ("Subject correspondence", "Temporal description", "Hallucination detection"),
-            (
-                "Are the subjects (organisms, divers, objects) of the caption the ones of the reference? "
-                "5: the same subjects; 0: unrelated subjects.",
-                "Does the caption's account of how the objects move, and how the camera moves or is placed, "
-                "agree with the reference? 5: fully consistent; 0: unrelated or contradicted.",
-                "Does the caption add facts, actions or scene elements that are not there (imagined "
-                "details, wrong inferences)? 5: nothing fabricated; 0: severe fabrication.",
-            ),
-            strict=True,
-        )
+        Criterion(name, CAPTION_CRITERION_DEFINITIONS[name], 1.0, title=CAPTION_CRITERION_TITLES[name])
+        for name in CAPTION_CRITERIA
     )
 
 

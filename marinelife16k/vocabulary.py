@@ -59,6 +59,27 @@ DIMENSION_OF_TYPE: dict[str, str] = {n: t.dimension for n, t in QUESTION_TYPES.i
 MAX_CAPTION_WORDS = 80
 # Caption judge criteria (paper's captioning table).
 CAPTION_CRITERIA: tuple[str, ...] = ("BEH", "AH", "ECF")
+#: The one definition of each caption criterion, used by the judge's rubric, the dataset card and
+#: eval.yaml alike. The paper names them in its captioning benchmark (the full name) and asks its
+#: judge for them as three dimensions (the title); the definition says what each scores, 0-5.
+CAPTION_CRITERION_NAMES: dict[str, str] = {
+    "BEH": "Biological Entity Hallucination",
+    "AH": "Action Hallucination",
+    "ECF": "Environmental Context Fabrication",
+}
+CAPTION_CRITERION_TITLES: dict[str, str] = {
+    "BEH": "Subject correspondence",
+    "AH": "Temporal description",
+    "ECF": "Hallucination detection",
+}
+CAPTION_CRITERION_DEFINITIONS: dict[str, str] = {
+    "BEH": "Are the subjects (organisms, divers, objects) of the caption the ones of the reference? "
+    "5: the same subjects; 0: unrelated subjects.",
+    "AH": "Does the caption's account of how the objects move, and how the camera moves or is placed, "
+    "agree with the reference? 5: fully consistent; 0: unrelated or contradicted.",
+    "ECF": "Does the caption add facts, actions or scene elements that are not there (imagined "
+    "details, wrong inferences)? 5: nothing fabricated; 0: severe fabrication.",
+}
 
 STATIC, MOVING = "static", "moving"
 CAMERA_KINDS: tuple[str, ...] = (STATIC, MOVING)

@@ -56,3 +56,16 @@ def outside_attempts(monkeypatch) -> list:
     monkeypatch.setattr(socket.socket, "connect", guarded_connect)
     monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
     return attempts
+
+
+@pytest.fixture
+def plot_record(monkeypatch) -> list:
+    """Every figure the report helper saves during the test, checked as drawn (tests/plot_checks.py):
+    assert ``plot_checks.assert_figures_fit(plot_record)`` after writing reports."""
+    from plot_checks import spy_on_figures
+
+    import builders.report.plots as plots
+
+    record: list = []
+    spy_on_figures(plots, monkeypatch.setattr, record)
+    return record

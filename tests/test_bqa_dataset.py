@@ -254,7 +254,17 @@ def test_cli_export_and_check_source(work, tmp_path, capsys):
 
 def test_cli_stats(work, capsys):
     root, splits = work
+    # Readable by default (issue 29: 250 lines of JSON): a table per statistic, a row per split.
     assert cli_main(["bqa", "stats", str(root), "--no-self-bleu"]) == 0
+    tables = capsys.readouterr().out
+    assert (
+        tables.startswith("| split | rows | Easy | Hard | films | Self-BLEU-4 |")
+        and len(tables.splitlines()) < 60
+    )
+    for name, rows in splits.items():
+        assert f"| {name} | {len(rows)} |" in tables
+    assert "| Kid |" in tables and "| Hispanic or Latino |" in tables
+    assert cli_main(["bqa", "stats", str(root), "--no-self-bleu", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert {name: s["size"] for name, s in printed["splits"].items() if name in splits} == {
         name: len(rows) for name, rows in splits.items()

@@ -80,6 +80,38 @@ def test_help_imports_no_heavy_library():
     assert loaded.stdout.strip() == ""
 
 
+# Commands and their input paths, each given a path that is not there (issue 29): the parser refuses
+# it, naming it, before any heavy library loads (seconds of CPU on a loaded machine).
+MISSING_INPUTS = [
+    ["bqa", "evaluate", "--data", "{missing}", "--out", "x.jsonl", "--llm-model", "m"],
+    ["marinelife", "evaluate", "--data", "{missing}", "--out", "x.jsonl", "--llm-model", "m"],
+    ["report", "bqa", "--data", "{missing}", "--predictions", "a=x.jsonl", "--out", "r"],
+    ["report", "marinelife", "--data", "{here}", "--predictions", "a={missing}", "--out", "r"],
+    ["marinelife", "judge", "{missing}", "--out", "j.json"],
+    ["bqa", "stats", "{missing}"],
+    ["bqa", "export", "{missing}", "out"],
+    ["push", "{missing}", "me/data", "--dry-run"],
+    ["results", "write", "{missing}", "--out", "m"],
+    ["human-study", "score", "{missing}", "a.json", "--out", "r"],
+    ["frames", "{missing}", "--num-frames", "4"],
+]
+
+
+@pytest.mark.parametrize("argv", MISSING_INPUTS, ids=lambda argv: " ".join(argv[:2]))
+def test_a_missing_input_fails_at_parse_time_naming_it(argv, tmp_path):
+    missing = tmp_path / "nonexistent"
+    argv = [a.format(missing=missing, here=tmp_path) for a in argv]
+    probe = (
+        "import sys\nfrom builders.cli import main\n"
+        f"try:\n    main({argv!r})\nexcept SystemExit as done:\n    code = done.code\n"
+        f"print(code, ','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+    assert done.stdout.split("\n")[0] == "2 ", done.stdout + done.stderr  # exit 2, nothing heavy loaded
+    error = done.stderr.strip().splitlines()
+    assert f"{missing}: no such" in error[0] and len(error) <= 4, done.stderr  # one line and a short usage
+
+
 def test_metrics_path_names_the_checkout_folders(capsys):
     """In a checkout (editable install) the metrics are the repository's metrics/ folders; the wheel's
     copy inside the package is checked by tests/wheel_check.py in .ci/run."""
@@ -96,3 +128,10 @@ def test_metrics_path_names_the_checkout_folders(capsys):
     assert [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()] == names
     assert main(["metrics", "path", "bqa_acuracy"]) == 2
     assert "unknown metric 'bqa_acuracy'; known: bqa_accuracy, judge," in capsys.readouterr().err
+
+
+def test_counts_are_worded_in_their_number():
+    from builders.files.text import plural
+
+    assert [plural(n, "film") for n in (0, 1, 2)] == ["0 films", "1 film", "2 films"]
+    assert plural(1, "usable row") == "1 usable row" and plural(3, "child", "children") == "3 children"

@@ -27,6 +27,11 @@ from marinelife16k.vocabulary import MULTIPLE_CHOICE
 
 REPO = "org/marine"
 SECRET = "hf_SECRETwrite0123456789abcdef"
+# What every source of the bundled sample's release records besides where it is: that it is a sample
+# (the card says so), so that nothing built on it is published by accident (issue 29).
+SAMPLE = {
+    "sample": "built from the bundled MarineLife-16K sample (synthetic clips), not from the real footage"
+}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +65,7 @@ def _tag_commit(hub: HubServer) -> str:
 def test_repo_id_at_a_tag_resolves_to_the_tagged_commit(hub, tmp_path):
     tagged = resolve_data(REPO, "v1.1")
     assert tagged.commit == _tag_commit(hub) != hub.repos[REPO].branches["main"]
-    assert tagged.provenance() == {"repo_id": REPO, "revision": "v1.1", "commit": _tag_commit(hub)}
+    assert tagged.provenance() == {"repo_id": REPO, "revision": "v1.1", "commit": _tag_commit(hub), **SAMPLE}
     assert resolve_data(f"{REPO}@v1.1") == tagged  # REPO@REV says the same
     # The files are those of the tag (the later card note is not there), in huggingface_hub's cache.
     assert "A later note." not in (tagged.folder / "README.md").read_text()
@@ -87,7 +92,7 @@ def test_evaluate_by_repo_id_at_a_tag_records_repo_and_commit(hub, exported, cha
     ]
     assert cli_main([*argv, *llm]) == 0, capsys.readouterr()
     lines = read_jsonl(out)
-    data = {"repo_id": REPO, "revision": "v1.1", "commit": _tag_commit(hub)}
+    data = {"repo_id": REPO, "revision": "v1.1", "commit": _tag_commit(hub), **SAMPLE}
     assert lines and all(line["provenance"]["data"] == data for line in lines)
     eval_json = json.loads((tmp_path / "m.work" / "eval.json").read_text())
     assert eval_json["data"]["data"] == data  # the recorded run options keep the repo id and commit
@@ -133,7 +138,12 @@ def test_judge_a_hand_written_file_joined_by_repo_id(hub, chat_server, tmp_path,
         assert results[task]["n"] + results[task]["n_failed"] == len(expected) > 0
         assert [i["question_id"] for i in results[task]["items"]] == expected
         provenance = results[task]["provenance"]
-        assert provenance["dataset"] == {"repo_id": REPO, "revision": "v1.1", "commit": _tag_commit(hub)}
+        assert provenance["dataset"] == {
+            "repo_id": REPO,
+            "revision": "v1.1",
+            "commit": _tag_commit(hub),
+            **SAMPLE,
+        }
         assert provenance["rubric_signature"] == results[task]["judge"]["signature"]
         assert provenance["tool"].startswith("videoqa-bench-tools ")
     # Without --data the same file is refused with a message that says what to add.
@@ -157,7 +167,7 @@ def test_offline_mode_reads_the_cache_and_says_what_is_missing(hub, monkeypatch)
 
 
 def test_bad_repo_or_revision_is_a_clear_error(hub, tmp_path):
-    with pytest.raises(DataSourceError, match="the dataset repo has no revision 'v9'"):
+    with pytest.raises(DataSourceError, match="dataset repo org/marine has no revision 'v9'"):
         resolve_data(REPO, "v9")
     with pytest.raises(
         DataSourceError,
@@ -173,7 +183,12 @@ def test_bad_repo_or_revision_is_a_clear_error(hub, tmp_path):
 def test_local_folder_provenance_is_its_path_and_fingerprint(exported, tmp_path):
     _, folder = exported
     source = resolve_data(folder)
-    assert source.provenance() == {"folder": str(folder.resolve()), "fingerprint": folder_fingerprint(folder)}
+    assert source.provenance() == {
+        "folder": str(folder.resolve()), "fingerprint": folder_fingerprint(folder), **SAMPLE
+    }  # fmt: skip
+    work = resolve_data(exported[0])  # the work folder it was exported from says so too
+    assert work.provenance() == {"folder": str(exported[0].resolve()), "fingerprint": folder_fingerprint(exported[0]),
+                                 **SAMPLE}  # fmt: skip
     copy = tmp_path / "copy"
     shutil.copytree(folder, copy)
     assert folder_fingerprint(copy) == folder_fingerprint(folder)  # same card, same data files

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import datasets
 import pytest
+from plot_checks import assert_figures_fit, read_record
 
 import marinelife16k.rubrics  # noqa: F401 - registers the MarineLife rubrics that get_rubric names
 from bqa.accuracy import bqa_accuracy
@@ -25,11 +26,14 @@ from builders.demo.run import MARKER, next_steps, prepare_output, score_everythi
 from builders.demo.samples import BuiltSample
 from builders.demo.scoring import Metrics
 from builders.evaluation.marinelife import JUDGE_TASKS, judge_inputs
+from builders.files import progress
 from builders.files.jsonio import read_jsonl
 from builders.report.tables import fmt_number
 from builders.scoring.judge import Groups, judge_predictions
 from builders.scoring.rubrics import get_rubric
 from builders.scoring.self_bleu import self_bleu
+from builders.testing.baseline_responder import ScriptedJudge
+from builders.testing.chat_server import ChatServer
 from marinelife16k.accuracy import marinelife_accuracy
 from marinelife16k.vocabulary import CAMERA_KINDS, MULTIPLE_CHOICE
 
@@ -60,8 +64,9 @@ def demo(tmp_path_factory):
                XDG_CACHE_HOME=str(root / "xdg"), NO_PROXY="", no_proxy="",
                VQABENCH_JUDGE_TEMPERATURE="0.9", VQABENCH_JUDGE_MODEL="gpt-judge")  # fmt: skip
     try:
+        # As `python -m builders.cli demo`, with every figure checked as it is saved (tests/plot_probe.py).
         done = subprocess.run(
-            [sys.executable, "-m", "builders.cli", "demo"],
+            [sys.executable, str(Path(__file__).with_name("plot_probe.py")), str(root / "figures.json"), "demo"],
             cwd=root / "cwd", env=env, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
     finally:
@@ -69,7 +74,7 @@ def demo(tmp_path_factory):
         listener.server_close()
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return {"out": root / "cwd" / "vqabench-demo", "stdout": done.stdout, "connections": listener.connections,
-            "cache": root / "check-cache"}  # fmt: skip
+            "cache": root / "check-cache", "figures": read_record(root / "figures.json")}  # fmt: skip
 
 
 def _json(path: Path):
@@ -96,6 +101,21 @@ def test_offline_outputs_and_tables(demo):
     for folder, pngs in ((bqa, 5), (marine, 3)):
         assert (folder / "report.md").is_file() and (folder / "metrics.json").is_file()
         assert len(list(folder.glob("*.png"))) == pngs
+    # Every PNG the demo wrote, checked as drawn: its intended size, nothing off its axes or canvas.
+    assert sorted(Path(f["path"]).name for f in demo["figures"]) == sorted(p.name for p in out.rglob("*.png"))
+    assert_figures_fit(demo["figures"], expected=8)
+    # Reports and the summary name local files relative to themselves, never by absolute path (issue 29).
+    root = str(out.parent.parent)  # the temporary folder everything of this run is in
+    for written in [out / "summary.md", *(out / "reports").rglob("*.md"), *(out / "reports").rglob("*.json")]:
+        text = written.read_text(encoding="utf-8")
+        assert root not in text and str(Path(__file__).resolve().parent.parent) not in text, written
+    assert "`../../predictions/bqa/test.single_word.jsonl`" in (bqa / "report.md").read_text(encoding="utf-8")
+    # Age groups in their natural order even when the split has no Kid (issue 29: Teenager, Adult, Kid).
+    lines = (bqa / "report.md").read_text(encoding="utf-8").splitlines()
+    ages = [
+        line.split("|")[1].strip() for line in lines if line.startswith(("| Kid ", "| Teenager ", "| Adult "))
+    ]
+    assert ages == ["Kid", "Teenager", "Adult"], ages
     assert len(list((out / "frames").glob("*.jpg"))) == 2
     # One renderer: the demo's test-split rows of Table 3 and the caption table are the report's rows.
     report = (marine / "report.md").read_text()
@@ -246,3 +266,73 @@ def test_next_steps_paste_into_a_shell_with_spaces_in_the_path(tmp_path):
     compare = shlex.split(commands["Compare with the baseline"])
     assert f"baseline={out / 'predictions' / 'bqa' / 'test.single_word.jsonl'}" in compare
     assert shlex.split(commands["Read the reports"])[0] == str(out / "reports" / "bqa" / "report.md")
+
+
+def test_the_publish_suggestion_works_offline(demo, tmp_path):
+    """The demo's own "Publish (checks only)" command, as printed, passes on the demo's release with no
+    network (issue 29: it was refused as a sample, and an offline dry run always exited 1)."""
+    line = next(line for line in demo["stdout"].splitlines() if "Publish (checks only)" in line)
+    argv = shlex.split(line.split("Publish (checks only)", 1)[1])
+    assert argv[:2] == ["vqabench", "push"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "builders.cli", *argv[1:]],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "the folder passed every local check" in done.stdout and "nothing was sent" in done.stdout
+
+
+def test_a_runner_output_is_judged_as_is_and_its_judge_results_join_it(demo, tmp_path, capsys, monkeypatch):
+    """Issue 29: `judge score` on a runner's own output failed ("no row has the field 'prediction'"),
+    and judge results named after the file's stem made a second row beside `--predictions qwen=FILE`."""
+    from builders.cli import main as cli_main
+
+    out = demo["out"]
+    predictions = out / "predictions" / "marinelife16k" / "test.jsonl"
+    expected = _json(out / "reports" / "scores.json")["marinelife16k"]["judge"][
+        "test"
+    ]  # the same judge, replayed
+    with ChatServer(model="scripted-judge-responder") as server:
+        server.handler = ScriptedJudge()
+        llm = ["--llm-model", "scripted-judge", "--llm-base-url", server.url, "--llm-api-key-env", "none"]
+        result = tmp_path / "oemu.json"
+        argv = [
+            "judge",
+            "score",
+            str(predictions),
+            "--output",
+            str(result),
+            *llm,
+            "--llm-cache",
+            str(tmp_path / "a"),
+        ]
+        assert cli_main(argv) == 0
+        assert "judging its 6 camera_object_open_ended row(s) of 52" in capsys.readouterr().out
+        assert _json(result)["score"] == pytest.approx(expected["oemu"]["score"])
+        judged = tmp_path / "judge.json"
+        argv = [
+            "marinelife",
+            "judge",
+            str(predictions),
+            "--out",
+            str(judged),
+            *llm,
+            "--llm-cache",
+            str(tmp_path / "b"),
+        ]
+        monkeypatch.setattr(progress, "PLAIN_SECONDS", 0.0)  # a line per item instead of one per 10 s
+        assert cli_main(argv) == 0 and list(_json(judged)) == ["test"]  # named after the file, by default
+        # Not on a terminal (captured), the judge still says how far it is (issue 29: silent for minutes).
+        err = capsys.readouterr().err
+        assert "judge marinelife_open_ended: 6/6 items (100%)" in err and "judge marinelife_caption: " in err
+    report = tmp_path / "report"
+    assert cli_main(["report", "marinelife", "--data", str(out / "hub" / "marinelife16k"), "--predictions",
+                     f"qwen={predictions}", "--judge-results", str(judged), "--out", str(report)]) == 0  # fmt: skip
+    models = _json(report / "metrics.json")["models"]
+    assert list(models) == ["qwen"]  # one row: accuracy and judge scores together
+    assert models["qwen"]["judge"]["oemu"]["score"] == pytest.approx(expected["oemu"]["score"])

@@ -9,7 +9,11 @@ never read back from the code under test.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import datasets
@@ -17,6 +21,7 @@ import pytest
 import yaml
 from hub_helpers import use_endpoint
 from PIL import Image
+from plot_checks import assert_figures_fit
 from scipy.stats import binomtest
 
 from builders.cli import main as cli_main
@@ -154,6 +159,9 @@ def test_bqa_card_is_complete_for_research_only_data(exports):
     # Both papers: BQA (authors as in the paper) and BoLD's.
     assert "BQA: Body Language Question Answering Dataset for Video Large Language Models" in body
     assert "Ozaki, Shintaro and Hayashi, Kazuki and Oba, Miyu and Sakai, Yusuke" in body
+    # Where it appeared: ACL 2025, short papers, as the ACL Anthology lists it (issue 29: no venue before).
+    assert "Proceedings of the 63rd Annual Meeting of the Association for Computational" in body
+    assert "url       = {https://aclanthology.org/2025.acl-short.10/}" in body
     assert "Towards Automated Recognition of Bodily Expression of Emotion in the Wild" in body
 
 
@@ -200,7 +208,7 @@ def bqa_run(exports, tmp_path_factory) -> dict:
 def test_bqa_metrics_become_eval_results_with_provenance_and_intervals(bqa_run, tmp_path, capsys):
     revision = "0123456789abcdef0123456789abcdef01234567"
     argv = ["results", "write", str(bqa_run["metrics"]), "--out", str(tmp_path / "mine"),
-            "--dataset-revision", revision, "--date", "2026-11-30"]  # fmt: skip
+            "--dataset-revision", revision, "--date", "2026-11-30", "--allow-sample"]  # fmt: skip
     assert cli_main(argv) == 0
     out = capsys.readouterr().out
     entries = {e.task_id: e for _, e in read_entries(tmp_path / "mine")}
@@ -287,6 +295,7 @@ def test_marinelife_metrics_become_eval_results_on_the_papers_scales(marine_run,
         str(tmp_path / "m"),
         "--dataset-id",
         MARINE_REPO,
+        "--allow-sample",
     ]
     assert cli_main(argv) == 0
     entries = {e.task_id: e for _, e in read_entries(tmp_path / "m" / ".eval_results" / "marinelife16k.yaml")}
@@ -297,9 +306,79 @@ def test_marinelife_metrics_become_eval_results_on_the_papers_scales(marine_run,
     assert entries["oemu"].value == 2.43 and "metric=LLM-judge score (0-5)" in entries["oemu"].notes
     assert entries["caption_ah"].value == 2.1 and entries["caption_ecf_moving"].value == 2.8
     assert "n=4" in entries["caption_beh_static"].notes
+
+
+def test_marinelife_repo_id_is_a_setting_and_a_flag(marine_run, tmp_path, capsys, monkeypatch):
+    """Issue 29: the paper names no repo; one setting (or --dataset-id) replaces the wall."""
+    monkeypatch.delenv("VQABENCH_MARINELIFE16K_REPO_ID", raising=False)
+    argv = ["results", "write", str(marine_run["metrics"]), "--allow-sample"]
+    assert cli_main([*argv, "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "export VQABENCH_MARINELIFE16K_REPO_ID=OWNER/NAME" in err and "--dataset-id" in err
+    monkeypatch.setenv("VQABENCH_MARINELIFE16K_REPO_ID", "lab/MarineLife-16K")
+    mine = tmp_path / "repos" / "lab" / "mine"
+    assert cli_main([*argv, "--out", str(mine)]) == 0
+    assert "on lab/MarineLife-16K (from VQABENCH_MARINELIFE16K_REPO_ID)" in capsys.readouterr().out
+    assert {e.dataset_id for _, e in read_entries(mine)} == {"lab/MarineLife-16K"}
+    board = tmp_path / "board"  # the leaderboard reads the same setting, and records where it came from
+    assert (
+        cli_main(["leaderboard", "marinelife", "--from", str(tmp_path / "repos"), "--out", str(board)]) == 0
+    )
+    recorded = json.loads((board / "metrics.json").read_text())
+    assert (recorded["dataset_id"], recorded["dataset_id_from"]) == (
+        "lab/MarineLife-16K",
+        "from VQABENCH_MARINELIFE16K_REPO_ID",
+    )
+    assert cli_main([*argv, "--out", str(tmp_path / "z"), "--dataset-id", MARINE_REPO]) == 0  # the flag wins
+    assert f"on {MARINE_REPO} (from --dataset-id)" in capsys.readouterr().out
+    monkeypatch.setenv("VQABENCH_MARINELIFE16K_REPO_ID", "not a repo")
+    assert cli_main([*argv, "--out", str(tmp_path / "w")]) == 2
+    assert (
+        "VQABENCH_MARINELIFE16K_REPO_ID='not a repo': expected a Hub dataset repo id"
+        in capsys.readouterr().err
+    )
+
+
+def test_results_from_a_bundled_sample_are_refused_and_notes_hold_no_local_path(bqa_run, tmp_path, capsys):
+    """Issue 29: `results write` on the sample wrote entries for naist-nlp/BQA without a word, with the
+    local folder (and each field twice) in the notes."""
+    argv = ["results", "write", str(bqa_run["metrics"]), "--out", str(tmp_path / "mine")]
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert (
+        "not publishing it" in err
+        and "bundled synthetic BoLD-format sample" in err
+        and "--allow-sample" in err
+    )
+    assert not (tmp_path / "mine").exists()
+    assert cli_main([*argv, "--allow-sample"]) == 0
     capsys.readouterr()
-    assert cli_main(["results", "write", str(marine_run["metrics"]), "--out", str(tmp_path / "x")]) == 2
-    assert "pass --dataset-id" in capsys.readouterr().err  # the card has no fixed repo id
+    local = str(tmp_path.parents[2])  # every folder of this run is under it
+    for _, entry in read_entries(tmp_path / "mine"):
+        keys = [pair.split("=", 1)[0] for pair in entry.notes.split("; ")]
+        assert len(keys) == len(set(keys)), entry.notes  # no field twice
+        assert local not in entry.notes and "folder" not in entry.notes and "=/" not in entry.notes, (
+            entry.notes
+        )
+        assert "dataset.sample=built from the bundled" in entry.notes  # said, so that a push can refuse it
+    # A runner's predictions record their data too: the same data is said once, and never its folder.
+    from bqa.benchmark import BENCHMARK
+
+    metrics = json.loads(bqa_run["metrics"].read_text())
+    assert "folder" in metrics["provenance"]["dataset"]  # what the report keeps locally
+    metrics["models"]["mine"]["provenance"] = {
+        "data": dict(metrics["provenance"]["dataset"]),
+        "split": "test",
+    }
+    notes = (
+        entries_from_metrics(metrics, BENCHMARK, model="mine", dataset_id="naist-nlp/BQA").entries[0].notes
+    )
+    keys = [pair.split("=", 1)[0] for pair in notes.split("; ")]
+    assert len(keys) == len(set(keys)) and not any(k.startswith("data.") for k in keys), notes
+    assert "folder" not in notes and local not in notes
+    # Publishing those entries is refused the same way, before any network.
+    assert cli_main(["results", "push", str(tmp_path / "mine"), "org/model", "--dry-run"]) == 2
+    assert "its notes says it was built from the bundled" in capsys.readouterr().err
 
 
 # --- pull request on a model repo -> leaderboard -------------------------------------------------------
@@ -316,7 +395,9 @@ def hub(monkeypatch, tmp_path, outside_attempts, exports):
     assert outside_attempts == []
 
 
-def test_results_pr_on_a_model_repo_then_the_leaderboard_lists_it(hub, bqa_run, tmp_path, capsys):
+def test_results_pr_on_a_model_repo_then_the_leaderboard_lists_it(
+    hub, bqa_run, tmp_path, capsys, plot_record
+):
     k, n = bqa_run["k"], bqa_run["n"]
     mine = tmp_path / "mine"
     before = len(hub.requests)
@@ -329,6 +410,7 @@ def test_results_pr_on_a_model_repo_then_the_leaderboard_lists_it(hub, bqa_run, 
         "--push",
         "org/model",
         "--create-pr",
+        "--allow-sample",
     ]
     assert cli_main([*argv, "--dry-run"]) == 0
     assert len(hub.requests) == before and "dry run: nothing was sent" in capsys.readouterr().out
@@ -366,13 +448,22 @@ def test_results_pr_on_a_model_repo_then_the_leaderboard_lists_it(hub, bqa_run, 
     )
     with Image.open(board / "leaderboard_1.png") as png:
         assert png.format == "PNG" and png.size[0] > 300
+    assert_figures_fit(plot_record)
     ranked = json.loads((board / "metrics.json").read_text())["tasks"]["bqa_total"]
     assert [(r["model_id"], r["rank"]) for r in ranked] == [("lab/other", 1), ("org/model", 2)]
 
 
 def test_leaderboard_from_a_folder_of_model_repos(bqa_run, tmp_path, capsys):
     root = tmp_path / "repos"
-    assert cli_main(["results", "write", str(bqa_run["metrics"]), "--out", str(root / "org" / "model")]) == 0
+    argv = [
+        "results",
+        "write",
+        str(bqa_run["metrics"]),
+        "--out",
+        str(root / "org" / "model"),
+        "--allow-sample",
+    ]
+    assert cli_main(argv) == 0
     value = bqa_run["k"] / bqa_run["n"]
     for name, score in (("lab/tied", value), ("lab/low", value - 0.1)):
         folder = root / name / ".eval_results"
@@ -405,10 +496,35 @@ def test_a_dataset_without_a_leaderboard_and_a_missing_model_repo_are_clear(hub,
         "--push",
         "org/nothing",
         "--create-pr",
+        "--allow-sample",
     ]
     assert cli_main(argv) == 2
     err = capsys.readouterr().err
     assert "model repo org/nothing does not exist" in err and "nothing was pushed" in err and TOKEN not in err
+
+
+@pytest.mark.parametrize("offline", ["no connection", "HF_HUB_OFFLINE=1"])
+def test_leaderboard_from_an_unreachable_hub_is_one_line(tmp_path, offline):
+    """Issue 29: a 73-line traceback before; one line and exit status 2 now, as every Hub command."""
+    with socket.socket() as probe:  # a port with nothing listening
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_") and "proxy" not in k.lower()}
+    env.update(
+        HF_ENDPOINT=url, HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1" if "OFFLINE" in offline else "0"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "builders.cli", "leaderboard", "bqa", "--hub", "--out", str(tmp_path / "b")],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("vqabench: error: the leaderboard of "), (
+        done.stderr
+    )
+    assert (
+        "HF_HUB_OFFLINE is set" if "OFFLINE" in offline else f"cannot reach the Hub at {url}"
+    ) in done.stderr
+    assert not (tmp_path / "b").exists()
 
 
 def test_malformed_eval_results_name_file_and_entry(tmp_path):

@@ -24,6 +24,7 @@ from human_study_helpers import (
 )
 from markdown_tables import read_table
 from PIL import Image
+from plot_checks import assert_figures_fit
 from scipy.stats import binomtest, pearsonr, spearmanr
 from statsmodels.stats.inter_rater import fleiss_kappa
 
@@ -137,7 +138,7 @@ def _wilson(k: int, n: int) -> tuple[float, float, float]:
     return k / n, ci.low, ci.high
 
 
-def test_bqa_score_matches_independent_statistics(bqa_study, tmp_path):
+def test_bqa_score_matches_independent_statistics(bqa_study, tmp_path, plot_record):
     study, rows = bqa_study["study"], bqa_study["rows"]
     script = _bqa_script(study, rows)
     files = [write_answers(study, r, script[r], tmp_path / f"{r}.json") for r in RATERS]
@@ -179,6 +180,7 @@ def test_bqa_score_matches_independent_statistics(bqa_study, tmp_path):
     assert table_rows["oracle"][2].startswith("1.000 [")
     with Image.open(out / "human_accuracy_by_difficulty.png") as image:
         assert image.format == "PNG" and image.width > 300
+    assert_figures_fit(plot_record)
 
 
 def _score_error(capsys, args: list[str]) -> str:
@@ -259,7 +261,7 @@ def test_marinelife_folders_show_the_judges_rubric_and_no_reference(marine_study
             assert oemu["anchors"][0]["text"] == "correct and complete for this criterion."
 
 
-def test_marinelife_score_against_the_judge(marine_study, tmp_path):
+def test_marinelife_score_against_the_judge(marine_study, tmp_path, plot_record):
     study = marine_study["study"]
     criteria = {name: [c["name"] for c in r["criteria"]] for name, r in study.rubrics.items()}
     script = expert_script(study)  # a scripted spread with real disagreement
@@ -292,6 +294,7 @@ def test_marinelife_score_against_the_judge(marine_study, tmp_path):
         assert part["expert_mean"]["score"] == pytest.approx(np.mean(weighted))
         with Image.open(out / f"judge_vs_experts_{name}.png") as image:
             assert image.format == "PNG"
+    assert_figures_fit(plot_record)
     markdown = (out / "report.md").read_text()
     header, table = read_table(markdown, "Scorer")
     assert header[:3] == ["Scorer", "n", "camera"] and list(table) == [

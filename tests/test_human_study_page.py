@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from pathlib import Path
 
 import krippendorff
@@ -58,7 +57,8 @@ def browser(tmp_path_factory):
         yield driver, downloads
 
 
-def _wait(driver, condition, what: str, timeout: float = 10):
+def _wait(driver, condition, what: str, timeout: float = 60):
+    # A bound on a hang, not a measure of speed: generous, so a loaded machine only makes it slower.
     return WebDriverWait(driver, timeout).until(lambda d: condition(d), message=what)
 
 
@@ -104,8 +104,17 @@ def _download(driver, downloads: Path, name: str, keyboard: bool = False) -> dic
     button = driver.find_element(By.ID, "download")
     button.send_keys(Keys.ENTER) if keyboard else button.click()
     _wait(driver, lambda d: target.is_file() and not list(downloads.glob("*.crdownload")), f"download {name}")
-    time.sleep(0.1)  # let Chromium finish renaming
+    _wait(driver, lambda d: _complete_json(target), f"download {name} complete")
     return json.loads(target.read_text(encoding="utf-8"))
+
+
+def _complete_json(path: Path) -> bool:
+    """Whether the file holds a whole JSON document yet (Chromium may still be writing it)."""
+    try:
+        json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _storage_key(study: Study, rater: str) -> str:

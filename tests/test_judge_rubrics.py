@@ -223,3 +223,35 @@ def test_registry_is_explicit_and_refuses_a_second_class_under_a_name():
     with pytest.raises(ValueError, match="unknown rubric 'oemu'; registered: ") as info:
         get_rubric("oemu")
     assert all(f"{name}," in str(info.value) or f"{name} (" in str(info.value) for name in RUBRICS)
+
+
+def test_caption_criteria_are_defined_once_as_the_paper_names_them(tmp_path):
+    """Issue 29: BEH/AH/ECF read differently in the card, the rubric and eval.yaml; the paper (its
+    captioning benchmark) is the spec: BEH the objects, AH object motion and camera pose, ECF facts or
+    elements not in the video."""
+    from marinelife16k.benchmark import BENCHMARK
+    from marinelife16k.card import card_body
+    from marinelife16k.sample import write_sample_work_folder
+    from marinelife16k.workfolder import read_release
+
+    paper = {  # the paper's full names, and a word each definition must carry
+        "BEH": ("Biological Entity Hallucination", "subjects"),
+        "AH": ("Action Hallucination", "camera"),
+        "ECF": ("Environmental Context Fabrication", "not there"),
+    }
+    rubric = MarineLifeCaption()
+    body = card_body(read_release(write_sample_work_folder(tmp_path / "work")))
+    tasks = {t.id: t.description for t in BENCHMARK.tasks}
+    for criterion in rubric.criteria:
+        name, word = paper[criterion.name]
+        assert word in criterion.description
+        assert (
+            f"{criterion.name}, {name}" in body and criterion.description in body
+        )  # the card: the same words
+        assert (
+            criterion.description in tasks[f"caption_{criterion.name.lower()}"]
+        )  # eval.yaml: the same words
+        assert name in tasks[f"caption_{criterion.name.lower()}_static"]
+    assert body.lstrip().startswith(
+        "# MarineLife-16K (sample)\n\n**This is a sample, not the dataset**: 24 videos"
+    )

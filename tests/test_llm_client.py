@@ -267,14 +267,19 @@ def test_server_errors_and_disconnects_are_retried_by_the_sdk(chat_server):
 
 
 def test_timeouts(chat_server):
-    chat_server.queue_faults(Fault.delay(0.6))
-    client = LLMClient(make_settings(chat_server, timeout=0.25, max_retries=1))
+    # The server holds a hung request until the client closes it: the client's timeout fires first
+    # however loaded the machine is (no race of a timeout against a delay). The timeout only has to
+    # be long enough for an ordinary reply, which the retry gets.
+    chat_server.queue_faults(Fault.hang())
+    client = LLMClient(make_settings(chat_server, timeout=2.0, max_retries=1))
     assert client.run_one(ask(0)).ok
-    assert len(chat_server.chat_requests) == 2
+    assert [r.fault for r in chat_server.chat_requests] == ["hang", None]
 
-    chat_server.queue_faults(Fault.delay(0.6))
-    failed = LLMClient(make_settings(chat_server, timeout=0.25, max_retries=0)).run_one(ask(1))
-    assert not failed.ok and failed.error.startswith("timed out after 0.25 s")
+    chat_server.queue_faults(Fault.hang())
+    failed = LLMClient(make_settings(chat_server, timeout=2.0, max_retries=0)).run_one(ask(1))
+    assert not failed.ok and failed.error.startswith("timed out after 2 s")
+    chat_server.wait_idle()
+    assert chat_server.hangs_outlasted == 0  # every hang ended by the client leaving
 
 
 def test_fenced_reply_is_accepted(chat_server):

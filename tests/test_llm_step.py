@@ -13,10 +13,10 @@ import time
 import pytest
 
 from builders.files.jsonio import read_jsonl
+from builders.files.progress import PlainProgress, progress_bar
 from builders.llm import LLMClient, LLMRequest, LLMSettings, ReplayMissError, user_message
 from builders.llm.cost import Budget, Price
 from builders.runs.llm_step import Outcome, run_llm_step
-from builders.runs.progress import PlainProgress, progress_bar
 from builders.runs.steps import StepRecords
 
 
@@ -38,11 +38,23 @@ def _outcome(item, request, result):
 
 def test_requests_overlap_results_are_in_input_order_and_memory_is_bounded(chat_server, tmp_path):
     rng = random.Random(3)
-    chat_server.handler = lambda body: (time.sleep(rng.uniform(0.0, 0.05)), body["messages"][-1]["content"])[
-        1
-    ]
-    live, most = [0], [0]
+    live, most, arrived = [0], [0], [0]
     lock = threading.Lock()
+    # The first 4 requests are answered only once all 4 are in flight at once: the overlap is shown by
+    # an event, not hoped for from timing (a loop that sent one at a time would break the barrier).
+    together = threading.Barrier(4, timeout=120)
+
+    def handler(body):
+        with lock:
+            arrived[0] += 1
+            first = arrived[0] <= 4
+            pause = rng.uniform(0.0, 0.05)
+        if first:
+            together.wait()
+        time.sleep(pause)  # replies finish out of order
+        return body["messages"][-1]["content"]
+
+    chat_server.handler = handler
 
     def request_of(item):
         with lock:

@@ -165,7 +165,21 @@ def test_cli_predict_judge_report(work, server, tmp_path, capsys):
     assert cli_main(["report", "marinelife", "--data", str(work), "--split", "test", "--predictions", f"m={preds}",
                      "--judge-results", str(judged), "--out", str(report)]) == 0  # fmt: skip
     metrics = json.loads((report / "metrics.json").read_text())["models"]["m"]
-    assert metrics["judge"] == json.loads(judged.read_text())["m"]
+    results = json.loads(judged.read_text())["m"]
+    # Carried as they are; the report names the data folders relative to itself (issue 29).
+    assert _folders_resolved(metrics["judge"], report) == _folders_resolved(results, Path.cwd())
+
+
+def _folders_resolved(value, base: Path):
+    """``value`` with every ``folder`` read from ``base`` and made absolute."""
+    if isinstance(value, dict):
+        return {
+            k: str((base / v).resolve()) if k == "folder" else _folders_resolved(v, base)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_folders_resolved(v, base) for v in value]
+    return value
 
 
 def test_bad_input_is_named(work, tmp_path):

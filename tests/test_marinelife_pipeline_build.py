@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -253,14 +254,19 @@ def test_recording_again_reproduces_the_bundled_replies(tmp_path):
 
 def test_crash_and_resume_pays_no_call_twice(built, tmp_path, responder):
     work = tmp_path / "work"
+    answered, hold, lock = Counter(), threading.Event(), threading.Lock()
 
-    def slow_qa(body):  # QA replies take a while, so the run is surely killed in the middle of that step
+    def held_qa(body):  # the first 4 QA replies go out; the rest wait for the kill, so it lands mid-step
         if _schema_name_of(body) == QA_SCHEMA:
-            time.sleep(0.1)
+            with lock:
+                answered["qa"] += 1
+                late = answered["qa"] > 4
+            if late:
+                hold.wait(120)
         return responder(body)
 
     with ChatServer() as server:
-        server.handler = slow_qa
+        server.handler = held_qa
         command = [
             sys.executable, "-m", "builders.cli", "marinelife", "build", "--work", str(work), "--sample",
             "--llm-model", "test-model", "--llm-base-url", server.url, "--batch-size", "2",
@@ -268,16 +274,17 @@ def test_crash_and_resume_pays_no_call_twice(built, tmp_path, responder):
         env = {**os.environ, "VQABENCH_LLM_API_KEY_ENV": "none"}
         process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         partial = work / "steps" / "qa.partial.jsonl"
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 120
         while process.poll() is None and time.monotonic() < deadline:
             if partial.is_file() and partial.read_text(encoding="utf-8").count("\n") >= 2:
                 break
             time.sleep(0.005)
         process.kill()
         process.wait()
+        hold.set()
         assert partial.is_file(), process.stderr.read().decode()[-2000:]
         assert not (work / "steps" / "qa.jsonl").exists(), "the run finished before it could be killed"
-        time.sleep(0.5)  # the killed run's requests still in flight finish (and are logged) before the reset
+        server.wait_idle()  # the killed run's requests still in flight are answered (and logged) first
         with ReplyCache(work / "llm-cache.sqlite") as cache:
             cached = len(cache)
         server.reset()
@@ -377,6 +384,10 @@ def test_cli_errors_are_clear(tmp_path, capsys):
                      "--llm-seed", "3"]) == 2  # fmt: skip
     assert "recorded with; drop --llm-seed" in capsys.readouterr().err
     missing = tmp_path / "none.csv"
-    assert cli_main(["marinelife", "build", "--work", str(tmp_path / "w"), "--attributes", str(missing),
-                     "--video-root", str(tmp_path), "--llm-model", "m"]) == 2  # fmt: skip
-    assert f"attribute file not found: {missing}" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # refused as the command line is parsed (issue 29)
+        cli_main(["marinelife", "build", "--work", str(tmp_path / "w"), "--attributes", str(missing),
+                  "--video-root", str(tmp_path), "--llm-model", "m"])  # fmt: skip
+    assert (
+        refused.value.code == 2
+        and f"argument --attributes: {missing}: no such file" in capsys.readouterr().err
+    )

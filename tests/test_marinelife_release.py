@@ -222,7 +222,11 @@ def test_cli_validates_and_exports(tmp_path, capsys):
     assert cli_main(["marinelife", "validate", str(bad)]) == 1
     out = capsys.readouterr().out
     assert "MVK--mvk-0103--q4: answer: must be one of A, B, C, D, got 'Q'" in out
-    assert cli_main(["marinelife", "export", str(tmp_path / "missing"), str(tmp_path / "out")]) == 2
+    with pytest.raises(SystemExit) as refused:  # refused as the command line is parsed (issue 29)
+        cli_main(["marinelife", "export", str(tmp_path / "missing"), str(tmp_path / "out")])
+    assert refused.value.code == 2 and f"{tmp_path / 'missing'}: no such folder" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert cli_main(["marinelife", "export", str(tmp_path / "empty"), str(tmp_path / "out")]) == 2
     assert "not a MarineLife-16K work folder" in capsys.readouterr().err
 
 

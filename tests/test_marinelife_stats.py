@@ -13,6 +13,7 @@ import json
 import av
 import pytest
 from PIL import Image
+from plot_checks import assert_figures_fit
 
 from builders.cli import main as cli_main
 from marinelife16k.annotations import read_annotations
@@ -56,7 +57,7 @@ def test_caption_rules_by_hand():
     assert sentence_count("A turtle swims") == 1 and sentence_count("  ") == 0
 
 
-def test_stats_of_two_videos_equal_the_hand_worked_numbers(two, tmp_path, capsys):
+def test_stats_of_two_videos_equal_the_hand_worked_numbers(two, tmp_path, capsys, plot_record):
     out = tmp_path / "stats"
     assert cli_main(["marinelife", "stats", "--data", str(two["work"]), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -93,6 +94,7 @@ def test_stats_of_two_videos_equal_the_hand_worked_numbers(two, tmp_path, capsys
     for name in ("stats_objects.png", "stats_attributes.png", "stats_captions.png", "stats_questions.png"):
         with Image.open(out / name) as image:
             assert image.size[0] > 600 and len(image.convert("RGB").getcolors(maxcolors=1 << 20)) > 20
+    assert_figures_fit(plot_record, expected=4)  # the one plot helper's rules (tests/plot_checks.py)
 
 
 def test_card_shows_the_same_statistics(two):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bqa.accuracy import bqa_accuracy
+from bqa.card import CITATION
 from builders.scoring.self_bleu import self_bleu
 from builders.testing.questions import synthetic_questions
 from marinelife16k.accuracy import marinelife_accuracy
@@ -34,7 +35,7 @@ runner.run(parser.get_doctest(examples, dict(globs), f"{name}-card", None, 0))
 runner.run(parser.get_doctest(metric.inputs_description, dict(globs), f"{name}-docstring", None, 0))
 print(json.dumps({
     "failed": runner.failures, "attempted": runner.tries, "module_file": sys.modules[type(metric).__module__].__file__,
-    "result": metric.compute(**inputs),
+    "result": metric.compute(**inputs), "citation": metric.citation,
 }))
 """
 
@@ -103,6 +104,9 @@ def test_evaluate_load_in_a_fresh_offline_process(tmp_path, name, inputs, direct
     # evaluate copied the module into the temporary cache, not into the user's.
     assert Path(out["module_file"]).resolve().is_relative_to((tmp_path / "hf").resolve())
     assert out["result"] == json.loads(json.dumps(direct(inputs)))
+    if name == "bqa_accuracy":  # the dataset card's entry, with its venue (issue 29), in module and card
+        card = (ROOT / "metrics" / name / "README.md").read_text(encoding="utf-8")
+        assert out["citation"] == CITATION and f"```bibtex\n{CITATION}\n```" in card
 
 
 ERRORS_CHILD = r"""
@@ -162,3 +166,39 @@ def test_missing_inputs_and_settings_are_named_for_a_python_caller(tmp_path):
     kind, message = out["judge without a model"]
     assert kind == "ValueError" and "pass model=..." in message and "VQABENCH_JUDGE_MODEL" in message
     assert "--llm-model" not in message  # a Python caller has no flags
+
+
+PANDAS_CHILD = r"""
+import json
+import evaluate
+import numpy as np
+import pandas as pd
+frame = pd.DataFrame({
+    "reply": ["Anger", None, "Fear", "no idea"],
+    "answer": ["Anger", "Fear", "Fear", "Fear"],
+    "choices": [np.array(["Anger", "Fear", "Happiness", "Peace"])] * 4,  # what a Parquet list column gives
+    "difficulty": ["Easy", "Hard", "Hard", "Hard"],
+    "gender": ["Male", None, "Female", "Male"],
+    "age": ["Kid", float("nan"), "Adult", "Adult"],
+}).iloc[1:]  # a filtered frame: its labels start at 1
+bqa = evaluate.load("./metrics/bqa_accuracy")
+result = bqa.compute(predictions=frame["reply"], references=frame["answer"], choices=frame["choices"],
+                     difficulty=frame["difficulty"], gender=frame["gender"], age=frame["age"])
+print(json.dumps({k: result[k] for k in ("accuracy", "n", "n_unparsed", "by_gender", "by_age")}))
+"""
+
+
+def test_bqa_accuracy_takes_pandas_columns_as_they_are(tmp_path):
+    """Issue 29: the README says so; a Series for predictions was refused ("expected a list of text")."""
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "HF_EVALUATE_OFFLINE": "1", "HF_UPDATE_DOWNLOAD_COUNTS": "0"}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", PANDAS_CHILD], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    # By hand, rows 1-3: no reply (wrong, unparsed), Fear (right), "no idea" (wrong, unparsed).
+    assert (out["accuracy"], out["n"], out["n_unparsed"]) == (1 / 3, 3, 2)
+    assert {g: c["errors"] for g, c in out["by_gender"]["groups"].items()} == {"Male": 1, "Female": 0}
+    assert out["by_gender"]["n_missing"] == 1 and out["by_age"]["n_missing"] == 1  # None and NaN: missing
+    assert {g: (c["n"], c["errors"]) for g, c in out["by_age"]["groups"].items()} == {"Adult": (2, 1)}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import socket
 from pathlib import Path
 
 import datasets
@@ -159,8 +161,6 @@ def test_a_revision_that_does_not_load_back_is_reported(hub, exports, capsys, mo
     ],
 )
 def test_links_special_files_and_code_anywhere_are_refused(hub, exports, capsys, tmp_path, make, problem):
-    import shutil
-
     folder = tmp_path / "release"
     shutil.copytree(exports["v2"], folder)
     (tmp_path / "key").write_text("-----BEGIN OPENSSH PRIVATE KEY-----")
@@ -177,3 +177,31 @@ def test_a_dry_run_that_cannot_read_the_repo_says_so(hub, exports, capsys):
     assert "delete: the repo's data files this release lacks" in out
     assert "the deletions are unknown: dataset repo org/missing does not exist" in out
     assert hub.writes() == []
+
+
+@pytest.mark.parametrize("offline", ["no connection", "HF_HUB_OFFLINE=1"])
+def test_an_offline_dry_run_checks_the_folder_and_says_what_it_could_not_check(
+    monkeypatch, tmp_path, exports, capsys, offline, outside_attempts
+):
+    """Issue 29: an offline dry run exited 1 whatever the folder; now the local checks decide."""
+    with socket.socket() as probe:  # a port with nothing listening
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    use_endpoint(monkeypatch, url, tmp_path / "hf-home")
+    if offline == "HF_HUB_OFFLINE=1":
+        from huggingface_hub import constants
+
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    code, out = push(capsys, str(exports["v2"]), REPO, "--dry-run")
+    assert code == 0, out
+    assert "the folder passed every local check. Not checked against the Hub" in out
+    assert (
+        "HF_HUB_OFFLINE is set" if offline == "HF_HUB_OFFLINE=1" else f"cannot reach the Hub at {url}"
+    ) in out
+    # A folder that fails a local check still fails offline.
+    broken = tmp_path / "broken"
+    shutil.copytree(exports["v2"], broken)
+    (broken / "data" / "qa" / "helper.py").write_text("print(1)")
+    code, out = push(capsys, str(broken), REPO, "--dry-run")
+    assert code == 2 and "a Python file" in out
+    assert outside_attempts == []

@@ -43,6 +43,8 @@ def test_the_bundled_samples_are_marked_and_refused(hub, tmp_path, capsys):  # n
         ]
     )
     assert bqa.returncode == marine.returncode == 0, bqa.stderr + marine.stderr
+    for run in (bqa, marine):  # the export and its check print their summary, not a bar per split
+        assert "Generating train split" not in run.stderr and "Creating parquet" not in run.stderr, run.stderr
     for folder, words in (
         (tmp_path / "hub-bqa", "bundled synthetic BoLD-format sample"),
         (tmp_path / "hub-ml", "bundled MarineLife-16K sample"),
@@ -51,7 +53,7 @@ def test_the_bundled_samples_are_marked_and_refused(hub, tmp_path, capsys):  # n
         assert cli_main(["push", str(folder), REPO, "--tag", "v1.1"]) == 2
         err = capsys.readouterr().err
         assert (
-            f"not pushing it to {REPO}: its card says it was built from the" in err
+            f"not publishing it to {REPO}: its card (vqabench_sample) says it was built from the" in err
             and "--allow-sample" in err
         )
         assert hub.requests == []

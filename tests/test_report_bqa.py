@@ -16,6 +16,7 @@ import pytest
 from bqa_work import write_work_folder
 from markdown_tables import read_table
 from PIL import Image
+from plot_checks import assert_figures_fit
 from scipy.stats import binomtest, chi2_contingency
 
 from bqa.accuracy import BQA_PARSER
@@ -274,7 +275,9 @@ def test_missing_predictions_are_an_error_unless_allowed(bqa_data, tmp_path):
     [
         (['{"id": "ID0", "raw_output": "A"}', '{"id": "ID0", "raw_output": "B"}'], r"line 2: id ID0 already has a prediction at line 1"),
         (['{"id": "ID0", "raw_output": "A"}', "{not json"], r"line 2: not valid JSON"),
-        (['{"id": "ID0", "answer": "A"}'], r"line 1 \(id ID0\): no model reply; expected a 'raw_output'"),
+        (['{"id": "ID0", "answer": "A"}'], r"line 1 \(id ID0\): no model reply; the line has 'id', 'answer', expected the reply as 'raw_output' or 'prediction'"),
+        (['{"question_id": "ID0", "raw_output": "A"}'], r"line 1: missing or non-text 'id' \(the item's id\); the line has 'question_id', 'raw_output'"),
+        (["id,answer", "ID0,A"], r"line 1: not valid JSON .*: bad.csv is not JSONL \(a CSV file\); expected a predictions JSONL .*'raw_output' or 'prediction'"),
         (['{"id": "ID0", "raw_output": 3}'], r"'raw_output' must be text or null"),
         (['{"id": "ID0", "raw_output": "Anger", "prediction": "Fear"}'], r"line 1 \(id ID0\): both 'raw_output' and 'prediction' are given and they differ"),
         (['{"id": "ID0", "raw_output": null, "prediction": "Fear"}'], r"both 'raw_output' and 'prediction' are given and they differ"),
@@ -282,14 +285,14 @@ def test_missing_predictions_are_an_error_unless_allowed(bqa_data, tmp_path):
     ],
 )  # fmt: skip
 def test_bad_prediction_files_name_file_and_line(bqa_data, tmp_path, lines, message):
-    path = tmp_path / "bad.jsonl"
+    path = tmp_path / ("bad.csv" if lines[0].startswith("id,") else "bad.jsonl")
     path.write_text("\n".join(line.replace("ID0", bqa_data["rows"][0]["id"]) for line in lines) + "\n")
     with pytest.raises(ValueError, match=message.replace("ID0", re.escape(bqa_data["rows"][0]["id"]))):
         write_bqa_report(bqa_data["hub"], "test", {"bad": path}, tmp_path / "out", allow_missing=True)
     assert not (tmp_path / "out").exists()
 
 
-def test_cli_report_side_by_side(report, bqa_data, tmp_path, capsys):
+def test_cli_report_side_by_side(report, bqa_data, tmp_path, capsys, plot_record):
     _, predictions = report
     out = tmp_path / "cli"
     argv = ["report", "bqa", "--data", str(bqa_data["hub"]), "--split", "test", "--out", str(out)]
@@ -299,6 +302,7 @@ def test_cli_report_side_by_side(report, bqa_data, tmp_path, capsys):
     assert "alpha: accuracy 0.500 (Easy 0.800, Hard 0.200) on 10 items; 2 unparsed" in printed
     assert "beta: accuracy 0.800" in printed
     assert (out / "report.md").is_file() and len(list(out.glob("*.png"))) == 5
+    assert_figures_fit(plot_record, expected=5)  # each its intended size, nothing off the axes or canvas
     assert cli_main([*argv[:-4], "--split", "validation", "--predictions", str(predictions["alpha"])]) == 2
     assert "not in the validation split" in capsys.readouterr().err
 

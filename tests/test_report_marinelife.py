@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from markdown_tables import read_table
 from PIL import Image
+from plot_checks import assert_figures_fit
 from scipy.stats import binomtest
 
 from builders.cli import main as cli_main
@@ -300,7 +301,7 @@ def test_bad_judge_results_are_named(marine, tmp_path, change, message):
         write_marinelife_report(marine["hub"], "test", {}, tmp_path / "out", judge_results=[path])
 
 
-def test_cli_marinelife_report(marine, tmp_path, capsys):
+def test_cli_marinelife_report(marine, tmp_path, capsys, plot_record):
     out = tmp_path / "cli"
     argv = ["report", "marinelife", "--data", str(marine["hub"]), "--out", str(out)]
     argv += ["--predictions", f"steady={marine['steady']}", "--judge-results", str(marine["judge"])]
@@ -313,11 +314,13 @@ def test_cli_marinelife_report(marine, tmp_path, capsys):
         "judge_oemu_by_camera.png",
         "judge_captions_by_camera.png",
     }
+    assert_figures_fit(plot_record, expected=3)  # each its intended size, nothing off the axes or canvas
     assert cli_main(["report", "marinelife", "--data", str(marine["hub"]), "--out", str(tmp_path / "x")]) == 2
     assert "nothing to report" in capsys.readouterr().err
-    assert cli_main(["report", "marinelife", "--data", str(Path(tmp_path) / "nowhere"), "--out", str(tmp_path / "x"),
-                     "--predictions", str(marine["steady"])]) == 2  # fmt: skip
-    assert "neither a MarineLife-16K work folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # refused as the command line is parsed, naming the path
+        cli_main(["report", "marinelife", "--data", str(Path(tmp_path) / "nowhere"), "--out", str(tmp_path / "x"),
+                  "--predictions", str(marine["steady"])])  # fmt: skip
+    assert refused.value.code == 2 and "nowhere: no such folder" in capsys.readouterr().err
 
 
 def test_judge_results_without_camera_kinds(marine, tmp_path):

@@ -163,7 +163,9 @@ def test_a_file_that_records_no_parser_is_compared_with_the_default(bqa_work, tm
 
 def test_an_unknown_parser_version_is_refused_before_reading(bqa_work, tmp_path, capsys):
     work, _ = bqa_work
-    assert _report(work, tmp_path / "absent.jsonl", tmp_path / "out", "--parser", "vqabench-choice@9") == 2
+    unread = tmp_path / "unread.jsonl"  # not a predictions file: reading it would be an error of its own
+    unread.write_text("not JSON\n")
+    assert _report(work, unread, tmp_path / "out", "--parser", "vqabench-choice@9") == 2
     err = capsys.readouterr().err
     assert "no version '9'" in err and "vqabench-choice@2, vqabench-choice@3" in err
     assert not (tmp_path / "out").exists()

@@ -63,9 +63,9 @@ def test_every_run_and_the_report_record_their_provenance(bqa, tmp_path):
     metrics = json.loads(report.metrics_file.read_text())
     top = metrics["provenance"]
     assert top["tool"].startswith("videoqa-bench-tools ") and top["split"] == "test"
-    assert top["dataset"]["folder"] == str(hub.resolve()) and top["dataset"]["fingerprint"].startswith(
-        "sha256:"
-    )
+    # The folder relative to the report (issue 29: no absolute local path in a report).
+    assert (tmp_path / "out" / top["dataset"]["folder"]).resolve() == hub.resolve()
+    assert top["dataset"]["fingerprint"].startswith("sha256:")
     assert top["answer_parser"] == BQA_PARSER.signature
     run = metrics["models"]["weak"]["provenance"]
     assert (run["model_asked"], run["model_reported"], run["prompt"]) == (

@@ -61,32 +61,38 @@ def test_reject_needs_reason_and_finish_needs_all(tmp_path: Path) -> None:
 
 
 def test_killed_process_resumes_without_redoing_work(tmp_path: Path) -> None:
-    """A real process is killed mid-step; the rerun does only the rest and ends with the same records."""
+    """A real process is killed mid-step; the rerun does only the rest and ends with the same records.
+
+    The first run stops at item 6 and waits to be killed (it says so with a file): killed mid-step
+    however slow or loaded the machine, not after a guessed delay."""
     script = textwrap.dedent(
         """
-        import json, sys, time
+        import json, pathlib, sys, time
         from builders.runs.steps import StepRecords
-        work, calls = sys.argv[1], sys.argv[2]
+        work, calls, stop = sys.argv[1], sys.argv[2], sys.argv[3:]
         items = [{"id": f"item{i}", "x": i} for i in range(20)]
         step = StepRecords(work, "slow")
         for item in step.pending(items):
             with open(calls, "a") as log:
                 log.write(item["id"] + "\\n")
-            time.sleep(0.05)
+            if stop and item["id"] == "item6":  # in flight: wait for the kill
+                pathlib.Path(stop[0]).touch()
+                time.sleep(3600)
             step.add({**item, "y": item["x"] * 3})
         step.finish([i["id"] for i in items])
         """
     )
-    calls = tmp_path / "calls.txt"
+    calls, waiting = tmp_path / "calls.txt", tmp_path / "waiting"
     cmd = [sys.executable, "-c", script, str(tmp_path / "work"), str(calls)]
-    proc = subprocess.Popen(cmd)
-    deadline = time.time() + 20
-    while time.time() < deadline and (not calls.exists() or len(calls.read_text().split()) < 6):
+    proc = subprocess.Popen([*cmd, str(waiting)])
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and not waiting.exists() and time.monotonic() < deadline:
         time.sleep(0.01)
+    assert waiting.exists(), "the first run never reached item6"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     first = calls.read_text().split()
-    assert 6 <= len(first) < 20
+    assert first == [f"item{i}" for i in range(7)]
     subprocess.run(cmd, check=True)
     done = calls.read_text().split()
     # At most the one item in flight at the kill is redone; every item is processed.

@@ -51,7 +51,7 @@ def test_bqa_build_with_every_call_failing_exits_non_zero_and_resumes(tmp_path, 
         if fault == "server_errors":
             server.fault_rate, server.fault_choices = 1.0, [Fault.server_error(retry_after=0.01)]
         if fault == "hang":
-            server.handler = lambda body: Fault.delay(2.0)
+            server.handler = lambda body: Fault.hang()
         key_env = "TEST_KEY" if fault == "wrong_key" else "none"
         args = ["bqa", "build", "--sample", "--work", str(work), "--export", str(out)]
         failed = vqabench([*args, *llm(server, key_env)], **env)
@@ -61,6 +61,10 @@ def test_bqa_build_with_every_call_failing_exits_non_zero_and_resumes(tmp_path, 
         assert len(grouped) == 1 and error in grouped[0] and "[step questions" in grouped[0], failed.stdout
         assert "not run yet: filter, difficulty, split" in failed.stdout and RESUME in failed.stdout
         assert "a-wrong-key" not in failed.stdout + failed.stderr
+        # 38 identical failures are said once as they happen (issue 29: one line per item before).
+        assert [line for line in failed.stderr.splitlines() if "LLM request" in line] == [
+            next(line for line in failed.stderr.splitlines() if "LLM request" in line)
+        ], failed.stderr
         assert not out.exists()  # nothing exported from a build that did not finish
         summary = json.loads((work / "summary.json").read_text())
         assert summary["steps"]["questions"]["complete"] is False

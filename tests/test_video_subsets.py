@@ -168,12 +168,10 @@ def test_subset_goes_into_eval_results_notes_and_the_leaderboard_refuses_mixing(
         reports[name] = out / "metrics.json"
     root = tmp_path / "models"
     for name, metrics in reports.items():
+        write = ["results", "write", str(metrics), "--out", str(root / "lab" / name), "--dataset-id", REPO]
         assert (
-            cli_main(
-                ["results", "write", str(metrics), "--out", str(root / "lab" / name), "--dataset-id", REPO]
-            )
-            == 0
-        )
+            cli_main([*write, "--allow-sample"]) == 0
+        )  # the bundled sample's scores: publishing them is meant
     entries = {
         e.task_id: e for _, e in read_entries(root / "lab" / "sub" / ".eval_results" / "marinelife16k.yaml")
     }
@@ -218,7 +216,8 @@ def test_video_sample_is_reproducible_and_checked(marine, tmp_path, capsys):
     with pytest.raises(ValueError, match="line 2: video .* is already at line 1"):
         VideoSelection(file=bad).choose(pool, split="test", source="s")
     base = ["report", "marinelife", "--data", str(marine["work"]), "--out", str(tmp_path / "x")]
-    assert cli_main([*base, "--seed", "3", "--predictions", "x.jsonl"]) == 2
+    (tmp_path / "x.jsonl").write_text("")  # an existing file: a missing one is refused while parsing
+    assert cli_main([*base, "--seed", "3", "--predictions", str(tmp_path / "x.jsonl")]) == 2
     assert "--seed is the seed of --video-sample" in capsys.readouterr().err
 
 

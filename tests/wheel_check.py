@@ -100,7 +100,9 @@ def main() -> int:
             else:
                 via = json.loads((out / "reports" / "scores.json").read_text())["metrics_via"]
                 print(f"  scored with {via}")
-                if str(root) not in via:
+                # The metric modules by the package's own paths (metrics_dir() is inside it: checked above);
+                # the demo's files name no local path.
+                if not via.startswith("evaluate.load(builders.metric_path("):
                     problems.append(f"vqabench demo scored with {via}, not the packaged metrics in {root}")
     for problem in problems:
         print(f"wheel check: {problem}", file=sys.stderr)

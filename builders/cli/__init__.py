@@ -16,6 +16,7 @@ import logging
 import pkgutil
 import sys
 import traceback
+from typing import NoReturn
 
 
 def command_names() -> list[str]:
@@ -37,8 +38,19 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one or two lines: the message naming the argument, then the full usage only
+    when it is short (a command with fifty options points to its ``--help`` instead). Subcommand
+    parsers are of the same class (argparse makes them ``type(parent)``)."""
+
+    def error(self, message: str) -> NoReturn:
+        usage = self.format_usage().strip()
+        hint = usage if usage.count("\n") < 3 else f"run '{self.prog} --help' for its options"
+        self.exit(2, f"{self.prog}: error: {message}\n{hint}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="vqabench",
         description=(
             "Tooling for the BQA (body-language emotion QA) and MarineLife-16K (marine video QA and "

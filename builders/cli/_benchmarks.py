@@ -9,6 +9,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from builders.hub.repo_ids import ChosenRepoId, choose_repo_id
+
 #: command-line name -> (benchmark module, card module)
 MODULES = {
     "bqa": ("bqa.benchmark", "bqa.card"),
@@ -45,11 +47,7 @@ def by_name(name: object, where: str) -> Known:
     raise ValueError(f"{where}: 'benchmark' is {name!r}, expected one of {names}")
 
 
-def dataset_id(known: Known, given: str | None) -> str:
-    """``given``, else the card's repo id; a placeholder id (``<namespace>/...``) must be replaced."""
-    repo = given or known.default_repo_id
-    if "<" in repo or repo.count("/") != 1:
-        raise ValueError(
-            f"{known.benchmark.name} has no fixed Hub repo id ({repo!r}): pass --dataset-id <namespace>/<name>"
-        )
-    return repo
+def dataset_id(known: Known, given: str | None, recorded: str | None = None) -> ChosenRepoId:
+    """The benchmark's dataset repo id (:func:`builders.hub.repo_ids.choose_repo_id`): ``given``
+    (--dataset-id), the repo a report read (``recorded``), the environment's setting, the card's."""
+    return choose_repo_id(known.benchmark.name, given=given, recorded=recorded, default=known.default_repo_id)

@@ -9,12 +9,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from builders.files.arguments import existing_folder
 from builders.options.numbers import POSITIVE_INT
 
 
 def add_export_arguments(parser: argparse.ArgumentParser, repo_help: str) -> None:
     """``WORK_DIR OUT_DIR --repo-id --max-shard-mb --cache-dir`` of an ``export`` action."""
-    parser.add_argument("work_dir", type=Path, help="work folder holding release/ (written by 'build')")
+    parser.add_argument(
+        "work_dir", type=existing_folder, help="work folder holding release/ (written by 'build')"
+    )
     parser.add_argument(
         "out_dir",
         type=Path,
@@ -42,3 +45,11 @@ def add_build_export_arguments(
         "--export", type=Path, metavar="OUT_DIR", help="then export the release to a Hub-layout folder"
     )
     parser.add_argument("--repo-id", help=repo_help)
+
+
+def export_repo_id(given: str | None, benchmark: str, card_default: str) -> str:
+    """The repo id an export's card names: ``--repo-id``, else the configured one
+    (:mod:`builders.hub.repo_ids`), else the card's default (MarineLife-16K's is a placeholder)."""
+    from builders.hub.repo_ids import configured_repo_id
+
+    return given or configured_repo_id(benchmark) or card_default

@@ -8,8 +8,15 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
+from builders.cli._options import (
+    add_build_export_arguments,
+    add_export_arguments,
+    export_options,
+    export_repo_id,
+)
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
+from builders.files.arguments import existing_file, existing_folder
+from builders.files.text import plural
 from builders.llm.cli import add_llm_arguments, client_from_args, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.options.numbers import POSITIVE_INT
@@ -19,7 +26,7 @@ from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 # Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
 
 STEP_NAMES = "candidates,clips,questions,filter,difficulty,split"
-REPO_HELP = "Hub repo named in the card's examples (default: naist-nlp/BQA)"
+REPO_HELP = "Hub repo named in the card's examples (default: $VQABENCH_BQA_REPO_ID, else naist-nlp/BQA)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     source = b.add_mutually_exclusive_group(required=True)
-    source.add_argument("--bold-root", type=Path, help="BoLD root (annotations/train.csv, val.csv, videos/)")
+    source.add_argument(
+        "--bold-root", type=existing_folder, help="BoLD root (annotations/train.csv, val.csv, videos/)"
+    )
     source.add_argument("--sample", action="store_true", help="the bundled BoLD-format sample (38 rows)")
     b.add_argument("--work", type=Path, required=True, help="work folder (created; reruns resume it)")
     b.add_argument(
@@ -74,9 +83,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--skip-missing", action="store_true", help="leave out rows whose clip is missing (listed)"
     )
     b.add_argument(
-        "--group-mapping", type=Path, help="JSON/YAML emotion-group mapping (default: the project's)"
+        "--group-mapping", type=existing_file, help="JSON/YAML emotion-group mapping (default: the project's)"
     )
-    b.add_argument("--codes", type=Path, help="JSON/YAML demographic code tables (default: the project's)")
+    b.add_argument(
+        "--codes", type=existing_file, help="JSON/YAML demographic code tables (default: the project's)"
+    )
     b.add_argument(
         "--reject-llm-failures",
         action="store_true",
@@ -124,22 +135,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Read BoLD's headerless annotation CSVs, decode every row and look for every clip. A "
         "malformed row is an error naming file, line and column.",
     )
-    check.add_argument("root", nargs="?", type=Path, help="BoLD root (default: the bundled sample)")
+    check.add_argument(
+        "root", nargs="?", type=existing_folder, help="BoLD root (default: the bundled sample)"
+    )
     check.add_argument(
         "--skip-missing", action="store_true", help="list rows whose clip is missing instead of failing"
     )
     check.add_argument(
-        "--codes", type=Path, help="JSON/YAML demographic code tables (default: bqa.vocabulary's)"
+        "--codes", type=existing_file, help="JSON/YAML demographic code tables (default: bqa.vocabulary's)"
     )
     check.set_defaults(func=_check)
 
     stats = actions.add_parser(
         "stats",
         help="statistics of a work folder's release (sizes, Easy/Hard, groups, demographics, Self-BLEU)",
-        description="Check a work folder's release and print its statistics as JSON.",
+        description="Check a work folder's release and print its statistics: tables of sizes, Easy/Hard, films "
+        "and Self-BLEU per split, answer groups and demographics (what the dataset card shows), or JSON.",
     )
-    stats.add_argument("work_dir", type=Path, help="work folder written by the BQA pipeline")
+    stats.add_argument("work_dir", type=existing_folder, help="work folder written by the BQA pipeline")
     stats.add_argument("--no-self-bleu", action="store_true", help="skip the Self-BLEU of the questions")
+    stats.add_argument("--json", action="store_true", help="print every count as JSON instead of tables")
     stats.set_defaults(func=_stats)
 
     export = actions.add_parser(
@@ -227,7 +242,9 @@ def _build(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.work}: no release to export yet; run the split step first")
         from bqa.card import DEFAULT_REPO_ID
 
-        result = export_release(args.work, args.export, repo_id=args.repo_id or DEFAULT_REPO_ID)
+        result = export_release(
+            args.work, args.export, repo_id=export_repo_id(args.repo_id, "BQA", DEFAULT_REPO_ID)
+        )
         sizes = ", ".join(f"{split} {len(ds)}" for split, ds in result.dataset.items())
         print(f"exported {result.folder} ({sizes}); load_dataset check passed")
     return 0
@@ -280,7 +297,9 @@ def _check(args: argparse.Namespace) -> int:
     codes = load_demographic_codes(args.codes) if args.codes else DEFAULT_DEMOGRAPHIC_CODES
     source = read_bold(args.root or sample_root(), codes=codes, skip_missing=args.skip_missing)
     rows = source.annotations
-    print(f"{source.root}: {len(rows)} usable rows, {len({a.film_id for a in rows})} films")
+    print(
+        f"{source.root}: {plural(len(rows), 'usable row')}, {plural(len({a.film_id for a in rows}), 'film')}"
+    )
     for split, n in sorted(Counter(a.bold_split for a in rows).items()):
         print(f"  {split}: {n} rows")
     if source.missing:
@@ -290,12 +309,13 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
+    from bqa.card import statistics_markdown
     from bqa.stats import release_stats
     from bqa.workfolder import read_release
 
     release = read_release(args.work_dir)
     stats = release_stats(release.splits, release.meta, self_bleu=not args.no_self_bleu)
-    print(json.dumps(stats.to_json(), indent=2))
+    print(json.dumps(stats.to_json(), indent=2) if args.json else statistics_markdown(stats))
     return 0
 
 
@@ -306,7 +326,7 @@ def _export(args: argparse.Namespace) -> int:
     result = export_release(
         args.work_dir,
         args.out_dir,
-        repo_id=args.repo_id or DEFAULT_REPO_ID,
+        repo_id=export_repo_id(args.repo_id, "BQA", DEFAULT_REPO_ID),
         self_bleu=not args.no_self_bleu,
         **export_options(args),
     )

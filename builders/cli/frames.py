@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.files.arguments import existing_file
 from builders.options.numbers import POSITIVE_INT, POSITIVE_NUMBER, int_at_least
 
 
@@ -19,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "evaluates API models at 1 fps). Prints each frame's index and timestamp."
         ),
     )
-    parser.add_argument("video", type=Path, metavar="VIDEO", help="video file (MP4, MKV, WebM, ...)")
+    parser.add_argument("video", type=existing_file, metavar="VIDEO", help="video file (MP4, MKV, WebM, ...)")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--num-frames", type=POSITIVE_INT, metavar="N", help="number of evenly spaced frames")
     mode.add_argument("--fps", type=POSITIVE_NUMBER, metavar="F", help="frames per second of video")

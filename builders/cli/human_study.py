@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.files.arguments import existing_file, existing_folder
 from builders.hub.source import add_data_arguments
 from builders.options.numbers import POSITIVE_INT
 
@@ -71,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     make.add_argument(
         "--predictions",
-        type=Path,
+        type=existing_file,
         help="MarineLife-16K: the model's answers to rate (JSONL with question_id and raw_output, e.g. "
         "'marinelife evaluate' output)",
     )
@@ -100,8 +101,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog="Example: vqabench human-study score studies/bqa-rand100 answers/*.json --out reports/human",
     )
-    score.add_argument("study", type=Path, help="the study folder 'make' wrote")
-    score.add_argument("answers", nargs="+", type=Path, help="the answers files the raters downloaded")
+    score.add_argument("study", type=existing_folder, help="the study folder 'make' wrote")
+    score.add_argument(
+        "answers", nargs="+", type=existing_file, help="the answers files the raters downloaded"
+    )
     score.add_argument(
         "--out", type=Path, required=True, help="report folder (report.md, metrics.json, *.png)"
     )
@@ -117,7 +120,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     score.add_argument(
         "--judge-results",
-        type=Path,
+        type=existing_file,
         help="MarineLife-16K: the judge results of the rated answers ('vqabench marinelife judge --items')",
     )
     score.add_argument("--judge-model", help="the model's name in --judge-results (default: its only model)")

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from builders.files.jsonio import read_jsonl, write_json_atomic
+from builders.files.arguments import existing_file
+from builders.files.jsonio import write_json_atomic
 from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 
@@ -40,14 +41,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "judgements failed (they are listed, and a rerun asks for them alone)."
         ),
     )
-    score.add_argument("predictions", help="JSONL file, one item per line")
+    score.add_argument(
+        "predictions",
+        type=existing_file,
+        help="JSONL file, one item per line; a 'marinelife evaluate' output (or a harness output of the "
+        "project's tasks) is read as such: the rubric's question type is judged, the rest skipped",
+    )
     score.add_argument(
         "--rubric",
         help="rubric name (default: the MarineLife open-ended rubric, OEMU); 'vqabench judge rubrics' lists them",
     )
     score.add_argument("--rubric-file", help="YAML or JSON rubric file (with --rubric custom)")
     score.add_argument(
-        "--prediction-key", default="prediction", help="field of the prediction (default %(default)s)"
+        "--prediction-key",
+        help="field of the prediction (default: raw_output, else prediction: the predictions format's reply)",
     )
     score.add_argument(
         "--reference-key",
@@ -56,7 +63,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(default %(default)s)",
     )
     score.add_argument("--question-key", default="question", help="field of the question, if present")
-    score.add_argument("--camera-key", default="camera", help="field of 'static'/'moving', if present")
+    score.add_argument(
+        "--camera-key", help="field of 'static'/'moving', if present (default: camera, else camera_kind)"
+    )
     score.add_argument(
         "--evidence-key", default="evidence", help="field of the evidence attributes, if present"
     )
@@ -76,11 +85,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _column(rows: list[dict[str, Any]], key: str, path: str, required: bool) -> list[Any] | None:
-    present = [key in row for row in rows]
+    present = [isinstance(row, dict) and key in row for row in rows]
     if not any(present):
         if required:
+            first = ", ".join(repr(k) for k in (rows[0] if isinstance(rows[0], dict) else {}))
             raise ValueError(
-                f"{path}: no row has the field {key!r} (choose fields with --prediction-key etc.)"
+                f"{path}: no row has the field {key!r}; the first row has {first or 'no fields'} (choose the "
+                "fields with --prediction-key, --reference-key etc.)"
             )
         return None
     if not all(present):
@@ -89,7 +100,31 @@ def _column(rows: list[dict[str, Any]], key: str, path: str, required: bool) -> 
     return [row[key] for row in rows]
 
 
+def _runner_rows(rows: list[Any], rubric: Any, path: Path) -> dict[str, list[Any]] | None:
+    """The judge's inputs from a ``marinelife evaluate`` output (every row a question with its type and
+    format): the rows of the rubric's question type, as ``marinelife judge`` reads them; None otherwise."""
+    from builders.evaluation.marinelife import JUDGE_TASKS, judge_inputs
+
+    if not rows or not all(isinstance(r, dict) and "question_format" in r and "type" in r for r in rows):
+        return None
+    task = next((t for t, (_, name) in JUDGE_TASKS.items() if name == rubric.name), None)
+    if task is None:
+        judged = [name for _, name in JUDGE_TASKS.values()]
+        raise ValueError(
+            f"{path}: a 'marinelife evaluate' output is judged with the rubric of one of its open-ended types "
+            f"({', '.join(judged)}), not {rubric.name!r}; 'vqabench marinelife judge' judges both"
+        )
+    inputs = judge_inputs(rows, task)
+    if inputs is None:
+        raise ValueError(f"{path}: no {JUDGE_TASKS[task][0]} question to judge with {rubric.name!r}")
+    print(f"{path}: a 'marinelife evaluate' output; judging its {len(inputs['predictions'])} "
+          f"{JUDGE_TASKS[task][0]} row(s) of {len(rows)}")  # fmt: skip
+    return inputs
+
+
 def _score(args: argparse.Namespace) -> int:
+    from builders.report.harness_outputs import read_prediction_lines
+    from builders.report.inputs import TEXT_FIELDS
     from builders.scoring import rubric_files as _registers_custom  # noqa: F401
     from builders.scoring.judge import judge_client_from_args, judge_predictions
     from builders.scoring.rubrics import get_rubric
@@ -97,21 +132,29 @@ def _score(args: argparse.Namespace) -> int:
 
     rubric = get_rubric(args.rubric or DEFAULT_RUBRIC, args.rubric_file)
     path = Path(args.predictions)
-    if not path.is_file():
-        raise FileNotFoundError(f"no predictions file at {path}")
-    rows = read_jsonl(path)
+    rows = read_prediction_lines(path)  # the one predictions reader (harness outputs too)
     if not rows:
         raise ValueError(f"{path}: no rows")
-    columns = {
-        name: _column(rows, key, str(path), required=name in ("predictions", "references"))
-        for name, key in (
-            ("predictions", args.prediction_key),
-            ("references", args.reference_key),
-            ("questions", args.question_key),
-            ("camera", args.camera_key),
-            ("evidence", args.evidence_key),
-        )
-    }
+    runner = (
+        None if args.prediction_key or args.reference_key != "reference" else _runner_rows(rows, rubric, path)
+    )
+    if runner is not None:
+        columns = {"predictions": runner["predictions"], "references": runner["references"],
+                   "questions": runner["questions"], "camera": runner["camera"], "evidence": runner.get("evidence")}  # fmt: skip
+    else:
+        first = rows[0] if isinstance(rows[0], dict) else {}
+        prediction_key = args.prediction_key or next((f for f in TEXT_FIELDS if f in first), TEXT_FIELDS[0])
+        camera_key = args.camera_key or next((f for f in ("camera", "camera_kind") if f in first), "camera")
+        columns = {
+            name: _column(rows, key, str(path), required=name in ("predictions", "references"))
+            for name, key in (
+                ("predictions", prediction_key),
+                ("references", args.reference_key),
+                ("questions", args.question_key),
+                ("camera", camera_key),
+                ("evidence", args.evidence_key),
+            )
+        }
     with judge_client_from_args(args) as client:
         price = apply_cost_arguments(args, client)
         result = judge_predictions(
@@ -151,7 +194,7 @@ def _summary(result: dict[str, Any]) -> str:
             f"  {kind:<7} score {_fmt(part['score'])}  n={part['n']}  "
             + "  ".join(f"{name} {_fmt(v)}" for name, v in part["criteria"].items())
         )
-    failed = {f"row {f['index'] + 1}": f["error"] for f in result["failed"]}
+    failed = {f"on row {f['index'] + 1}": f["error"] for f in result["failed"]}  # "e.g. item on row 3"
     lines += Unfinished({"judge": failed}).lines(alternative="--output lists every failed item")
     return "\n".join(lines)
 

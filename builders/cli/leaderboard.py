@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from builders.files.arguments import existing_folder
+
 # The modules doing the work load inside the handlers: lazy for start-up speed.
 
 
@@ -24,10 +26,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("benchmark", choices=["bqa", "marinelife"], help="which benchmark")
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--from", dest="root", type=Path, help="folder of model folders with .eval_results/")
+    source.add_argument(
+        "--from", dest="root", type=existing_folder, help="folder of model folders with .eval_results/"
+    )
     source.add_argument("--hub", action="store_true", help="read the Hub's leaderboard for the dataset")
     parser.add_argument(
-        "--dataset-id", help="benchmark dataset repo (default: the card's, naist-nlp/BQA for BQA)"
+        "--dataset-id",
+        help="benchmark dataset repo (default: $VQABENCH_BQA_REPO_ID / $VQABENCH_MARINELIFE16K_REPO_ID, else "
+        "the card's: naist-nlp/BQA for BQA; MarineLife-16K has none until set)",
     )
     parser.add_argument("--out", type=Path, required=True, help="folder for report.md, metrics.json, PNGs")
     parser.add_argument(
@@ -49,7 +55,8 @@ def _leaderboard(args: argparse.Namespace) -> int:
         for name in ("httpx2", "httpx"):
             logging.getLogger(name).setLevel(logging.WARNING)
     known = by_key(args.benchmark)
-    repo = dataset_id(known, args.dataset_id)
+    chosen = dataset_id(known, args.dataset_id)
+    repo = chosen.repo_id
     if args.hub:
         from builders.hub.publish import resolve_endpoint
 
@@ -60,7 +67,13 @@ def _leaderboard(args: argparse.Namespace) -> int:
         rows = rows_from_folder(args.root, repo)
         source = f"the eval results under {args.root}"
     report = write_leaderboard(
-        known.benchmark, repo, rows, args.out, source=source, allow_mixed=args.allow_mixed
+        known.benchmark,
+        repo,
+        rows,
+        args.out,
+        source=source,
+        dataset_id_from=f"from {chosen.source}",
+        allow_mixed=args.allow_mixed,
     )
     for problem in report.metrics["skipped"]:
         print(f"skipped {problem}", file=sys.stderr)

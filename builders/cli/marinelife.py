@@ -10,8 +10,14 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from builders.cli._options import add_build_export_arguments, add_export_arguments, export_options
+from builders.cli._options import (
+    add_build_export_arguments,
+    add_export_arguments,
+    export_options,
+    export_repo_id,
+)
 from builders.evaluation.options import add_prediction_arguments, run_prediction_command
+from builders.files.arguments import existing_file, existing_folder
 from builders.hub.source import add_data_arguments
 from builders.hub.subset import add_subset_arguments
 from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments, given_llm_options
@@ -24,7 +30,7 @@ from builders.runs.steps import DEFAULT_BATCH_SIZE
 if TYPE_CHECKING:
     from builders.pipelines.marinelife.runner import PipelineConfig
 
-REPO_HELP = "Hub repo named in the card's loading example"
+REPO_HELP = "Hub repo named in the card's loading example (default: $VQABENCH_MARINELIFE16K_REPO_ID, else a placeholder)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -69,9 +75,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     source = build.add_argument_group("input")
     source.add_argument(
-        "--attributes", type=Path, help="expert attribute file (CSV or JSONL, one row per video)"
+        "--attributes", type=existing_file, help="expert attribute file (CSV or JSONL, one row per video)"
     )
-    source.add_argument("--video-root", type=Path, help="folder holding <collection>/<video_file>")
+    source.add_argument("--video-root", type=existing_folder, help="folder holding <collection>/<video_file>")
     source.add_argument(
         "--sample", action="store_true", help="use the bundled sample's attributes and videos instead"
     )
@@ -143,7 +149,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     j.add_argument(
         "predictions",
-        type=Path,
+        type=existing_file,
         help="predictions JSONL: written by 'marinelife evaluate' (or an lmms-eval sample log / VLMEvalKit "
         "result file of the integrations' tasks), or question_id + raw_output lines with --data",
     )
@@ -181,9 +187,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "missing video file is an error naming the file and row.",
     )
     check.add_argument(
-        "attributes", nargs="?", type=Path, help="CSV or JSONL file (default: the bundled sample)"
+        "attributes", nargs="?", type=existing_file, help="CSV or JSONL file (default: the bundled sample)"
     )
-    check.add_argument("--video-root", type=Path, help="folder holding <collection>/<video_file>")
+    check.add_argument("--video-root", type=existing_folder, help="folder holding <collection>/<video_file>")
     check.set_defaults(func=_check_attributes)
 
     validate = actions.add_parser(
@@ -194,8 +200,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "without options, mandatory types per video, conditional types only where their attribute exists. "
         "Prints one line per violation (question id, field, problem); exit code 1 if there are any.",
     )
-    validate.add_argument("qa", type=Path, help="QA JSONL file")
-    validate.add_argument("--attributes", type=Path, help="attribute file of the videos (CSV or JSONL)")
+    validate.add_argument("qa", type=existing_file, help="QA JSONL file")
+    validate.add_argument(
+        "--attributes", type=existing_file, help="attribute file of the videos (CSV or JSONL)"
+    )
     validate.set_defaults(func=_validate)
 
     stats = actions.add_parser(
@@ -213,7 +221,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stats.add_argument("--out", type=Path, help="folder for report.md, metrics.json and the PNG plots")
     stats.add_argument(
         "--top",
-        type=int,
+        type=POSITIVE_INT,
         default=10,
         help="most frequent values shown per object slot and attribute (default 10)",
     )
@@ -316,7 +324,11 @@ def _build(args: argparse.Namespace) -> int:
         from marinelife16k.card import DEFAULT_REPO_ID
         from marinelife16k.export import export_release
 
-        exported = export_release(args.work_dir, args.export, repo_id=args.repo_id or DEFAULT_REPO_ID)
+        exported = export_release(
+            args.work_dir,
+            args.export,
+            repo_id=export_repo_id(args.repo_id, "MarineLife-16K", DEFAULT_REPO_ID),
+        )
         print(f"exported {exported.folder}; load_dataset check passed")
     return 0
 
@@ -330,16 +342,15 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _judge(args: argparse.Namespace) -> int:
     from builders import tool_version
-    from builders.evaluation.marinelife import judge
+    from builders.evaluation.marinelife import JUDGE_TASKS, judge
     from builders.files.jsonio import write_json_atomic
     from builders.hub.source import data_from_args
     from builders.hub.subset import ALL, FIELD, selection_from_args
+    from builders.report.judge_join import DIGEST_KEY, predictions_digest
     from builders.report.marinelife_report import judgeable_rows
     from builders.report.provenance import run_provenance
     from builders.scoring.judge import judge_client_from_args
 
-    if not args.predictions.is_file():
-        raise FileNotFoundError(f"no predictions file at {args.predictions}")
     source = data_from_args(args)
     rows, missing, subset = judgeable_rows(
         args.predictions,
@@ -368,7 +379,8 @@ def _judge(args: argparse.Namespace) -> int:
     run = run_provenance(args.predictions)
     provenance = {
         "tool": tool_version(),
-        "predictions": str(args.predictions),
+        "predictions": args.predictions.name,
+        DIGEST_KEY: predictions_digest(args.predictions),  # what the report joins the result by
         "dataset": source.provenance() if source else run.get("data"),
         "split": args.split if source else run.get("split"),
         # the videos judged: the subset asked for, else those of the run (all, or its own subset)
@@ -390,7 +402,12 @@ def _judge(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}")
     from builders.runs.unfinished import Unfinished  # lazy, like the imports above (start-up speed)
 
-    failures = {task: {f"item {f['index']}": f["error"] for f in r["failed"]} for task, r in results.items()}
+    # A failed judgement is named by its question (the index counts the task's rows, in file order).
+    ids = {
+        task: [p["question_id"] for p in rows if p["type"] == qtype]
+        for task, (qtype, _) in JUDGE_TASKS.items()
+    }
+    failures = {task: {ids[task][f["index"]]: f["error"] for f in r["failed"]} for task, r in results.items()}
     unfinished = Unfinished({task: f for task, f in failures.items() if f})
     if unfinished:
         print(unfinished.format(alternative="--out lists them"))
@@ -467,7 +484,7 @@ def _export(args: argparse.Namespace) -> int:
     result = export_release(
         args.work_dir,
         args.out_dir,
-        repo_id=args.repo_id or DEFAULT_REPO_ID,
+        repo_id=export_repo_id(args.repo_id, "MarineLife-16K", DEFAULT_REPO_ID),
         **export_options(args),
     )
     sizes = "; ".join(

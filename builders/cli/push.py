@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.files.arguments import existing_folder
+
 # The modules doing the work load inside the handlers: lazy for start-up speed.
 
 
@@ -29,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog="Example: vqabench push hub/BQA naist-nlp/BQA --create-pr --tag v1.1 --dry-run",
     )
-    parser.add_argument("folder", type=Path, help="exported Hub-layout folder (README.md + data/)")
+    parser.add_argument("folder", type=existing_folder, help="exported Hub-layout folder (README.md + data/)")
     parser.add_argument("repo_id", help="dataset repo, <namespace>/<name>")
     parser.add_argument(
         "--create-pr", action="store_true", help="open a pull request instead of committing to main"
@@ -43,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--dry-run",
         action="store_true",
         help="validate and print the operations, the deletions included (read from the repo, which is not "
-        "changed); exit status 1 when the repo could not be read",
+        "changed); offline (HF_HUB_OFFLINE=1, no connection) only the local checks, exit status 0 if they "
+        "pass; exit status 1 when the Hub answers that the repo cannot be read",
     )
     parser.add_argument(
         "--create-repo",
@@ -88,6 +91,14 @@ def _push(args: argparse.Namespace) -> int:
             plan = with_remote(plan)  # reads the repo's file list to show the deletions
         except PushError as err:
             print(plan.describe())
+            if err.unreachable:  # every local check passed; only the Hub's side is unknown
+                reason = str(err).removesuffix(" (nothing was pushed)")
+                print(
+                    "dry run: nothing was sent; the folder passed every local check. Not checked against the "
+                    f"Hub, which was not reached: {reason}. The push itself checks the repo's access and lists "
+                    "the deletions."
+                )
+                return 0
             print(
                 f"dry run: nothing was sent; the repo's files could not be read, so the deletions are unknown: {err}"
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.files.arguments import existing_file, named_existing_file
 from builders.hub.source import add_data_arguments
 from builders.hub.subset import add_subset_arguments
 
@@ -104,7 +105,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _common(bqa, "clips (items)")
     bqa.add_argument(
-        "--predictions", action="append", required=True, metavar="NAME=FILE", help=_PREDICTIONS_HELP
+        "--predictions",
+        action="append",
+        required=True,
+        type=named_existing_file,
+        metavar="NAME=FILE",
+        help=_PREDICTIONS_HELP,
     )
     bqa.add_argument(
         "--group-mapping",
@@ -129,19 +135,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _common(marine, "videos")
     marine.add_argument(
-        "--predictions", action="append", default=[], metavar="NAME=FILE", help=_PREDICTIONS_HELP
+        "--predictions",
+        action="append",
+        default=[],
+        type=named_existing_file,
+        metavar="NAME=FILE",
+        help=_PREDICTIONS_HELP,
     )
     marine.add_argument(
         "--judge-results",
         action="append",
         default=[],
-        type=Path,
+        type=existing_file,
         metavar="FILE",
         help="judge results JSON (repeatable)",
     )
     marine.add_argument(
         "--models",
-        type=Path,
+        type=existing_file,
         metavar="FILE",
         help="CSV with a header row and columns name,group,backbone: each model's group and backbone, for "
         "Table 3 and the caption table in the paper's layout (group rows, a Backbone column, an Average row "

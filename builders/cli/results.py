@@ -6,6 +6,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.files.arguments import existing_file, existing_folder, existing_path
+from builders.hub.sample import add_allow_sample_argument
+
 # The modules doing the work load inside the handlers: lazy for start-up speed.
 
 
@@ -26,6 +29,7 @@ def _push_options(parser: argparse.ArgumentParser, flag: bool) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="print what the push would do; no network at all"
     )
+    add_allow_sample_argument(parser, "scores of a run on data")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,13 +54,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: vqabench results write reports/bqa-test/metrics.json --model mine --out mine/ "
         "--dataset-revision 0123...abcd --push me/my-videollm --create-pr --dry-run",
     )
-    write.add_argument("metrics", type=Path, help="a report's metrics.json (vqabench report bqa|marinelife)")
+    write.add_argument(
+        "metrics", type=existing_file, help="a report's metrics.json (vqabench report bqa|marinelife)"
+    )
     write.add_argument(
         "--out", type=Path, required=True, help="model folder: the entries go to OUT/.eval_results/"
     )
     write.add_argument("--model", help="which of the report's models (required if it has more than one)")
     write.add_argument(
-        "--dataset-id", help="benchmark dataset repo (default: the card's, naist-nlp/BQA for BQA)"
+        "--dataset-id",
+        help="benchmark dataset repo (default: the repo the report read, else $VQABENCH_<BENCHMARK>_REPO_ID "
+        "- VQABENCH_BQA_REPO_ID, VQABENCH_MARINELIFE16K_REPO_ID -, else the card's: naist-nlp/BQA for BQA)",
     )
     write.add_argument(
         "--dataset-revision",
@@ -71,7 +79,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show = actions.add_parser(
         "show", help="print the entries of a model folder or a .yaml file", description="Print eval results."
     )
-    show.add_argument("path", type=Path, help="a model folder (with .eval_results/) or one .yaml file")
+    show.add_argument(
+        "path", type=existing_path, help="a model folder (with .eval_results/) or one .yaml file"
+    )
     show.set_defaults(func=_show)
 
     push = actions.add_parser(
@@ -83,7 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "and is never printed; HF_ENDPOINT selects another Hub."
         ),
     )
-    push.add_argument("folder", type=Path, help="model folder holding .eval_results/")
+    push.add_argument("folder", type=existing_folder, help="model folder holding .eval_results/")
     push.add_argument("repo_id", metavar="MODEL_REPO", help="model repo, <namespace>/<name>")
     _push_options(push, flag=False)
     push.set_defaults(func=_push)
@@ -120,7 +130,9 @@ def _publish(args: argparse.Namespace, folder: Path, repo_id: str) -> int:
     if not args.verbose:  # one INFO line per HTTP request drowns the summary; -v shows them
         for name in ("httpx2", "httpx"):
             logging.getLogger(name).setLevel(logging.WARNING)
-    plan = plan_results_push(folder, repo_id, create_pr=args.create_pr, commit_message=args.message)
+    plan = plan_results_push(
+        folder, repo_id, create_pr=args.create_pr, commit_message=args.message, allow_sample=args.allow_sample
+    )
     print(plan.describe())
     if args.dry_run:
         print("dry run: nothing was sent")
@@ -133,6 +145,7 @@ def _write(args: argparse.Namespace) -> int:
     from builders.cli._benchmarks import by_name, dataset_id
     from builders.files.jsonio import read_json_object
     from builders.hub.eval_results import entries_from_metrics, file_date, read_entries, write_entries
+    from builders.hub.sample import metrics_sample_note, refuse_sample
 
     if (args.create_pr or args.dry_run or args.message) and not args.push:
         raise ValueError("--create-pr, --dry-run and --message apply with --push MODEL_REPO")
@@ -140,11 +153,19 @@ def _write(args: argparse.Namespace) -> int:
         raise ValueError("--source-name needs --source-url (the format requires a url with a source)")
     metrics = read_json_object(args.metrics)
     known = by_name(metrics.get("benchmark"), str(args.metrics))
+    refuse_sample(
+        metrics_sample_note(metrics), what=str(args.metrics), target=f".eval_results in {args.out}",
+        said_by="its data's provenance", allow=args.allow_sample,
+    )  # fmt: skip
+    data = (metrics.get("provenance") or {}).get("dataset") or {}
+    chosen = dataset_id(
+        known, args.dataset_id, recorded=data.get("repo_id") if isinstance(data, dict) else None
+    )
     scores = entries_from_metrics(
         metrics,
         known.benchmark,
         model=args.model,
-        dataset_id=dataset_id(known, args.dataset_id),
+        dataset_id=chosen.repo_id,
         dataset_revision=args.dataset_revision,
         date=args.date or file_date(args.metrics),
         source_url=args.source_url,
@@ -152,7 +173,9 @@ def _write(args: argparse.Namespace) -> int:
         where=str(args.metrics),
     )
     path = write_entries(args.out, known.file_stem, scores.entries)
-    print(f"wrote {len(scores.entries)} result(s) for {scores.model!r} to {path}")
+    print(
+        f"wrote {len(scores.entries)} result(s) for {scores.model!r} on {chosen.repo_id} (from {chosen.source}) to {path}"
+    )
     print(_describe(read_entries(path)))
     for task_id, reason in scores.skipped:
         print(f"  not written: {task_id} ({reason})")

@@ -36,7 +36,7 @@ class Metrics:
     def via(self) -> str:
         if self.folder is None:
             return "builders.scoring / builders.scoring.rubrics functions (called directly, not the metric modules)"
-        return f"evaluate.load('{self.folder}/<name>')"
+        return "evaluate.load(builders.metric_path('<name>'))"
 
     def module(self, name: str, config: str | None = None) -> Any:
         """The ``evaluate`` module ``name`` (with ``config``), loaded once."""

@@ -63,6 +63,9 @@ _PROVENANCE_KEYS = {
     "dataset.revision": "revision",
     "dataset.commit": "revision",
 }
+# Where a run was on this machine is no business of a published result (and may name a user): a local
+# dataset folder is identified by its fingerprint, a repo by its id and commit.
+_LOCAL_KEYS = ("folder", "path", "predictions", "work", "out", "cache")
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,12 @@ def _text(value: Any) -> str:
     return str(value).replace(";", ",").replace("\n", " ").strip()
 
 
+def _is_local_path(value: Any) -> bool:
+    return isinstance(value, str) and (
+        value.startswith(("/", "~", "./", "../")) or re.match(r"^[A-Za-z]:[\\/]", value) is not None
+    )
+
+
 def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
     if prefix == subset.FIELD:  # the videos scored: "all", or a subset's size, hash and how (never its ids);
         out.setdefault(subset.FIELD, subset.notes_text(value))  # the report's (read first), not the run's
@@ -92,9 +101,11 @@ def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
         for key, inner in value.items():
             if is_secret_key(key):
                 continue  # a credential's name may appear in settings; its value never goes out
+            if str(key).lower() in _LOCAL_KEYS or _is_local_path(inner):
+                continue  # a local path is not published
             _flatten(f"{prefix}.{key}" if prefix else str(key), inner, out)
-    elif value is not None and value != "":
-        out[_PROVENANCE_KEYS.get(prefix, prefix)] = _text(value)
+    elif value is not None and value != "" and not _is_local_path(value):
+        out[prefix] = _text(value)
 
 
 def run_provenance(metrics: Mapping[str, Any], model_entry: Mapping[str, Any]) -> dict[str, str]:
@@ -105,9 +116,14 @@ def run_provenance(metrics: Mapping[str, Any], model_entry: Mapping[str, Any]) -
             value = source.get(key)
             if value is not None and not isinstance(value, Mapping):
                 out.setdefault(name, _text(value))
+    recorded: dict[str, str] = {}  # dotted keys as recorded
     for source in (metrics.get("provenance"), model_entry.get("provenance")):
         if isinstance(source, Mapping):
-            _flatten("", source, out)
+            _flatten("", source, recorded)
+    for key, text in recorded.items():
+        if key.startswith("data.") and recorded.get("dataset." + key.removeprefix("data.")) == text:
+            continue  # the run's own record of its data repeats the report's: said once
+        out[_PROVENANCE_KEYS.get(key, key)] = text
     return out
 
 

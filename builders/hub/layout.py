@@ -34,6 +34,8 @@ from huggingface_hub import DatasetCardData
 
 from builders.files.folders import Protected, atomic_directory, check_replaceable
 from builders.hub.benchmark import check_eval_yaml, read_eval_yaml
+from builders.hub.cards import CARD_FILE, read_card  # noqa: F401 - read_card: also imported from here
+from builders.hub.sample import SAMPLE_KEY  # noqa: F401 - the exports write it; imported from here
 
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
 # Row groups of a split with media: at most this many rows (the dataset viewer's page, and what
@@ -42,16 +44,12 @@ DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
 # bounds its memory; `datasets` 5 alone cuts groups at 100 MB, i.e. a whole 300-clip split in one.
 MEDIA_ROW_GROUP_ROWS = 100
 MEDIA_ROW_GROUP_BYTES = 16 * 1024 * 1024
-CARD_FILE = "README.md"
 SHARD_NAME = re.compile(r"^(?P<split>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 SPLIT_ORDER = ("train", "validation", "test")
 # Left in every folder write_hub_folder makes: only such a folder (or an empty one) is ever replaced.
 # Hidden and beside the shards, so load_dataset ignores it, publish never uploads it, and the
 # folder's top level stays README.md + data/.
 EXPORT_MARKER = "data/.vqabench-export"
-# Card YAML key of a release built from a bundled sample or scripted replies (its value says which):
-# stated on the card, and `push` refuses such a folder unless told --allow-sample.
-SAMPLE_KEY = "vqabench_sample"
 
 
 def _ordered_splits(dataset_dict: datasets.DatasetDict) -> list[str]:
@@ -281,28 +279,6 @@ def render_card(meta: Mapping[str, Any], body: str) -> str:
     return f"---\n{front}---\n\n{body.strip()}\n"
 
 
-def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
-    """Split a folder's README.md into (YAML metadata, Markdown body)."""
-    path = Path(folder) / CARD_FILE
-    if not path.is_file():
-        raise ValueError(f"{folder}: no {CARD_FILE} dataset card")
-    text = path.read_text(encoding="utf-8")
-    if not text.startswith("---\n"):
-        raise ValueError(f"{path}: the card does not start with a YAML block ('---')")
-    end = text.find("\n---", 4)
-    if end < 0:
-        raise ValueError(f"{path}: the card's YAML block is not closed")
-    try:
-        meta = yaml.safe_load(text[4:end]) or {}
-    except yaml.YAMLError as err:
-        raise ValueError(
-            f"{path}: the card's YAML block is not valid YAML ({' '.join(str(err).split())})"
-        ) from None
-    if not isinstance(meta, dict):
-        raise ValueError(f"{path}: the card's YAML block is not a mapping")
-    return meta, text[end + 4 :].lstrip("-\n")
-
-
 def write_hub_folder(
     out_dir: str | Path,
     configs: Mapping[str, datasets.DatasetDict],
@@ -416,6 +392,19 @@ def _valid_cell(column: pa.ChunkedArray, index: int) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def quiet_datasets() -> Iterator[None]:
+    """datasets' own progress bars off (restored after): an export or a push check prints one summary,
+    not a "Generating train split" bar per split and config between its lines. Also a decorator."""
+    was_off = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_off:
+            datasets.enable_progress_bars()
+
+
 @contextmanager
 def _loadable(folder: Path) -> Iterator[Path]:
     """``folder``, or a link to it whose path ``datasets`` reads literally: it expands ``$VAR`` in
@@ -430,6 +419,7 @@ def _loadable(folder: Path) -> Iterator[Path]:
         yield link
 
 
+@quiet_datasets()
 def check_hub_folder(
     folder: str | Path, cache_dir: str | Path | None = None
 ) -> dict[str, datasets.DatasetDict]:

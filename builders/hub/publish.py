@@ -34,7 +34,6 @@ scrubbed from every message this module raises.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import shutil
 import stat
@@ -44,7 +43,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from builders.hub.layout import SAMPLE_KEY, check_hub_folder, read_card
+from builders.hub.cards import read_card
+from builders.hub.errors import HubError, describe, scrub
+from builders.hub.layout import check_hub_folder
+from builders.hub.sample import SAMPLE_KEY, refuse_sample
 
 REPO_TYPE = "dataset"
 # A remote file with one of these suffixes is release data wherever it is (and so deleted when the
@@ -269,11 +271,10 @@ def plan_push(
     with tempfile.TemporaryDirectory(prefix="vqabench-push-check-") as tmp:
         loaded = check_hub_folder(folder, cache_dir=cache_dir or tmp)
     meta, _ = read_card(folder)
-    if meta.get(SAMPLE_KEY) and not allow_sample:
-        raise ValueError(
-            f"{folder}: not pushing it to {repo_id}: its card says it was {meta[SAMPLE_KEY]} "
-            f"({SAMPLE_KEY} in README.md); pass --allow-sample if publishing it is really meant"
-        )
+    refuse_sample(
+        meta.get(SAMPLE_KEY), what=str(folder), target=repo_id, said_by=f"its card ({SAMPLE_KEY})",
+        allow=allow_sample,
+    )  # fmt: skip
     declared = meta.get("configs") or []
     default = next((c["config_name"] for c in declared if c.get("default")), declared[0]["config_name"])
     configs = (default, *(c["config_name"] for c in declared if c["config_name"] != default))
@@ -296,35 +297,8 @@ def plan_push(
 
 
 # --- errors ------------------------------------------------------------------------------------------
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    """Exceptions meaning "no connection", across the HTTP clients huggingface_hub has used."""
-    errors: list[type[BaseException]] = [ConnectionError, TimeoutError]
-    for module, name in (
-        ("httpx2", "TransportError"),
-        ("httpx", "TransportError"),
-        ("requests", "ConnectionError"),
-    ):
-        try:
-            errors.append(getattr(importlib.import_module(module), name))
-        except (ImportError, AttributeError):
-            continue
-    return tuple(errors)
-
-
-class PushError(RuntimeError):
+class PushError(HubError):
     """A push failed; the message says what, if anything, changed on the Hub."""
-
-
-def _scrub(text: str, token: str | None) -> str:
-    return text.replace(token, "***") if token else text
-
-
-def _reason(err: BaseException, token: str | None) -> str:
-    """The server's own message (not the library's multi-line advice), with the token scrubbed."""
-    status = getattr(getattr(err, "response", None), "status_code", None)
-    lines = str(err).strip().splitlines()
-    text = getattr(err, "server_message", None) or (lines[0] if lines else type(err).__name__)
-    return _scrub(f"HTTP {status}: {text}" if status else text, token)
 
 
 def _call(
@@ -338,56 +312,56 @@ def _call(
     in_commit: bool = False,
     parent: str | None = None,
 ) -> T:
-    """Run one Hub call; turn its failure into a PushError that says what already happened.
+    """Run one Hub call; turn its failure (worded by :func:`builders.hub.errors.describe`, the one
+    error path of every Hub call) into a PushError that says what already happened.
 
     ``done`` names what has changed on the Hub so far ("" = nothing) and ``step`` this call. A
     commit is atomic, so a refused commit changed nothing; a connection lost during the commit
     (``in_commit``) may have lost only the answer, and the message says so. ``parent``: the commit a
     commit names as its parent; the Hub's 412 then means another commit landed first.
     """
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled, RepositoryNotFoundError
+    from huggingface_hub.errors import OfflineModeIsEnabled, RepositoryNotFoundError
 
     prefix = f"{done}; {step} failed: " if done else ""
     unchanged = "" if done else " (nothing was pushed)"
+    repo_type = getattr(plan, "repo_type", REPO_TYPE)  # a results push targets a model repo
     try:
         return what()
-    except OfflineModeIsEnabled:
-        raise PushError(
-            f"{prefix}HF_HUB_OFFLINE is set: unset it (or set HF_HUB_OFFLINE=0) to push{unchanged}"
-        ) from None
-    except _transport_errors() as err:
-        where = f"cannot reach the Hub at {plan.endpoint} ({type(err).__name__}); check the network or HF_ENDPOINT"
-        if in_commit:
-            raise PushError(
-                f"{prefix}the connection to {plan.endpoint} failed during the commit ({type(err).__name__}): it may "
-                f"or may not have landed; look at the history of {plan.repo_id} before pushing again"
-            ) from None
-        raise PushError(f"{prefix}{where}{unchanged}") from None
     except RepositoryNotFoundError as err:
         if repo_missing_ok:
             raise
         status = getattr(err.response, "status_code", None)
-        repo_type = getattr(plan, "repo_type", REPO_TYPE)  # a results push targets a model repo
         raise PushError(
             f"{prefix}{repo_type} repo {plan.repo_id} does not exist"
             + (" or this token cannot see it" if status == 401 else "")
             + (" (create it with --create-repo or on the Hub)" if repo_type == REPO_TYPE else "")
             + unchanged
         ) from None
-    except HfHubHTTPError as err:
-        status = getattr(err.response, "status_code", None)
+    except Exception as err:
+        status = getattr(getattr(err, "response", None), "status_code", None)
         if status == 412 and parent is not None:  # parent_commit: main moved since it was read
             raise PushError(
                 f"{prefix}another commit landed on main of {plan.repo_id} after {parent[:12]}, the revision "
                 f"this push started from (a push at the same time?), so the Hub refused this commit: nothing of "
                 f"it landed{unchanged}; look at the repo's history, then push again"
             ) from None
-        if status in (401, 403):
+        found = describe(
+            err,
+            endpoint=plan.endpoint,
+            repo_id=plan.repo_id,
+            repo_type=repo_type,
+            token=token,
+            access="write to",
+        )
+        if found is None:
+            raise
+        message, unreachable = found
+        if in_commit and unreachable and not isinstance(err, OfflineModeIsEnabled):
             raise PushError(
-                f"{prefix}not authorised to write to {plan.repo_id} (check HF_TOKEN / hf auth login): "
-                f"{_reason(err, token)}{unchanged}"
+                f"{prefix}the connection to {plan.endpoint} failed during the commit ({type(err).__name__}): it may "
+                f"or may not have landed; look at the history of {plan.repo_id} before pushing again"
             ) from None
-        raise PushError(f"{prefix}the Hub refused the request ({_reason(err, token)}){unchanged}") from None
+        raise PushError(f"{prefix}{message}{unchanged}", unreachable=unreachable) from None
 
 
 def _remote_files(api: Any, plan: PushPlan, token: str | None, done: str = "") -> tuple[str, ...]:
@@ -545,7 +519,7 @@ def push(plan: PushPlan, *, token: str | None = None, verify: bool = True) -> Pu
             )
         except (ValueError, OSError) as err:  # other bytes, does not load, other sizes, a failed download
             raise PushError(
-                f"{landed}, but that revision is not this folder, so it was not tagged: {_scrub(str(err), token)}"
+                f"{landed}, but that revision is not this folder, so it was not tagged: {scrub(str(err), token)}"
                 "\npush again (a new commit replaces it); if this repeats, the upload is damaged on the way"
             ) from None
     if plan.tag:
@@ -598,7 +572,7 @@ def _already_pushed(plan: PushPlan, oid: str, token: str | None, done: str, veri
         )
     except (ValueError, OSError) as err:
         raise PushError(
-            f"{taken} and does not hold this folder ({_scrub(str(err), token)}); choose another tag{unchanged}"
+            f"{taken} and does not hold this folder ({scrub(str(err), token)}); choose another tag{unchanged}"
         ) from None
     return PushResult(
         repo_id=plan.repo_id,

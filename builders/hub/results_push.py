@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builders.hub.eval_results import RESULTS_DIR, read_entries
+from builders.hub.eval_results import RESULTS_DIR, parse_notes, read_entries
 from builders.hub.publish import PlannedFile, PushError, _call, resolve_endpoint
+from builders.hub.sample import refuse_sample
 
 MODEL = "model"
 
@@ -69,12 +70,20 @@ def plan_results_push(
     create_pr: bool = True,
     commit_message: str | None = None,
     endpoint: str | None = None,
+    allow_sample: bool = False,
 ) -> ResultsPushPlan:
-    """Validate ``folder/.eval_results/*.yaml`` and list the push; no network."""
+    """Validate ``folder/.eval_results/*.yaml`` and list the push; no network. Entries whose notes say
+    the run was on a bundled sample are refused unless ``allow_sample``."""
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise ValueError(f"model repo id {repo_id!r}: expected <namespace>/<name>")
     folder = Path(folder)
     entries = read_entries(folder)
+    for filename, entry in entries:
+        note = next((v for k, v in parse_notes(entry.notes).items() if k.split(".")[-1] == "sample"), None)
+        refuse_sample(
+            note, what=f"{folder} ({filename}, {entry.task_id})", target=repo_id, said_by="its notes",
+            allow=allow_sample,
+        )  # fmt: skip
     results = folder if folder.name == RESULTS_DIR else folder / RESULTS_DIR
     files = tuple(
         PlannedFile(f"{RESULTS_DIR}/{p.name}", p, p.stat().st_size)

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from builders.hub.sample import folder_sample_note
+
 # owner/name as the Hub spells repo ids (letters, digits, - _ .), optionally @revision.
 _REPO_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95})(?:@(?P<rev>[^\s@]+))?$")
 # What a fingerprint covers: the card, the exported data, a work folder's release.
@@ -43,6 +45,7 @@ class DataSource:
     revision: str | None = None  # as asked (a branch, tag or commit); None = the default branch
     commit: str | None = None  # the commit the revision resolved to
     fingerprint: str | None = None  # local folders only
+    sample: str | None = None  # what a bundled sample's release says it was built from (None: real data)
 
     @property
     def label(self) -> str:
@@ -52,10 +55,13 @@ class DataSource:
         return f"{self.repo_id}@{self.revision or 'main'} (commit {(self.commit or '?')[:12]})"
 
     def provenance(self) -> dict[str, Any]:
-        """What results record about the data (JSON)."""
+        """What results record about the data (JSON); ``sample`` only for a bundled sample's release,
+        so that everything that publishes can refuse it (:mod:`builders.hub.sample`)."""
         if self.repo_id is None:
-            return {"folder": str(self.folder.resolve()), "fingerprint": self.fingerprint}
-        return {"repo_id": self.repo_id, "revision": self.revision, "commit": self.commit}
+            recorded = {"folder": str(self.folder.resolve()), "fingerprint": self.fingerprint}
+        else:
+            recorded = {"repo_id": self.repo_id, "revision": self.revision, "commit": self.commit}
+        return {**recorded, "sample": self.sample} if self.sample else recorded
 
 
 def folder_fingerprint(folder: Path) -> str:
@@ -75,65 +81,73 @@ def folder_fingerprint(folder: Path) -> str:
 
 def _download(repo_id: str, revision: str | None) -> DataSource:
     # Lazy: huggingface_hub (and its HTTP client) only when a repo id is given.
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import (
-        GatedRepoError,
-        LocalEntryNotFoundError,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
+    from huggingface_hub import constants, snapshot_download
+    from huggingface_hub.errors import GatedRepoError, LocalEntryNotFoundError, RepositoryNotFoundError
+
+    from builders.hub.errors import HubError, hub_errors
 
     where = f"{repo_id}@{revision or 'main'}"
     local = (
         "or give a local folder (`hf download REPO --repo-type dataset --local-dir DIR`, or one you exported)"
     )
     try:
-        path = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision))
-    except RevisionNotFoundError:
-        raise DataSourceError(f"--data {where}: the dataset repo has no revision {revision!r}") from None
-    except GatedRepoError:
-        raise DataSourceError(
-            f"--data {where}: the dataset is gated; accept its terms on the Hub and log in "
-            "(HF_TOKEN or `hf auth login`)"
-        ) from None
-    except RepositoryNotFoundError:
-        raise DataSourceError(
-            f"--data {where}: no local folder {repo_id!r}, and no such dataset repo on the Hub, or it is "
-            f"private (log in with HF_TOKEN or `hf auth login`); {local}"
-        ) from None
-    except LocalEntryNotFoundError:
-        raise DataSourceError(
-            f"--data {where}: not in the Hugging Face cache and the Hub cannot be reached (offline mode "
-            f"HF_HUB_OFFLINE=1, or no connection); download it once online, {local}"
-        ) from None
-    except OSError as err:  # connection refused, DNS failure, disk full
+        with hub_errors(f"--data {where}", endpoint=constants.ENDPOINT, repo_id=repo_id, revision=revision):
+            try:
+                path = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision))
+            except GatedRepoError:
+                raise  # worded by hub_errors
+            except RepositoryNotFoundError:  # the name may also be a mistyped folder: say both
+                raise DataSourceError(
+                    f"--data {where}: no local folder {repo_id!r}, and no such dataset repo on the Hub, or it "
+                    f"is private (log in with HF_TOKEN or `hf auth login`); {local}"
+                ) from None
+            except LocalEntryNotFoundError:
+                raise DataSourceError(
+                    f"--data {where}: not in the Hugging Face cache and the Hub cannot be reached (offline "
+                    f"mode HF_HUB_OFFLINE=1, or no connection); download it once online, {local}"
+                ) from None
+    except HubError as err:
+        raise DataSourceError(f"{err}; {local}") from None
+    except OSError as err:  # a full disk, a cache folder that cannot be written
         raise DataSourceError(f"--data {where}: could not download the dataset ({err}); {local}") from None
     # snapshot_download returns .../snapshots/<commit>: the revision's resolved commit.
-    return DataSource(path, repo_id, revision, path.name)
+    return DataSource(path, repo_id, revision, path.name, sample=folder_sample_note(path))
 
 
 def resolve_data(data: str | os.PathLike[str], revision: str | None = None) -> DataSource:
     """``data`` as a local folder or a Hub dataset repo id (``owner/name[@revision]``).
 
     An existing folder wins over a repo id of the same spelling; ``revision`` with a folder is an
-    error (a folder has no revisions). Anything else is taken for a folder, which the dataset's
-    opener then reports missing.
+    error (a folder has no revisions). Anything else is a :class:`DataSourceError` naming it.
     """
     text = os.fspath(data)
     path = Path(text).expanduser()
     if path.is_dir():
         if revision:
             raise DataSourceError(f"--data {text} is a local folder; --revision is for Hub repo ids")
-        return DataSource(path, fingerprint=folder_fingerprint(path))
+        return DataSource(path, fingerprint=folder_fingerprint(path), sample=folder_sample_note(path))
     match = _REPO_ID.match(text)
     if match and not text.startswith((".", "/", "~")):
         inline = match["rev"]
         if inline and revision and inline != revision:
             raise DataSourceError(f"--data {text} names revision {inline!r} but --revision says {revision!r}")
         return _download(match["repo"], revision or inline)
-    if revision:
-        raise DataSourceError(f"--data {text}: no such folder, and not a Hub dataset repo id (owner/name)")
-    return DataSource(path)  # not there: the dataset's opener says what it expected to find
+    raise DataSourceError(f"--data {_not_a_source(text, path)}")
+
+
+def _not_a_source(text: str, path: Path) -> str:
+    if path.exists():
+        return f"{text}: not a folder (expected a dataset folder or a Hub dataset repo id owner/name)"
+    return f"{text}: no such folder, and not a Hub dataset repo id (owner/name)"
+
+
+def data_argument(text: str) -> str:
+    """``--data`` checked as the command line is parsed: an existing folder or something shaped like
+    a repo id (downloaded later, by :func:`resolve_data`); anything else fails at once, naming it."""
+    path = Path(text).expanduser()
+    if path.is_dir() or (_REPO_ID.match(text) and not text.startswith((".", "/", "~"))):
+        return text
+    raise argparse.ArgumentTypeError(_not_a_source(text, path))
 
 
 def add_data_arguments(
@@ -143,6 +157,7 @@ def add_data_arguments(
     parser.add_argument(
         "--data",
         required=required,
+        type=data_argument,
         metavar="FOLDER_OR_REPO",
         help=f"{what}: a local folder (an exported Hub-layout folder or the pipeline's work folder) or a "
         "Hub dataset repo id such as naist-nlp/BQA (downloaded once into the Hugging Face cache; HF_HOME, "

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from builders.files.arguments import existing_file
 from builders.files.jsonio import read_text
+from builders.options.numbers import POSITIVE_INT
 
 #: What a run records when it used every video of its split.
 ALL = "all"
@@ -198,7 +200,7 @@ def add_subset_arguments(
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "--videos",
-        type=Path,
+        type=existing_file,
         metavar="FILE",
         help=f"only these {unit} of the split: a text file of ids, one a line (MarineLife-16K: the videos' "
         "id, e.g. MVK--mvk-0103; BQA: the item id); recorded with the results, which are then not laid "
@@ -206,7 +208,7 @@ def add_subset_arguments(
     )
     group.add_argument(
         "--video-sample",
-        type=int,
+        type=POSITIVE_INT,
         metavar="N",
         help=f"only N {unit} of the split, drawn at random with --seed (the same N and seed draw the same "
         "videos anywhere); recorded like --videos",

@@ -49,7 +49,6 @@ _EXPORTS = {
     "parse_json_reply": "builders.llm.schema",
     "validate_json_schema": "builders.llm.schema",
     "LLMSettings": "builders.llm.settings",
-    "warn_if_slow": "builders.llm.settings",
     "TokenUsage": "builders.llm.usage",
     "UsageSummary": "builders.llm.usage",
 }

@@ -130,11 +130,12 @@ def add_llm_arguments(
         type=POSITIVE_NUMBER,
         metavar="SECONDS",
         help="seconds per HTTP attempt, all of it: connecting, the headers and the whole reply body "
-        f"({_env_default(p, 'timeout')})",
+        f"({_env_default(p, 'timeout')}); an endpoint that hangs holds an item for "
+        "attempts x (1 + retries) x this, plus backoff (said once, at the first timeout)",
     )
     group.add_argument(
         "--llm-max-reply-mb",
-        type=float,
+        type=POSITIVE_NUMBER,
         metavar="MB",
         help="largest reply body read; a longer one fails the call at once, unread "
         f"({_env_default(p, 'max_reply_mb')})",
@@ -218,12 +219,10 @@ def client_from_args(
     defaults to ``default_cache``, e.g. ``<work dir>/llm-cache.sqlite``). ``progress=False`` silences
     the client's own bar, for callers that show a bar per step."""
     from builders.llm.client import LLMClient  # lazy for start-up speed (openai)
-    from builders.llm.settings import warn_if_slow
 
     settings = settings_from_args(args)
     if progress is not None:
         settings = settings.model_copy(update={"progress": progress})
-    warn_if_slow(settings)
     if args.llm_replies:
         return LLMClient(settings, replies_path=args.llm_replies)
     return LLMClient(settings, cache_path=args.llm_cache or default_cache, mode=args.llm_mode)

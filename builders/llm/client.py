@@ -24,15 +24,15 @@ import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import openai
 from pydantic import BaseModel
-from tqdm.auto import tqdm
 
+from builders.files.progress import progress_bar
 from builders.files.redact import redact_text, redact_url
 from builders.files.space import DiskFull
 from builders.llm.cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
@@ -51,6 +51,12 @@ from builders.llm.transport import BoundedAsyncClient, ReplyTooLarge
 from builders.llm.usage import TokenUsage, UsageSummary
 
 log = logging.getLogger(__name__)
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
 
 CLAIM_POLL_SECONDS = 0.1  # how often a request another process is asking for looks for its reply
 Mode = Literal["normal", "refresh", "replay"]
@@ -212,6 +218,8 @@ class LLMClient:
         self.estimate: Estimate | None = None
         #: The signal (SIGINT, SIGTERM) that stopped the last session, if one did (:meth:`session`).
         self.interrupted: int | None = None
+        self._timeout_noted = False
+        self._failures_said: set[str] = set()
 
     def __repr__(self) -> str:
         return (
@@ -309,9 +317,7 @@ class LLMClient:
                     + self.miss_reason([p.key for p in missing]),
                     list(dict.fromkeys(p.key for p in missing)),
                 )
-        with tqdm(
-            total=len(requests), desc=desc, unit="req", disable=None if self.settings.progress else True
-        ) as bar:
+        with progress_bar(len(requests), 0, desc) if self.settings.progress else nullcontext(_NoBar()) as bar:
             async with self.session() as session:
 
                 async def one(request: LLMRequest) -> LLMResult:
@@ -415,7 +421,14 @@ class LLMClient:
         model_reported: str | None = None, elapsed: float = 0.0, warn: bool = True,
     ) -> LLMResult:  # fmt: skip
         if warn:
-            log.warning("LLM request %s failed: %s", p.key[:12], error)
+            # One line per distinct error: the command's summary counts and groups every failure, so 16
+            # requests refused with the same 401 say it once here (the rest with -v).
+            if error in self._failures_said:
+                log.debug("LLM request %s failed: %s", p.key[:12], error)
+            else:
+                self._failures_said.add(error)
+                log.warning("LLM request %s failed: %s (further failures with this error are counted in the "
+                            "summary)", p.key[:12], error)  # fmt: skip
         return LLMResult(
             ok=False,
             value=None,
@@ -560,6 +573,9 @@ class LLMClient:
             text = (
                 f"timed out after {self.settings.timeout:g} s (and {self.settings.max_retries} SDK retries)"
             )
+            if not self._timeout_noted:  # said once, when it matters: not on every run with the defaults
+                self._timeout_noted = True
+                log.warning("the endpoint is not answering in time; %s", self.settings.worst_case_note())
         elif isinstance(err, openai.APIStatusError):
             text = f"HTTP {err.status_code} from the server ({type(err).__name__}): {err.message}"
         elif isinstance(err, openai.APIConnectionError):

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from builders.files.arguments import existing_file
 from builders.options.numbers import NON_NEGATIVE_NUMBER
 
 CHARS_PER_TOKEN = 4
@@ -260,7 +261,7 @@ def add_cost_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--price-table",
-        type=Path,
+        type=existing_file,
         help=f"JSON price table: model glob -> {{input, output}} (default {PRICE_TABLE.name})",
     )
 

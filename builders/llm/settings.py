@@ -11,7 +11,6 @@ variables are only defaults, read in one place, :meth:`LLMSettings.from_env`, an
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -66,7 +65,9 @@ class LLMSettings(BaseModel):
     max_reply_mb: float = Field(
         16.0, gt=0, description="largest reply body read, in MB; a longer one fails at once (never retried)"
     )
-    progress: bool = Field(True, description="show a tqdm bar (it also hides itself when not a TTY)")
+    progress: bool = Field(
+        True, description="show progress: a tqdm bar on a terminal, else a plain line every 10 s"
+    )
 
     def worst_case_seconds(self) -> float:
         """The longest one item can take before it is reported failed: every attempt (1 + re-asks)
@@ -172,12 +173,3 @@ class LLMSettings(BaseModel):
 
 def _is_none(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in ("", NONE)
-
-
-WORST_CASE_NOTICE_SECONDS = 300.0  # a hanging endpoint may hold each item this long: say so first
-
-
-def warn_if_slow(settings: LLMSettings) -> None:
-    """Log, before anything is sent, how long a hanging endpoint can hold each item, when that is long."""
-    if settings.worst_case_seconds() > WORST_CASE_NOTICE_SECONDS:
-        logging.getLogger("builders.llm").warning("%s", settings.worst_case_note())

@@ -235,11 +235,13 @@ def _demographic_section(
     """``known``: every group label of ``field``; one without items is drawn as "no data" and named."""
     title = f"Error rate by {field}"
     breakdowns = {name: m["metrics"][f"by_{field}"] for name, m in models.items()}
-    groups: list[str] = []
+    seen: list[str] = []
     for b in breakdowns.values():
-        groups += [g for g in b["groups"] if g not in groups]
-    empty = [g for g in known if g not in groups]
-    groups += empty
+        seen += [g for g in b["groups"] if g not in seen]
+    empty = [g for g in known if g not in seen]
+    # The vocabulary's order (Kid, Teenager, Adult), groups without items in their place; labels
+    # outside the vocabulary after them.
+    groups = [*known, *(g for g in seen if g not in known)]
     first = next(iter(breakdowns.values()))["groups"]
     rows: list[list[object]] = []
     for g in groups:
@@ -417,4 +419,5 @@ def write_bqa_report(
     change = parser_change_section({name: m["parser_change"] for name, m in models.items()})
     if change:
         sections.append(change)
-    return write_report(out, f"BQA report: {split} split", intro, sections, metrics)
+    inputs = [*predictions.values(), *([reference.data.folder] if reference.data else [])]
+    return write_report(out, f"BQA report: {split} split", intro, sections, metrics, inputs=inputs)

@@ -43,13 +43,31 @@ TABLE_SUFFIXES = (".xlsx", ".tsv")
 _LMMS_EVAL_KEYS = ("doc_id", "filtered_resps")
 
 
+#: What a predictions file may be, for the errors that meet something else.
+ACCEPTED = (
+    "a predictions JSONL (one JSON object per line with the item's id - 'id' for BQA, 'question_id' for "
+    "MarineLife-16K - and the reply as 'raw_output' or 'prediction'; README 'Predictions files', "
+    "builders/report/predictions.schema.json), an lmms-eval sample log of the project's tasks, or a "
+    "VLMEvalKit .xlsx/.tsv result file"
+)
+
+
 def harness_kind(path: str | os.PathLike[str]) -> str | None:
-    """``"vlmevalkit"``, ``"lmms-eval"`` or None (a predictions JSONL of this project)."""
+    """``"vlmevalkit"``, ``"lmms-eval"`` or None (a predictions JSONL of this project). A file that is
+    not JSONL (a CSV, a JSON array) is an error saying what is accepted."""
     path = Path(path)
     if path.suffix.lower() in TABLE_SUFFIXES:
         return "vlmevalkit"
-    for _, data in iter_jsonl(path):
-        return "lmms-eval" if isinstance(data, dict) and all(k in data for k in _LMMS_EVAL_KEYS) else None
+    try:
+        for _, data in iter_jsonl(path):
+            return "lmms-eval" if isinstance(data, dict) and all(k in data for k in _LMMS_EVAL_KEYS) else None
+    except ValueError as err:  # the first line is not JSON: not a JSONL file at all
+        kind = {".csv": "a CSV file", ".json": "a JSON document", ".txt": "plain text"}.get(
+            path.suffix.lower()
+        )
+        raise ValueError(
+            f"{err}: {path.name} is not JSONL{f' ({kind})' if kind else ''}; expected {ACCEPTED}"
+        ) from None
     return None
 
 

@@ -90,6 +90,10 @@ class Prediction:
     line: int
 
 
+def _fields(data: Mapping[str, object]) -> str:
+    return ", ".join(repr(k) for k in list(data)[:12]) + (" ..." if len(data) > 12 else "")
+
+
 def read_predictions(path: str | os.PathLike[str], id_field: str) -> dict[str, Prediction]:
     """Item id -> :class:`Prediction` from a JSONL file; malformed or repeated ids are errors."""
     out: dict[str, Prediction] = {}
@@ -99,11 +103,16 @@ def read_predictions(path: str | os.PathLike[str], id_field: str) -> dict[str, P
             raise ValueError(f"{where}: expected a JSON object, got {type(data).__name__}")
         item = data.get(id_field)
         if not isinstance(item, str) or not item:
-            raise ValueError(f"{where}: missing or non-text {id_field!r}")
+            raise ValueError(
+                f"{where}: missing or non-text {id_field!r} (the item's id); the line has {_fields(data)}"
+                + (f" (for MarineLife-16K, 'id' is the video's: name each question by {id_field!r})"
+                   if id_field != "id" and "id" in data else "")
+            )  # fmt: skip
         field = next((f for f in TEXT_FIELDS if f in data), None)
         if field is None:
             raise ValueError(
-                f"{where} ({id_field} {item}): no model reply; expected a {TEXT_FIELDS[0]!r} field"
+                f"{where} ({id_field} {item}): no model reply; the line has {_fields(data)}, expected the reply "
+                f"as {' or '.join(repr(f) for f in TEXT_FIELDS)} (null for no reply)"
             )
         given = [f for f in TEXT_FIELDS if f in data]
         if len(given) > 1 and data[given[0]] != data[given[1]]:

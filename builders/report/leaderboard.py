@@ -85,17 +85,21 @@ def rows_from_hub(
     from huggingface_hub import HfApi  # lazy: network client, only for --hub
     from huggingface_hub.errors import HfHubHTTPError
 
-    try:
-        entries = HfApi(endpoint=endpoint, token=token).get_dataset_leaderboard(
-            dataset_id, base_model_only=False
-        )
-    except HfHubHTTPError as err:
-        status = getattr(err.response, "status_code", None)
-        reason = getattr(err, "server_message", None) or str(err).splitlines()[0]
-        raise RuntimeError(
-            f"no leaderboard for {dataset_id} at {endpoint or 'the Hub'} (HTTP {status}: {reason}); a dataset "
-            "has one once it is a registered benchmark (an eval.yaml at its root) with results submitted"
-        ) from None
+    from builders.hub.errors import hub_errors
+
+    where = endpoint or "the Hub"
+    with hub_errors(f"the leaderboard of {dataset_id}", endpoint=where, repo_id=dataset_id):
+        try:
+            entries = HfApi(endpoint=endpoint, token=token).get_dataset_leaderboard(
+                dataset_id, base_model_only=False
+            )
+        except HfHubHTTPError as err:
+            if getattr(err.response, "status_code", None) != 404:
+                raise
+            raise RuntimeError(
+                f"no leaderboard for {dataset_id} at {where} (HTTP 404); a dataset has one once it is a "
+                "registered benchmark (an eval.yaml at its root) with results submitted"
+            ) from None
     rows = []
     for e in entries:
         task = getattr(e, "taskId", None) or getattr(e, "task_id", None) or default_task
@@ -251,9 +255,11 @@ def write_leaderboard(
     out_dir: str | os.PathLike[str],
     *,
     source: str,
+    dataset_id_from: str | None = None,
     allow_mixed: bool = False,
 ) -> Report:
     """Write ``report.md`` (one ranking per task), ``metrics.json`` and the PNGs to ``out_dir``.
+    ``dataset_id_from``: where the dataset id came from (a flag, a setting), recorded.
 
     Results of one task scored on different videos (a named subset against the whole split, or two
     subsets; their notes' ``videos``) are refused unless ``allow_mixed``, then marked. Results that
@@ -281,7 +287,7 @@ def write_leaderboard(
     ]
     empty = [t.id for t in benchmark.tasks if not ranked[t.id]]
     intro = [
-        f"Benchmark `{dataset_id}`, from {source}. One ranking per task of its `eval.yaml`; the interval and n "
+        f"Benchmark `{dataset_id}`{f' ({dataset_id_from})' if dataset_id_from else ''}, from {source}. One ranking per task of its `eval.yaml`; the interval and n "
         "are those the result's notes record (none where a result gives none). A result still in an open "
         "pull request on its model repo is marked community.",
     ]
@@ -306,6 +312,7 @@ def write_leaderboard(
     metrics: dict[str, Any] = {
         "benchmark": benchmark.name,
         "dataset_id": dataset_id,
+        "dataset_id_from": dataset_id_from,
         "source": source,
         "mixed": mixed,
         "tasks": {

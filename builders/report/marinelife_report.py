@@ -30,6 +30,7 @@ from builders.hub.subset import FIELD, VideoSelection, VideoSubset, filter_by_vi
 from builders.report.document import Report, Section, write_report
 from builders.report.harness_outputs import read_prediction_lines
 from builders.report.inputs import align, read_predictions
+from builders.report.judge_join import join_by_predictions_file
 from builders.report.model_groups import Arranged, ModelRow, arrange, read_models_file
 from builders.report.paired import accuracy_pairs, paired_section, score_pairs
 from builders.report.paper_tables import (
@@ -521,7 +522,9 @@ def write_marinelife_report(
     are ignored); the subset, with its ids, is recorded in metrics.json, and runs or judge results
     recorded on other videos are refused unless ``allow_mixed``.
     """
-    judge = read_judge_results(judge_results)
+    judge, joined = join_by_predictions_file(read_judge_results(judge_results), predictions)
+    for note in joined:
+        log.info(note)
     if not predictions and not judge:
         raise ValueError("nothing to report: give --predictions and/or --judge-results")
     listed = read_models_file(models) if isinstance(models, (str, os.PathLike)) else models
@@ -647,4 +650,5 @@ def write_marinelife_report(
         )
         if change:
             sections.append(change)
-    return write_report(out, f"MarineLife-16K report: {split} split", intro, sections, metrics)
+    inputs = [*predictions.values(), *judge_results, *([reference.data.folder] if reference.data else [])]
+    return write_report(out, f"MarineLife-16K report: {split} split", intro, sections, metrics, inputs=inputs)

@@ -1,9 +1,18 @@
 """PNG figures for the reports: grouped bars with interval error bars, count heatmaps, and score scatters.
 
-Drawn on matplotlib's Agg canvas directly (no pyplot, no global backend state), so reports can be
-written from any thread and on machines without a display. Every figure has a title, axis labels, a
-legend naming the models and, on bars, the number of items behind each bar. Files are written
-through a temporary file and renamed, so a report folder never holds half a PNG.
+The one plot helper of every report, leaderboard, human-study and demo PNG. Drawn on matplotlib's Agg
+canvas directly (no pyplot, no global backend state), so reports can be written from any thread and
+on machines without a display. Every figure has a title, axis labels, a legend naming the models and,
+on bars, the number of items behind each bar. What keeps every figure readable:
+
+- a fixed canvas: the PNG is exactly the figure's size (no ``bbox_inches="tight"``, which grew one
+  report's canvas to 878x1830 to hold an interval far off the scale); constrained layout fits the
+  title, labels and legend inside it, and the figure is sized so that it can;
+- values and intervals stay on the scale: an interval reaching past the axis (a t interval on n=2)
+  is cut at the axis and its cut end marked with a triangle, named in the legend;
+- labels drawn in the axes (``n=``, "no data") stay inside them.
+
+Files are written through a temporary file and renamed, so a report folder never holds half a PNG.
 """
 
 from __future__ import annotations
@@ -16,12 +25,15 @@ from pathlib import Path
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from builders.files.jsonio import write_file_atomic
 
 DPI = 120
+BAR_HEIGHT = 4.8  # inches: every bar chart's canvas is this tall (576 px at DPI)
 _LABEL_WIDTH = 16  # characters per line of a category label
+_LEGEND_WIDTH = 28  # characters per line of a model's name in the legend
 
 
 @dataclass(frozen=True)
@@ -35,11 +47,16 @@ class Bar:
 
 def _save(fig: Figure, path: Path) -> Path:
     FigureCanvasAgg(fig)  # attach the Agg canvas explicitly: no dependence on the default backend
-    return write_file_atomic(path, lambda tmp: fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight"))
+    # No bbox_inches="tight": the PNG is the figure's own size, whatever is drawn in it.
+    return write_file_atomic(path, lambda tmp: fig.savefig(tmp, format="png", dpi=DPI))
 
 
-def _wrap(label: str) -> str:
-    return "\n".join(textwrap.wrap(label, _LABEL_WIDTH)) or label
+def _wrap(label: str, width: int = _LABEL_WIDTH) -> str:
+    return "\n".join(textwrap.wrap(label, width)) or label
+
+
+def _clip(low: float, high: float, value: float) -> float:
+    return min(max(value, low), high)
 
 
 def grouped_bars(
@@ -54,7 +71,9 @@ def grouped_bars(
 ) -> Path:
     """One group of bars per category, one bar per series (model), error bars from ``Bar.ci``.
 
-    ``n=<items>`` is written above each bar; a bar without a value is marked "no data".
+    ``ylim``: the scale (e.g. 0-5 for judge scores); bars and intervals are cut to it, a cut interval
+    end marked with a triangle. ``n=<items>`` is written above each bar; a bar without a value is
+    marked "no data".
     """
     if not series:
         raise ValueError(f"{title}: nothing to plot")
@@ -65,42 +84,66 @@ def grouped_bars(
             )
     n_series = len(series)
     width = 0.8 / n_series
-    fig_width = min(18.0, max(6.4, 1.2 + len(categories) * (0.45 * n_series + 0.5)))
-    fig = Figure(figsize=(fig_width, 4.8), layout="constrained")
+    names = [_wrap(name, _LEGEND_WIDTH) for name in series]
+    legend_inches = 0.9 + 0.075 * max(len(line) for name in names for line in name.split("\n"))
+    fig_width = min(18.0, max(6.4, 1.2 + len(categories) * (0.45 * n_series + 0.5)) + legend_inches)
+    fig = Figure(figsize=(fig_width, BAR_HEIGHT), layout="constrained", dpi=DPI)
     ax = fig.add_subplot()
-    top = ylim[1] if ylim else max((b.ci[1] if b.ci else b.value or 0.0) for s in series.values() for b in s)
-    top = top or 1.0
+    if ylim is not None:
+        low, high = ylim
+    else:
+        low = 0.0
+        high = max((b.ci[1] if b.ci else b.value or 0.0) for s in series.values() for b in s) or 1.0
+    span = high - low
     many = len(categories) * n_series > 10
-    for k, (name, bars) in enumerate(series.items()):
+    clipped = False
+    cut_below = any(b.value is not None and b.ci and b.ci[0] < low for s in series.values() for b in s)
+    for k, (bars, label) in enumerate(zip(series.values(), names, strict=True)):
         xs = [i - 0.4 + width * (k + 0.5) for i in range(len(categories))]
-        heights = [b.value if b.value is not None else 0.0 for b in bars]
-        errors = [
-            [max(0.0, b.value - b.ci[0]) if b.value is not None and b.ci else 0.0 for b in bars],
-            [max(0.0, b.ci[1] - b.value) if b.value is not None and b.ci else 0.0 for b in bars],
+        heights = [_clip(low, high, b.value) if b.value is not None else low for b in bars]
+        ends = [
+            (_clip(low, high, b.ci[0]), _clip(low, high, b.ci[1])) if b.value is not None and b.ci else None
+            for b in bars
         ]
-        has_ci = any(b.value is not None and b.ci for b in bars)
+        errors = [
+            [max(0.0, h - e[0]) if e else 0.0 for h, e in zip(heights, ends, strict=True)],
+            [max(0.0, e[1] - h) if e else 0.0 for h, e in zip(heights, ends, strict=True)],
+        ]
         ax.bar(
-            xs, heights, width * 0.92, label=name, yerr=errors if has_ci else None, capsize=3,
-            error_kw={"linewidth": 1},
+            xs, [h - low for h in heights], width * 0.92, bottom=low, label=label,
+            yerr=errors if any(ends) else None, capsize=3, error_kw={"linewidth": 1},
         )  # fmt: skip
-        for x, b in zip(xs, bars, strict=True):
+        for x, b, h, e in zip(xs, bars, heights, ends, strict=True):
             if b.value is None:
-                ax.text(x, 0.01 * top, "no data", ha="center", va="bottom", rotation=90, fontsize=7)
+                ax.text(x, low + 0.01 * span, "no data", ha="center", va="bottom", rotation=90, fontsize=7)
                 continue
-            if b.n is None:
-                continue
-            y = (b.ci[1] if b.ci else b.value) + 0.015 * top
-            ax.text(x, y, f"n={b.n}", ha="center", va="bottom", fontsize=7, rotation=90 if many else 0)
+            for cut, edge, marker in (
+                (b.ci and b.ci[1] > high, high, "^"),
+                (b.ci and b.ci[0] < low, low, "v"),
+            ):
+                if cut:
+                    clipped = True
+                    ax.plot([x], [edge], marker=marker, color="black", markersize=5, clip_on=False, zorder=3)
+            if b.n is not None:
+                top = e[1] if e else h
+                ax.text(x, top + 0.015 * span, f"n={b.n}", ha="center", va="bottom", fontsize=7,
+                        rotation=90 if many else 0)  # fmt: skip
     ax.set_xticks(range(len(categories)), [_wrap(c) for c in categories], fontsize=8)
-    # Wrapped to the figure's width: a long title is never clipped by the legend beside the axes.
-    ax.set_title(textwrap.fill(title, width=int(fig_width * 9)))
+    # Wrapped to the axes' width: a long title is never clipped by the legend beside the axes.
+    ax.set_title(textwrap.fill(title, width=int((fig_width - legend_inches) * 9)))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    low, high = ylim if ylim else (0.0, top)
-    ax.set_ylim(low, high * 1.15)  # room above the highest bar for its n label
+    # Headroom above the scale for the n labels (taller when they stand on end).
+    # Room below the scale only for the marks of intervals cut at its bottom.
+    ax.set_ylim(low - (0.04 * span if cut_below else 0.0), high + (0.22 if many else 0.12) * span)
+    ax.set_yticks([t for t in ax.get_yticks() if low - 1e-9 <= t <= high + 1e-9])  # no tick off the scale
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
-    ax.legend(title="model", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    handles, labels = ax.get_legend_handles_labels()
+    if clipped:
+        handles.append(Line2D([], [], marker="^", color="black", linestyle="none", markersize=5))
+        labels.append(_wrap("interval cut at the axis", _LEGEND_WIDTH))
+    fig.legend(handles, labels, title="model", fontsize=8, title_fontsize=8, loc="outside right upper")
     return _save(fig, Path(path))
 
 
@@ -129,6 +172,7 @@ def heatmaps(
     fig = Figure(
         figsize=(min(20.0, 1.6 + len(panels) * (len(col_labels) * cell + 1.0)), 1.8 + len(row_labels) * cell),
         layout="constrained",
+        dpi=DPI,
     )
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     image = None
@@ -142,13 +186,13 @@ def heatmaps(
                 )  # fmt: skip
         ax.set_xticks(range(len(col_labels)), col_labels, rotation=30, ha="right", fontsize=8)
         ax.set_yticks(range(len(row_labels)), row_labels, fontsize=8)
-        ax.set_title(f"{name} ({total_label}: {sum(map(sum, matrix))})", fontsize=9)
+        ax.set_title(_wrap(f"{name} ({total_label}: {sum(map(sum, matrix))})", _LEGEND_WIDTH), fontsize=9)
         ax.set_xlabel(xlabel)
     axes[0].set_ylabel(ylabel)
     bar = fig.colorbar(image, ax=list(axes), label="count", shrink=0.8)
     bar.locator = MaxNLocator(integer=True)
     bar.update_ticks()
-    fig.suptitle(title)
+    fig.suptitle(textwrap.fill(title, width=int(fig.get_figwidth() * 9)))
     return _save(fig, Path(path))
 
 
@@ -170,7 +214,7 @@ def scatter_panels(
     for name, (xs, ys) in panels.items():
         if len(xs) != len(ys):
             raise ValueError(f"{title}: panel {name!r} has {len(xs)} x and {len(ys)} y values")
-    fig = Figure(figsize=(min(20.0, 0.8 + 3.4 * len(panels)), 3.9), layout="constrained")
+    fig = Figure(figsize=(min(20.0, 0.8 + 3.4 * len(panels)), 3.9), layout="constrained", dpi=DPI)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, (name, (xs, ys)) in zip(axes, panels.items(), strict=True):
         counts: dict[tuple[float, float], int] = {}
@@ -185,7 +229,7 @@ def scatter_panels(
         ax.set_xlim(lim[0] - 0.2, lim[1] + 0.2)
         ax.set_ylim(lim[0] - 0.2, lim[1] + 0.2)
         ax.set_aspect("equal")
-        label = f"{name} (n={len(xs)})"
+        label = _wrap(f"{name} (n={len(xs)})", _LEGEND_WIDTH)
         if notes and notes.get(name):
             label += "\n" + notes[name]
         ax.set_title(label, fontsize=9)
@@ -211,7 +255,7 @@ def frequency_panels(
     if not panels:
         raise ValueError(f"{title}: nothing to plot")
     rows = -(-len(panels) // columns)
-    fig = Figure(figsize=(6.2 * columns, 0.3 + rows * (0.32 * top + 1.3)), layout="constrained")
+    fig = Figure(figsize=(6.2 * columns, 0.3 + rows * (0.32 * top + 1.3)), layout="constrained", dpi=DPI)
     axes = fig.subplots(rows, columns, squeeze=False).ravel()
     for ax, (name, counts) in zip(axes, panels.items(), strict=False):
         items = list(counts.items())[:top]
@@ -253,7 +297,7 @@ def count_histograms(
     adds a labelled line per panel (e.g. the paper's mean)."""
     if not panels:
         raise ValueError(f"{title}: nothing to plot")
-    fig = Figure(figsize=(5.6 * len(panels), 3.9), layout="constrained")
+    fig = Figure(figsize=(5.6 * len(panels), 3.9), layout="constrained", dpi=DPI)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, (name, (counts, xlabel)) in zip(axes, panels.items(), strict=True):
         n = sum(counts.values())

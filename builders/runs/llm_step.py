@@ -18,11 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from builders.files.progress import progress_bar
 from builders.files.space import DiskFull
 from builders.llm import LLMClient, LLMRequest, LLMResult, ReplayMissError
 from builders.llm.client import ESTIMATED, NOT_SENT_STOPPED, OVER_BUDGET, REPLAY_MISS, LLMSession
 from builders.runs.frames import decoding_processes
-from builders.runs.progress import progress_bar
 from builders.runs.steps import (  # DEFAULT_BATCH_SIZE re-exported for the steps' signatures
     COMMIT_SECONDS,
     DEFAULT_BATCH_SIZE,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builders.llm import LLMClient, LLMResult, LLMSettings, llm_setting_overrides, warn_if_slow
+from builders.llm import LLMClient, LLMResult, LLMSettings, llm_setting_overrides
 from builders.llm.cli import JUDGE_ENV_PREFIX
 from builders.scoring.rubrics import Rubric
 from builders.scoring.stats import mean_interval
@@ -105,14 +105,12 @@ def judge_client(
 def judge_client_from_args(args: argparse.Namespace) -> LLMClient:
     """A judge client from :func:`builders.llm.add_llm_arguments` options; unset ones fall back to
     ``VQABENCH_JUDGE_*`` (not ``VQABENCH_LLM_*``), as :func:`judge_client` does."""
-    client = judge_client(
+    return judge_client(
         **llm_setting_overrides(args),
         cache_path=args.llm_cache,
         mode=args.llm_mode if args.llm_mode != "normal" else None,
         replies_path=args.llm_replies,
     )
-    warn_if_slow(client.settings)
-    return client
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 
 def check_same_length(**columns: Sequence | None) -> int:
@@ -27,13 +28,42 @@ def check_reply(index: int, reply: object) -> str | None:
     return reply
 
 
+def is_column(value: object) -> bool:
+    """A column of items: a list, tuple, numpy array, pandas Series or datasets column (not text, not
+    a mapping such as a setting's JSON)."""
+    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping))
+
+
+def _plain(value: Any) -> Any:
+    # numpy scalars and arrays (what a pandas column of lists holds) as Python values and lists
+    return value.tolist() if hasattr(value, "tolist") and not isinstance(value, (str, bytes)) else value
+
+
+def as_column(name: str, values: object) -> list[Any]:
+    """A column-like input as a plain list (numpy items as Python values). A pandas Series is read in
+    its order, never by its index labels (a filtered DataFrame's labels do not start at 0)."""
+    if not is_column(values):
+        raise ValueError(f"{name}: expected a list (or a pandas/numpy column), got {type(values).__name__}")
+    return [_plain(v) for v in values]  # type: ignore[union-attr]
+
+
 class NamedInputs:
     """Mixin for an ``evaluate.Metric``: a missing input is a ValueError that names it and lists what
-    the metric needs (``evaluate`` itself fails with a bare ``KeyError: 'choices'``).
+    the metric needs (``evaluate`` itself fails with a bare ``KeyError: 'choices'``), and columns come
+    as they are: lists, numpy arrays or pandas columns (read as plain lists, in order).
 
     Put it first among the bases (``class BqaAccuracy(NamedInputs, evaluate.Metric)``). ``compute()``
     with inputs already names missing ones itself.
     """
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Score (see the inputs description); every column may be a list, a numpy array or a pandas column."""
+        columns = {k: as_column(k, v) if is_column(v) else v for k, v in kwargs.items()}
+        return super().compute(  # type: ignore[misc]
+            predictions=as_column("predictions", predictions) if predictions is not None else None,
+            references=as_column("references", references) if is_column(references) else references,
+            **columns,
+        )
 
     def _check_inputs(self, given: dict, call: str) -> None:
         needed = list(self._feature_names())  # type: ignore[attr-defined]
@@ -68,10 +98,12 @@ def text_column(name: str, values: object, *, none_as: str | None = None) -> lis
     the first item and then reports a generic "inputs don't match"): a list of text, each error
     naming ``name[i]``; ``none_as`` (when given) stands in for missing items (None, or NaN from a
     pandas column; e.g. "" for no reply)."""
-    if isinstance(values, str) or not isinstance(values, Sequence):
-        raise ValueError(f"{name}: expected a list of text, got {type(values).__name__}")
+    if not is_column(values):
+        raise ValueError(
+            f"{name}: expected a list of text (or a pandas/numpy column), got {type(values).__name__}"
+        )
     out = []
-    for i, value in enumerate(values):
+    for i, value in enumerate(as_column(name, values)):
         if none_as is not None and is_missing(value):
             value = none_as
         if not isinstance(value, str):

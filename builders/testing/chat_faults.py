@@ -13,6 +13,7 @@ FAULT_KINDS = (
     "rate_limit",
     "server_error",
     "delay",
+    "hang",
     "malformed",
     "disconnect",
     "fenced",
@@ -30,7 +31,11 @@ class Fault:
 
     ``rate_limit``: HTTP 429 with ``Retry-After`` (seconds, may be fractional: the SDK honours it).
     ``server_error``: HTTP ``status`` (500) with an optional ``Retry-After``.
-    ``delay``: answer normally after ``seconds`` (past the client's timeout: a timeout).
+    ``delay``: answer normally after ``seconds``.
+    ``hang``: never answer; hold the request until the client closes the connection (its timeout),
+    at most ``seconds``. A timeout without a race: however loaded the machine, the client times out
+    first, since nothing is sent before it gives up (:attr:`ChatServer.hangs_outlasted` counts the
+    hangs that reached ``seconds`` instead).
     ``malformed``: HTTP 200 whose body is not valid JSON.
     ``disconnect``: close the connection without answering.
     ``fenced``: the normal content wrapped in a ```json code fence.
@@ -66,6 +71,10 @@ class Fault:
     @classmethod
     def delay(cls, seconds: float) -> Fault:
         return cls("delay", seconds=seconds)
+
+    @classmethod
+    def hang(cls, seconds: float = 120.0) -> Fault:
+        return cls("hang", seconds=seconds)
 
     @classmethod
     def malformed(cls) -> Fault:
@@ -121,8 +130,9 @@ class Answer:
 
     ``status``: the HTTP status logged (0: no answer). Exactly one way of answering: ``reply`` (a
     chat completion), ``error`` (``(message, type)`` of an OpenAI-style error body, with
-    ``headers``), ``raw`` (bytes sent as they are), ``disconnect``, or ``stream`` (a never-ending
-    chunked body: ``(seconds between chunks, bytes per chunk)``). ``delay``: seconds to wait first.
+    ``headers``), ``raw`` (bytes sent as they are), ``disconnect``, ``hang`` (seconds to hold the
+    request without answering, until the client leaves), or ``stream`` (a never-ending chunked body:
+    ``(seconds between chunks, bytes per chunk)``). ``delay``: seconds to wait first.
     """
 
     status: int
@@ -133,6 +143,7 @@ class Answer:
     disconnect: bool = False
     delay: float = 0.0
     stream: tuple[float, int] | None = None
+    hang: float | None = None
 
 
 def apply_fault(fault: Fault | None, reply: Reply, schema: dict[str, Any] | None) -> Answer:
@@ -156,6 +167,8 @@ def apply_fault(fault: Fault | None, reply: Reply, schema: dict[str, Any] | None
         return Answer(200, raw=MALFORMED_BODY)
     if kind == "delay":
         return Answer(200, reply, delay=fault.seconds)
+    if kind == "hang":
+        return Answer(0, hang=fault.seconds)
     if kind == "trickle":
         return Answer(200, stream=(fault.seconds, 1))
     if kind == "endless":

@@ -39,6 +39,8 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import select
+import socket
 import threading
 import time
 from collections import deque
@@ -80,6 +82,7 @@ class _State:
     requests: list[RecordedRequest] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
+    hangs_outlasted: int = 0
     errors: list[str] = field(default_factory=list)
     videos: list[list[list[Any]]] = field(default_factory=list)  # per chat request: each video's frames
 
@@ -112,6 +115,7 @@ class ChatServer:
         self._rng = random.Random(seed)
         self._queue: deque[Fault] = deque()
         self._state = _State()
+        self._idle = threading.Condition(self._state.lock)
         self._ids = itertools.count(1)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -187,6 +191,7 @@ class ChatServer:
             self._state.errors.clear()
             self._state.videos.clear()
             self._state.max_in_flight = self._state.in_flight
+            self._state.hangs_outlasted = 0
             self._queue.clear()
 
     @property
@@ -209,6 +214,21 @@ class ChatServer:
     @property
     def max_in_flight(self) -> int:
         return self._state.max_in_flight
+
+    @property
+    def hangs_outlasted(self) -> int:
+        """``hang`` faults that reached their limit with the client still connected (its timeout did
+        not fire); 0 when every hang ended with the client leaving."""
+        return self._state.hangs_outlasted
+
+    def wait_idle(self, timeout: float = 60.0) -> None:
+        """Block until no chat request is being served (e.g. a killed client's requests in flight
+        have been answered and logged): an event to wait on, not a guess at how long they take."""
+        with self._idle:
+            if not self._idle.wait_for(lambda: self._state.in_flight == 0, timeout):
+                raise TimeoutError(
+                    f"{self._state.in_flight} chat request(s) still in flight after {timeout} s"
+                )
 
     @property
     def errors(self) -> list[str]:
@@ -234,6 +254,7 @@ class ChatServer:
     def _leave(self) -> None:
         with self._state.lock:
             self._state.in_flight -= 1
+            self._idle.notify_all()
 
     def _record(self, request: RecordedRequest) -> None:
         with self._state.lock:
@@ -336,6 +357,21 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # the client gave up, as it should
         self.close_connection = True
 
+    def _wait_for_client_to_leave(self, limit: float) -> bool:
+        """Hold the request, sending nothing, until the client closes its end (True) or ``limit``
+        seconds pass (False). A closed peer makes the socket readable with nothing left to read."""
+        deadline = time.monotonic() + limit
+        while (left := deadline - time.monotonic()) > 0:
+            readable, _, _ = select.select([self.connection], [], [], min(left, 1.0))
+            if readable:
+                try:
+                    if not self.connection.recv(1, socket.MSG_PEEK):  # b"": the client closed
+                        return True
+                except OSError:  # reset by the client
+                    return True
+                time.sleep(0.01)  # a pipelined request: not ours to read; keep holding
+        return False
+
     def _error(self, status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> None:
         payload = json.dumps({"error": {"message": message, "type": kind, "code": status}}).encode()
         self._send(status, payload, headers)
@@ -425,6 +461,14 @@ class _Handler(BaseHTTPRequestHandler):
         answer = apply_fault(fault, reply, response_schema(body))
         if answer.delay:
             time.sleep(answer.delay)
+        if answer.hang is not None:
+            left = self._wait_for_client_to_leave(answer.hang)
+            if not left:
+                with chat._state.lock:
+                    chat._state.hangs_outlasted += 1
+            record(0, "hang")
+            self.close_connection = True
+            return
         record(answer.status, fault.kind if fault else None)
         if answer.error is not None:
             self._error(answer.status, *answer.error, answer.headers)

@@ -4,16 +4,10 @@ import datasets
 import evaluate
 
 from bqa.accuracy import bqa_accuracy
+from bqa.card import CITATION
 from builders.scoring.validation import NamedInputs, text_column
 
-_CITATION = """\
-@misc{ozaki-bqa,
-    title = {BQA: Body Language Question Answering Dataset for Video Large Language Models},
-    author = {Ozaki, Shintaro and Hayashi, Kazuki and Oba, Miyu and Sakai, Yusuke and
-              Kamigaito, Hidetaka and Watanabe, Taro},
-    note = {Nara Institute of Science and Technology}
-}
-"""
+_CITATION = CITATION  # the dataset card's entry
 
 _DESCRIPTION = """\
 Accuracy of a VideoLLM on BQA, the body-language emotion QA benchmark built from BoLD. Raw model

@@ -33,6 +33,7 @@ from bqa.sample import sample_root
 from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES, DEFAULT_GROUP_MAPPING, DIFFICULTIES, GroupMapping
 from bqa.workfolder import ReleaseMeta, make_record, meta_path, read_release, write_release
 from builders.files.jsonio import write_json_atomic
+from builders.files.text import plural
 from builders.llm import LLMClient, UsageSummary
 from builders.pipelines.bqa.prepare import CANDIDATES, CLIPS, run_candidates, run_clips
 from builders.pipelines.bqa.split import SPLIT_RULE, split_release
@@ -195,7 +196,7 @@ class BuildSummary:
             lines.append("  difficulty: " + ", ".join(f"{k} {v}" for k, v in self.difficulty.items()))
         if self.splits:
             parts = [
-                f"{s} {d['rows']} ({d['Easy']} Easy / {d['Hard']} Hard, {d['films']} films)"
+                f"{s} {d['rows']} ({d['Easy']} Easy / {d['Hard']} Hard, {plural(d['films'], 'film')})"
                 for s, d in self.splits.items()
             ]
             lines.append("  release: " + "; ".join(parts))

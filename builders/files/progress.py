@@ -1,5 +1,9 @@
 """Progress of a step, per item: a tqdm bar (rate, ETA) on a terminal, a plain line every
-:data:`PLAIN_SECONDS` otherwise (a log file gets progress it can be read by, not carriage returns)."""
+:data:`PLAIN_SECONDS` otherwise (a log file gets progress it can be read by, not carriage returns).
+
+In the lowest layer, beside the files, because every long loop reports through it: the step loop
+(:mod:`builders.runs.llm_step`) and the LLM client's batches (the judge), so a command run from a
+script or CI is never silent for minutes."""
 
 from __future__ import annotations
 
@@ -19,9 +23,10 @@ class PlainProgress:
     ``every`` seconds, and once more at the end of a run that printed any."""
 
     def __init__(
-        self, total: int, initial: int, desc: str, stream: TextIO, every: float = PLAIN_SECONDS
+        self, total: int, initial: int, desc: str, stream: TextIO, every: float | None = None
     ) -> None:
-        self.total, self.n, self.desc, self.stream, self.every = total, initial, desc, stream, every
+        self.total, self.n, self.desc, self.stream = total, initial, desc, stream
+        self.every = PLAIN_SECONDS if every is None else every
         self._start_n = initial
         self._started = self._last = time.monotonic()
         self._printed = False
