@@ -161,6 +161,43 @@ class LLMResult:
     key: str
     metadata: Mapping[str, Any]
     elapsed: float = 0.0
+    #: Why a safety filter stopped the reply (``finish_reason=content_filter``, Gemini's ``SAFETY``...,
+    #: a refusal, a blocked prompt); None otherwise. A blocked result is ``ok=False``, never cached,
+    #: never re-asked: the step loop rejects the item with reason ``blocked``.
+    blocked: str | None = None
+
+
+#: ``finish_reason`` values (lower-cased) that mean a safety filter stopped the reply: OpenAI's
+#: ``content_filter`` and the native values Gemini's OpenAI-compatible endpoint passes through.
+#: (``RECITATION``, a copyright stop, is not a safety block: it is re-asked like a bad reply.)
+BLOCKING_FINISH_REASONS = frozenset(
+    {"content_filter", "safety", "prohibited_content", "blocklist", "spii", "image_safety",
+     "image_prohibited_content"}
+)  # fmt: skip
+BLOCKED = "blocked by the provider's safety filter"
+
+
+def blocked_signal(completion: Any) -> str | None:
+    """What says a completion was blocked for safety, or None: a blocking ``finish_reason``, a
+    ``refusal`` (OpenAI), or no choices with a prompt block reason (Gemini's
+    ``prompt_feedback.block_reason``, in either spelling)."""
+    choices = getattr(completion, "choices", None) or []
+    if choices:
+        choice = choices[0]
+        reason = str(choice.finish_reason or "")
+        if reason.lower() in BLOCKING_FINISH_REASONS:
+            return f"finish_reason={reason}"
+        refusal = getattr(choice.message, "refusal", None) if choice.message is not None else None
+        if refusal:
+            return f"refusal: {str(refusal)[:200]}"
+        return None
+    extra = getattr(completion, "model_extra", None) or {}
+    feedback = extra.get("prompt_feedback") or extra.get("promptFeedback") or {}
+    if isinstance(feedback, Mapping):
+        reason = feedback.get("block_reason") or feedback.get("blockReason")
+        if reason:
+            return f"prompt blocked: {reason}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -512,7 +549,15 @@ class LLMClient:
                 run.completion_tokens += call_usage.completion_tokens
             model_reported = completion.model or model_reported
             choice = completion.choices[0] if completion.choices else None
-            raw = choice.message.content if choice is not None else None
+            raw = choice.message.content if choice is not None and choice.message is not None else None
+            blocked = blocked_signal(completion)
+            if blocked is not None:  # final: asking the same again gets the same filter
+                run.blocked += 1
+                return replace(
+                    self._failure(p, f"{BLOCKED} ({blocked})", raw, attempts, usage, model_reported,
+                                  time.perf_counter() - started, warn=False),
+                    blocked=blocked,
+                )  # fmt: skip
             try:
                 if choice is None:
                     raise ReplyError("the server returned no choices")
@@ -649,7 +694,7 @@ class LLMSession:
         shared = self._in_flight.get(p.key)
         if shared is not None:
             result = replace(await asyncio.shield(shared), metadata=request.metadata)
-            return self._failed(result) if not result.ok else result
+            return self._failed(result) if not result.ok and not result.blocked else result
         future: asyncio.Future[LLMResult] = asyncio.get_running_loop().create_future()
         self._in_flight[p.key] = future
         try:
@@ -665,7 +710,7 @@ class LLMSession:
             del self._in_flight[p.key]
             if not future.done():
                 future.cancel()
-        return self._failed(result) if not result.ok else result
+        return self._failed(result) if not result.ok and not result.blocked else result
 
     async def _claimed_call(self, p: _Prepared, request: LLMRequest) -> LLMResult | float:
         """Claim the key in the shared cache (normal mode: two processes sharing a cache never pay
@@ -698,7 +743,7 @@ class LLMSession:
             if client.cache is not None and client.mode == "normal":
                 client.cache.release(p.key)
             if self.budget is not None and reserved is not None and reserved >= 0:
-                self.budget.settle(reserved, result.usage if result is not None else None)
+                self.budget.settle(reserved, result.usage if result is not None else None, client.settings)
 
     def _estimate(self, p: _Prepared, request: LLMRequest) -> LLMResult:
         client, estimate = self.client, self.client.estimate

@@ -6,16 +6,24 @@ of threads (a long step's frames decoded in worker processes), requests go out a
 ready, and each finished item is recorded at once (:class:`builders.runs.steps.StepRecords`), so a killed run loses nothing that was answered, and the
 engine's reply cache means a rerun never pays twice for a reply that validated. An item whose call
 failed after the engine's retries is *not* recorded: it stays pending for the next run and is
-reported (or, with ``reject_failures``, rejected with reason ``llm_failure``). A clip that cannot be
-decoded is rejected with reason ``video_unreadable`` instead of stopping the step.
+reported (or, with ``reject_failures``, rejected with reason ``llm_failure``). A reply a safety
+filter stopped is rejected with reason ``blocked`` (counted apart, never a generic failure). A clip
+that cannot be decoded is rejected with reason ``video_unreadable`` instead of stopping the step.
+
+An item may need more than one request (the two stages of a chain-of-thought evaluation): its
+``outcome_of`` returns a :class:`FollowUp` (the next request, the client to send it with, and what
+turns its reply into the outcome) instead of an :class:`Outcome`. Each stage's reply is cached like
+any other, so a rerun of an item killed between its stages pays for neither again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from builders.files.progress import progress_bar
@@ -34,9 +42,12 @@ from builders.runs.steps import (  # DEFAULT_BATCH_SIZE re-exported for the step
 from builders.video.sampler import available_cpus
 from builders.video.source import VideoError
 
-__all__ = ["DEFAULT_BATCH_SIZE", "LLM_FAILURE", "VIDEO_UNREADABLE", "Outcome", "llm_fields", "run_llm_step"]
+__all__ = [
+    "BLOCKED", "DEFAULT_BATCH_SIZE", "LLM_FAILURE", "VIDEO_UNREADABLE", "FollowUp", "Outcome", "llm_fields",
+    "run_llm_step",
+]  # fmt: skip
 
-LLM_FAILURE, VIDEO_UNREADABLE = "llm_failure", "video_unreadable"
+LLM_FAILURE, VIDEO_UNREADABLE, BLOCKED = "llm_failure", "video_unreadable", "blocked"
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,16 @@ class Outcome:
     status: str = KEPT
     reason: str | None = None
     detail: str | None = None
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """An item's next request (a later stage): sent with ``client`` (None: the step's), its reply
+    turned by ``outcome_of(request, result)`` into the item's :class:`Outcome` or another FollowUp."""
+
+    request: LLMRequest
+    outcome_of: Callable[[LLMRequest, LLMResult], Outcome | FollowUp]
+    client: LLMClient | None = None
 
 
 def llm_fields(result: LLMResult, request: LLMRequest, client: LLMClient) -> dict[str, Any]:
@@ -77,8 +98,8 @@ def run_llm_step(
     records: StepRecords,
     items: Sequence[Mapping[str, Any]],
     client: LLMClient,
-    request_of: Callable[[Mapping[str, Any]], LLMRequest],
-    outcome_of: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome],
+    request_of: Callable[[Mapping[str, Any]], LLMRequest | FollowUp],
+    outcome_of: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome | FollowUp],
     *,
     batch_size: int | None = None,
     reject_failures: bool = False,
@@ -89,7 +110,9 @@ def run_llm_step(
     """Run the pending ``items`` (dicts with an ``id``); returns ``{id: error}`` of the calls that failed.
 
     ``request_of(item)`` builds the request (VideoError/FileNotFoundError: the item is rejected as
-    ``video_unreadable``); ``outcome_of(item, request, result)`` turns a validated reply into a record.
+    ``video_unreadable``), or a :class:`FollowUp` when the item's first request goes to another client
+    and has its own outcome; ``outcome_of(item, request, result)`` turns a validated reply into a
+    record (an :class:`Outcome`), or into the item's next request (a :class:`FollowUp`).
 
     A pipeline: items start in input order and each has a thread that builds its request (frames
     sampled and encoded ``workers`` clips at a time, in as many worker processes past the first
@@ -144,8 +167,8 @@ async def _pipeline(
     records: StepRecords,
     pending: Sequence[Mapping[str, Any]],
     client: LLMClient,
-    request_of: Callable[[Mapping[str, Any]], LLMRequest],
-    outcome_of: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome],
+    request_of: Callable[[Mapping[str, Any]], LLMRequest | FollowUp],
+    outcome_of: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome | FollowUp],
     reject_failures: bool,
     bar: Any,
     workers: int,
@@ -165,74 +188,133 @@ async def _pipeline(
         records.add(*args, **kwargs)
         recorded += 1
 
-    async def one(session: LLMSession, item: Mapping[str, Any], pool: ThreadPoolExecutor) -> None:
-        try:
-            await answer(session, item, pool)
-        except DiskFull as err:  # no room to save: send nothing more; what was saved stays saved
-            full.append(err)
-            session.stop("the disk is full")
-        finally:
-            window.release()
+    sessions: dict[int, LLMSession] = {}
+    opening = asyncio.Lock()
+    stack = contextlib.AsyncExitStack()
 
-    async def answer(session: LLMSession, item: Mapping[str, Any], pool: ThreadPoolExecutor) -> None:
-        nonlocal paid
+    async def session_of(other: LLMClient) -> LLMSession:
+        """A session of another client (a later stage's), opened once, closed with the step's."""
+        async with opening:
+            if id(other) not in sessions:
+                sessions[id(other)] = await stack.enter_async_context(other.session())
+                if full:  # opened after the disk filled: it sends nothing either
+                    sessions[id(other)].stop("the disk is full")
+            return sessions[id(other)]
+
+    def follow_estimate(
+        decide: Callable[..., Outcome | FollowUp], request: LLMRequest, result: LLMResult
+    ) -> FollowUp | None:
+        """Under ``--estimate``: the item's next stage, from a stand-in reply of the expected length
+        (plain-text requests only), so that the later stages are priced too."""
+        if request.schema is not None:
+            return None
+        words = " ".join(["estimate"] * max(1, (request.output_tokens or 50) * 3 // 4))
         try:
-            request = await loop.run_in_executor(pool, request_of, item)
-        except (VideoError, FileNotFoundError) as err:
-            add({"id": item["id"]}, status=REJECTED, reason=VIDEO_UNREADABLE, detail=str(err))
-            bar.update(1)
-            return
-        result = await session.complete(request)
-        if (result.error or "").startswith(NOT_SENT_STOPPED):
-            return  # left pending: the run is stopping (a signal, a full disk)
-        if result.ok:
-            if not paid:
-                mark_paid(records.work_dir)  # before the first reply is recorded: options lock now
-                paid = True
-            outcome = outcome_of(item, request, result)
-            add(outcome.record, status=outcome.status, reason=outcome.reason, detail=outcome.detail)
-        elif (result.error or "").startswith(REPLAY_MISS):
+            following = decide(request, replace(result, ok=True, value=words, raw=words, error=None))
+        except Exception:  # an outcome that cannot read a stand-in: no later stage to price
+            return None
+        return following if isinstance(following, FollowUp) else None
+
+    def stop_all(reason: str) -> None:
+        for session in list(sessions.values()):
+            session.stop(reason)
+
+    def not_answered(item: Mapping[str, Any], result: LLMResult) -> None:
+        error = result.error or ""
+        if result.blocked:
+            blocked = {"id": item["id"], "reply": result.raw, "blocked": result.blocked}
+            add(blocked, status=REJECTED, reason=BLOCKED, detail=result.error)
+        elif error.startswith(REPLAY_MISS):
             missed.append((str(item["id"]), result.key))
-        elif (result.error or "").startswith(ESTIMATED):
-            failures[str(item["id"])] = result.error or ESTIMATED  # counted, not sent: stays pending
-        elif (result.error or "").startswith(OVER_BUDGET):
+        elif error.startswith(ESTIMATED):
+            failures[str(item["id"])] = error  # counted, not sent: stays pending
+        elif error.startswith(OVER_BUDGET):
             stop.set()
-            failures[str(item["id"])] = result.error or OVER_BUDGET
+            failures[str(item["id"])] = error
         elif reject_failures:
             failed = {"id": item["id"], "reply": result.raw}
             add(failed, status=REJECTED, reason=LLM_FAILURE, detail=result.error)
         else:
-            failures[str(item["id"])] = result.error or "unknown error"
+            failures[str(item["id"])] = error or "unknown error"
+
+    async def one(item: Mapping[str, Any], pool: ThreadPoolExecutor) -> None:
+        try:
+            await answer(item, pool)
+        except DiskFull as err:  # no room to save: send nothing more; what was saved stays saved
+            full.append(err)
+            stop_all("the disk is full")
+        finally:
+            window.release()
+
+    async def answer(item: Mapping[str, Any], pool: ThreadPoolExecutor) -> None:
+        nonlocal paid
+        try:
+            built = await loop.run_in_executor(pool, request_of, item)
+        except (VideoError, FileNotFoundError) as err:
+            add({"id": item["id"]}, status=REJECTED, reason=VIDEO_UNREADABLE, detail=str(err))
+            bar.update(1)
+            return
+        decide: Callable[[LLMRequest, LLMResult], Outcome | FollowUp]
+        if isinstance(built, FollowUp):  # a first stage with its own client and outcome
+            session = await session_of(built.client or client)
+            request, decide = built.request, built.outcome_of
+        else:
+            session, request, decide = sessions[id(client)], built, partial(outcome_of, item)
+        while True:  # one pass per stage of the item
+            result = await session.complete(request)
+            if (result.error or "").startswith(NOT_SENT_STOPPED):
+                return  # left pending: the run is stopping (a signal, a full disk)
+            if not result.ok:
+                following = (
+                    follow_estimate(decide, request, result)
+                    if (result.error or "").startswith(ESTIMATED)
+                    else None
+                )
+                if following is None:
+                    not_answered(item, result)
+                    break
+            else:
+                if not paid:
+                    mark_paid(records.work_dir)  # before the first reply is recorded: options lock now
+                    paid = True
+                following = decide(request, result)
+                if isinstance(following, Outcome):
+                    add(following.record, status=following.status, reason=following.reason,
+                                detail=following.detail)  # fmt: skip
+                    break
+            session = await session_of(following.client or client)
+            request, decide = following.request, following.outcome_of
         bar.update(1)
 
-    async def commit_every_second(session: LLMSession) -> None:
+    async def commit_every_second() -> None:
         while True:
             await asyncio.sleep(COMMIT_SECONDS / 2)
             try:
                 records.commit_due()
             except DiskFull as err:
                 full.append(err)
-                session.stop("the disk is full")
+                stop_all("the disk is full")
                 return
 
-    # A thread for every item between started and sent: most of them wait (for a decode slot, for a
-    # clip another item is decoding, for a worker process), none holds back another.
-    threads = client.settings.max_concurrency + ahead
-    with ThreadPoolExecutor(threads, thread_name_prefix="prepare") as pool:
-        async with client.session() as session:
-            ticker = asyncio.create_task(commit_every_second(session))
-            try:
+    ticker = asyncio.create_task(commit_every_second())
+    try:
+        # A thread for every item between started and sent: most of them wait (for a decode slot,
+        # for a clip another item is decoding, for a worker process), none holds back another.
+        threads = client.settings.max_concurrency + ahead
+        with ThreadPoolExecutor(threads, thread_name_prefix="prepare") as pool:
+            async with stack, client.session() as session:
+                sessions[id(client)] = session
                 tasks = []
                 for item in pending:  # started in input order, so requests are built in that order
                     await window.acquire()
                     if stop.is_set() or session.stopping.is_set():
                         window.release()
                         break
-                    tasks.append(asyncio.create_task(one(session, item, pool)))
+                    tasks.append(asyncio.create_task(one(item, pool)))
                 await asyncio.gather(*tasks)
-            finally:
-                ticker.cancel()
-            lost = session.paid_unsaved
+    finally:
+        ticker.cancel()
+    lost = sum(s.paid_unsaved for s in sessions.values())
     if not full:
         return failures, missed, None
     return (
