@@ -410,7 +410,7 @@ class Declining:
         if step == "filter" and u == 1:
             self.blocked[step] += 1
             return Reply.prompt_blocked("PROHIBITED_CONTENT")  # no choices, a prompt block reason
-        if step == "answer" and u == 2:
+        if step == "answer" and u in (2, 6):
             self.blocked[step] += 1
             return Reply.blocked("content_filter")  # OpenAI's
         if step == "answer" and u in (3, 4):

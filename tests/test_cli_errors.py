@@ -111,7 +111,7 @@ def test_a_reply_cache_that_is_not_sqlite_is_named(tmp_path):
     done = subprocess.run([sys.executable, "-m", "builders.cli", "llm", "cache-stats", str(cache)], capture_output=True,
                           text=True, timeout=300)  # fmt: skip
     line = one_line_error(done)
-    assert f"reply cache {cache}: file is not a database" in line, line
+    assert f"reply cache {cache} " in line and "file is not a database" in line, line
 
 
 def test_yaml_that_does_not_parse_is_named(built_samples, tmp_path, capsys):

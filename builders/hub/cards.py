@@ -25,7 +25,12 @@ def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
     end = text.find("\n---", 4)
     if end < 0:
         raise ValueError(f"{path}: the card's YAML block is not closed")
-    meta = yaml.safe_load(text[4:end]) or {}
+    try:
+        meta = yaml.safe_load(text[4:end]) or {}
+    except yaml.YAMLError as err:
+        raise ValueError(
+            f"{path}: the card's YAML block is not valid YAML ({' '.join(str(err).split())})"
+        ) from None
     if not isinstance(meta, dict):
         raise ValueError(f"{path}: the card's YAML block is not a mapping")
     return meta, text[end + 4 :].lstrip("-\n")
