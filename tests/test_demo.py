@@ -17,7 +17,6 @@ import datasets
 import pytest
 from plot_checks import assert_figures_fit, read_record
 
-import marinelife16k.rubrics  # noqa: F401 - registers the MarineLife rubrics that get_rubric names
 from bqa.accuracy import bqa_accuracy
 from builders.demo import record_bqa_baseline as bqa_recording
 from builders.demo import record_marinelife_baseline as marine_recording
@@ -26,11 +25,11 @@ from builders.demo.run import MARKER, next_steps, prepare_output, score_everythi
 from builders.demo.samples import BuiltSample
 from builders.demo.scoring import Metrics
 from builders.evaluation.marinelife import JUDGE_TASKS, judge_inputs
+from builders.evaluation.rubrics import get_rubric
 from builders.files import progress
 from builders.files.jsonio import read_jsonl
 from builders.report.tables import fmt_number
 from builders.scoring.judge import Groups, judge_predictions
-from builders.scoring.rubrics import get_rubric
 from builders.scoring.self_bleu import self_bleu
 from builders.testing.baseline_responder import ScriptedJudge
 from builders.testing.chat_server import ChatServer

@@ -33,6 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from builders.evaluation.rubrics import get_rubric
 from builders.evaluation.run import PredictionRun, run_predictions, save_run_summary
 from builders.hub.subset import FIELD, VideoSelection, filter_by_video
 from builders.llm import LLMClient, LLMRequest, LLMResult
@@ -41,7 +42,6 @@ from builders.runs.frames import FrameImages, Images
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
 from builders.scoring.answer_parsing import ParsedChoice
 from builders.scoring.judge import judge_predictions
-from builders.scoring.rubrics import get_rubric
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.accuracy import MARINELIFE_PARSER, OVERALL, marinelife_accuracy
 from marinelife16k.data import SplitData
