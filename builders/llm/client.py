@@ -42,7 +42,7 @@ from builders.llm.messages import (
     user_message,
 )
 from builders.llm.prompts import Prompt
-from builders.llm.schema import ReplyError, ReplySchema, check_value, parse_reply
+from builders.llm.schema import ReplyError, ReplySchema, check_value, validate_reply
 from builders.llm.settings import LLMSettings
 from builders.llm.usage import TokenUsage, UsageSummary
 
@@ -441,7 +441,7 @@ class LLMClient:
                         "the reply was cut off at the length limit (finish_reason=length); reply again, "
                         "more concisely, complete"
                     )
-                value = parse_reply(raw, p.schema, p.request.validator)
+                value = validate_reply(raw, p.schema, p.request.validator)
             except ReplyError as err:
                 problem = str(err)
                 log.info("reply %s attempt %d unusable: %s", p.key[:12], attempts, problem)
