@@ -158,7 +158,7 @@ def test_bqa_numbers_equal_an_independent_recomputation(demo):
                 gender=[r["gender"] for r in rows], age=[r["age"] for r in rows],
                 ethnicity=[r["ethnicity"] for r in rows],
                 rationales=[preds[r["id"]]["rationale"] for r in rows] if style == "rationale" else None,
-            )  # fmt: skip
+            ).to_dict()  # fmt: skip
             got = scores["accuracy"][scope][style]
             for key in ("accuracy", "accuracy_easy", "accuracy_hard", "n", "n_unparsed", "by_gender", "by_age",
                         "by_ethnicity", "confusion", "leakage"):  # fmt: skip
@@ -193,7 +193,7 @@ def test_marinelife_numbers_equal_an_independent_recomputation(demo):
         accuracy = marinelife_accuracy(
             [preds[r["question_id"]]["raw_output"] for r in mcq], [r["answer"] for r in mcq],
             [r["type"] for r in mcq], [r["options"] for r in mcq],
-        )  # fmt: skip
+        ).to_dict()  # fmt: skip
         assert scores["accuracy"][scope] == accuracy
         rows = [preds[r["question_id"]] for r in qa]
         with judge.replay_client() as client:
@@ -212,7 +212,7 @@ def test_marinelife_numbers_equal_an_independent_recomputation(demo):
             clustered = marinelife_accuracy(
                 [preds[r["question_id"]]["raw_output"] for r in mcq], [r["answer"] for r in mcq],
                 [r["type"] for r in mcq], [r["options"] for r in mcq], videos=[r["id"] for r in mcq],
-            )  # fmt: skip
+            ).to_dict()  # fmt: skip
             assert clustered.pop("correct") == accuracy["correct"]
             assert report["accuracy"] == clustered
 

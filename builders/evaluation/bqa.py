@@ -37,6 +37,7 @@ from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
 from builders.video.frame_spec import FrameSpec
 
 STEP = "predictions"
+_QUICK_RATES = ("accuracy", "accuracy_easy", "accuracy_hard")  # of quick_scores: printed as rates
 
 
 class EvalSummary(PredictionRun):
@@ -45,11 +46,7 @@ class EvalSummary(PredictionRun):
     def format(self) -> str:
         score_line = None
         if self.scores:
-            s = {
-                k: "-" if v is None else f"{v:.3f}"
-                for k, v in self.scores.items()
-                if k.startswith("accuracy")
-            }
+            s = {k: "-" if v is None else f"{v:.3f}" for k, v in self.scores.items() if k in _QUICK_RATES}
             score_line = (
                 f"  accuracy {s['accuracy']} (Easy {s['accuracy_easy']}, Hard {s['accuracy_hard']}), "
                 f"{self.scores['n_unparsed']} unparsed; score fully with metrics/bqa_accuracy"
@@ -81,8 +78,14 @@ def quick_scores(predictions: Sequence[Mapping[str, Any]], data: SplitData) -> d
         group_mapping=data.group_mapping,
         demographic_codes=data.demographic_codes,
     )
-    keys = ("accuracy", "accuracy_easy", "accuracy_hard", "n", "n_unparsed", "answer_parser")
-    return {k: result[k] for k in keys}
+    return {
+        "accuracy": result.accuracy.value,
+        "accuracy_easy": result.easy.value,
+        "accuracy_hard": result.hard.value,
+        "n": result.n,
+        "n_unparsed": result.n_unparsed,
+        "answer_parser": result.answer_parser,
+    }
 
 
 def evaluate(

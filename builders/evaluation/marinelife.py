@@ -103,10 +103,10 @@ def quick_scores(predictions: Sequence[Mapping[str, Any]]) -> dict[str, Any] | N
         return None
     result = marinelife_accuracy(**inputs)
     return {
-        "accuracy": result[OVERALL],
-        "n": result["n"][OVERALL],
-        "n_unparsed": result["n_unparsed"][OVERALL],
-        "answer_parser": result["answer_parser"],
+        "accuracy": result.overall.value,
+        "n": result.overall.n,
+        "n_unparsed": result.n_unparsed[OVERALL],
+        "answer_parser": result.answer_parser,
     }
 
 
