@@ -3,7 +3,7 @@
     client = LLMClient(LLMSettings.from_env(), cache_path="work/llm-cache.sqlite")
     results = client.run([LLMRequest([user_message("...", images)], schema=Answer, prompt=p)])
     for r in results:
-        r.value if r.ok else r.error        # failures are reported, never guessed
+        r.value if r.ok else (r.status, r.error)   # failures are reported, never guessed
     print(client.usage)
 
 Retries of transport faults (429 with Retry-After, 5xx, timeouts, dropped connections) are the
@@ -17,6 +17,7 @@ the key of the original request.
 from __future__ import annotations
 
 import asyncio
+import enum
 import json
 import logging
 import os
@@ -115,17 +116,27 @@ class LLMRequest:
         return (str(name), str(version))
 
 
+class Status(enum.Enum):
+    """What became of a request: the one thing callers branch on (``error`` is prose for people)."""
+
+    OK = "ok"  # a validated value is in ``value``
+    FAILED = "failed"  # sent, and no usable reply after the retries and re-asks (a failed call)
+    REPLAY_MISS = "replay_miss"  # replay mode and no recorded reply: nothing was sent
+    OVER_BUDGET = "over_budget"  # not sent: its estimated cost would cross the --max-cost budget
+    ESTIMATED = "estimated"  # --estimate: counted into the estimate, not sent
+
+
 @dataclass(frozen=True)
 class LLMResult:
     """The outcome of one request, in the position of its request.
 
-    ``ok``: a validated value is in ``value`` (model instance, dict or text). Otherwise ``error``
-    says why and ``raw`` holds the last reply text received, if any. ``attempts``: model calls
-    made for it in this run (0 for a cache hit). ``usage``: tokens of those calls, or the
-    recorded usage for a cache hit.
+    ``status``: :attr:`Status.OK` when a validated value is in ``value`` (model instance, dict or
+    text); otherwise why not, and ``error`` says it in words and ``raw`` holds the last reply text
+    received, if any. ``attempts``: model calls made for it in this run (0 for a cache hit).
+    ``usage``: tokens of those calls, or the recorded usage for a cache hit.
     """
 
-    ok: bool
+    status: Status
     value: Any
     raw: str | None
     error: str | None
@@ -136,6 +147,10 @@ class LLMResult:
     key: str
     metadata: Mapping[str, Any]
     elapsed: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
 
 
 @dataclass(frozen=True)
@@ -190,8 +205,9 @@ class LLMClient:
         self.budget: Budget | None = None
         #: When set, sessions send nothing: every request is counted into it (``--estimate``).
         self.estimate: Estimate | None = None
-        self._timeout_noted = False
-        self._failures_said: set[str] = set()
+        self.timeout_noted = False  # the worst-case wait was said (at the first timeout)
+        #: Errors already logged as a warning (sessions log each distinct one once).
+        self.failures_said: set[str] = set()
 
     def __repr__(self) -> str:
         return (
@@ -211,7 +227,8 @@ class LLMClient:
 
     # -- keys -------------------------------------------------------------------------------
 
-    def _prepare(self, request: LLMRequest) -> _Prepared:
+    def prepare(self, request: LLMRequest) -> _Prepared:
+        """The request checked, its reply schema and its cache key (what a session sends)."""
         if not isinstance(request, LLMRequest):
             raise TypeError(f"expected an LLMRequest, got {type(request).__name__}")
         if not request.messages:
@@ -227,7 +244,7 @@ class LLMClient:
 
     def key_of(self, request: LLMRequest) -> str:
         """The cache key of a request under this client's settings."""
-        return self._prepare(request).key
+        return self.prepare(request).key
 
     # -- running ----------------------------------------------------------------------------
 
@@ -257,7 +274,7 @@ class LLMClient:
         """
         requests = list(requests)
         if self.mode == "replay" and self.estimate is None:
-            prepared = [self._prepare(r) for r in requests]
+            prepared = [self.prepare(r) for r in requests]
             hits = self.cache.get_many(p.key for p in prepared) if self.cache is not None else {}
             missing = [p for p in prepared if p.key not in hits]
             if missing:
@@ -298,20 +315,6 @@ class LLMClient:
             self.last_usage = run
             self.usage.merge(run)
 
-    async def _claim(self, p: _Prepared) -> CachedReply | None:
-        """Claim the request's key in the shared cache before paying for it (normal mode).
-
-        While another process holds the key, wait: its validated reply (returned here) is a cache
-        hit; if its call failed or it died, the claim becomes ours and None says "call the model"."""
-        if self.cache is None or self.mode != "normal":
-            return None
-        while not self.cache.claim(p.key):
-            await asyncio.sleep(CLAIM_POLL_SECONDS)
-            row = self.cache.get(p.key)
-            if row is not None:
-                return row
-        return self.cache.get(p.key)  # answered just before the claim was ours
-
     @asynccontextmanager
     async def _sdk(self):
         # One SDK client per batch: it binds its connection pool to the running event loop, and the
@@ -328,10 +331,112 @@ class LLMClient:
         finally:
             await sdk.close()
 
+
+class LLMSession:
+    """The one sender: requests sent one at a time, as soon as each is ready, through one SDK client
+    (at most ``settings.max_concurrency`` in flight; requests with the same key in flight share one
+    call). It claims a key in the shared cache, keeps the budget, calls the model, re-asks on a bad
+    reply, caches what validates and says what became of each request (:class:`Status`). Open one
+    with ``async with client.session() as session``; ``await session.complete(request)``.
+
+    ``budget`` (the client's :attr:`LLMClient.budget`): a request the cache cannot answer is sent
+    only while the budget allows its estimated cost (else :attr:`Status.OVER_BUDGET`, nothing sent).
+    In replay mode a miss is :attr:`Status.REPLAY_MISS` (nothing is ever sent); under ``--estimate``
+    every request is :attr:`Status.ESTIMATED`.
+    """
+
+    def __init__(self, client: LLMClient, sdk: openai.AsyncOpenAI | None, run: UsageSummary) -> None:
+        self.client = client
+        self.settings = client.settings
+        self.cache = client.cache
+        self.mode = client.mode
+        self.run = run
+        self.budget = client.budget
+        self._sdk = sdk
+        self._limit = asyncio.Semaphore(client.settings.max_concurrency)
+        self._in_flight: dict[str, asyncio.Future[LLMResult]] = {}
+
+    async def complete(self, request: LLMRequest) -> LLMResult:
+        """The result of one request (never raises for a failed call: see its ``status``)."""
+        p = self.client.prepare(request)
+        self.run.items += 1
+        if self.client.estimate is not None:
+            return self._estimate(p, request)
+        if self.cache is not None and self.mode != "refresh":
+            row = self.cache.get(p.key)
+            if row is not None:
+                try:
+                    result = self._hit(p, row)
+                    self.run.cache_hits += 1
+                    return result
+                except ReplyError as err:
+                    if self.mode == "replay":
+                        error = f"the recorded reply no longer validates: {err}"
+                        return self._failed(self._result(p, Status.FAILED, error, row.raw))
+                    log.info("cached reply %s no longer validates (%s); asking again", p.key[:12], err)
+        if self.mode == "replay" or self._sdk is None:
+            return self._result(p, Status.REPLAY_MISS, f"replay: no recorded reply for key {p.key[:16]}…")
+        shared = self._in_flight.get(p.key)
+        if shared is not None:
+            result = replace(await asyncio.shield(shared), metadata=request.metadata)
+            return self._failed(result) if result.status is Status.FAILED else result
+        future: asyncio.Future[LLMResult] = asyncio.get_running_loop().create_future()
+        self._in_flight[p.key] = future
+        try:
+            result = await self._claimed_call(p, request)
+            future.set_result(result)
+        finally:
+            del self._in_flight[p.key]
+            if not future.done():
+                future.cancel()
+        return self._failed(result) if result.status is Status.FAILED else result
+
+    async def _claimed_call(self, p: _Prepared, request: LLMRequest) -> LLMResult:
+        """Claim the key in the shared cache (normal mode: two processes sharing a cache never pay
+        twice), then call the model within the budget."""
+        reserved: float | None = None
+        result: LLMResult | None = None
+        try:
+            try:
+                row = await self._claim(p)
+                if row is not None:  # another process was asking; its reply is ours
+                    result = self._hit(p, row)
+                    self.run.cache_hits += 1
+                    return result
+                if self.budget is not None:
+                    reserved = self.budget.reserve(request, self.settings)
+                    if reserved is None:  # not sent: over the budget (not a failed call)
+                        error = f"not sent: over the --max-cost budget: {self.budget.describe()}"
+                        return self._result(p, Status.OVER_BUDGET, error)
+                result = await self._call(p)
+            except Exception as err:  # a bug must not sink the other items; it is logged
+                log.exception("LLM request %s failed unexpectedly", p.key[:12])
+                result = self._result(p, Status.FAILED, self._describe(err))
+            return result
+        finally:
+            if self.cache is not None and self.mode == "normal":
+                self.cache.release(p.key)
+            if self.budget is not None and reserved is not None:
+                self.budget.settle(reserved, result.usage if result is not None else None)
+
+    async def _claim(self, p: _Prepared) -> CachedReply | None:
+        """Claim the request's key in the shared cache before paying for it (normal mode).
+
+        While another process holds the key, wait: its validated reply (returned here) is a cache
+        hit; if its call failed or it died, the claim becomes ours and None says "call the model"."""
+        if self.cache is None or self.mode != "normal":
+            return None
+        while not self.cache.claim(p.key):
+            await asyncio.sleep(CLAIM_POLL_SECONDS)
+            row = self.cache.get(p.key)
+            if row is not None:
+                return row
+        return self.cache.get(p.key)  # answered just before the claim was ours
+
     def _hit(self, p: _Prepared, row: CachedReply) -> LLMResult:
         value = check_value(row.value, p.schema, p.request.validator)
         return LLMResult(
-            ok=True,
+            status=Status.OK,
             value=value,
             raw=row.raw,
             error=None,
@@ -344,21 +449,22 @@ class LLMClient:
             elapsed=row.elapsed,
         )
 
-    def _failure(
-        self, p: _Prepared, error: str, raw: str | None, attempts: int = 0, usage: TokenUsage | None = None,
-        model_reported: str | None = None, elapsed: float = 0.0, warn: bool = True,
+    def _result(
+        self, p: _Prepared, status: Status, error: str, raw: str | None = None, attempts: int = 0,
+        usage: TokenUsage | None = None, model_reported: str | None = None, elapsed: float = 0.0,
     ) -> LLMResult:  # fmt: skip
-        if warn:
+        """A result without a value; a failed call (:attr:`Status.FAILED`) is logged as a warning."""
+        if status is Status.FAILED:
             # One line per distinct error: the command's summary counts and groups every failure, so 16
             # requests refused with the same 401 say it once here (the rest with -v).
-            if error in self._failures_said:
+            if error in self.client.failures_said:
                 log.debug("LLM request %s failed: %s", p.key[:12], error)
             else:
-                self._failures_said.add(error)
+                self.client.failures_said.add(error)
                 log.warning("LLM request %s failed: %s (further failures with this error are counted in the "
                             "summary)", p.key[:12], error)  # fmt: skip
         return LLMResult(
-            ok=False,
+            status=status,
             value=None,
             raw=raw,
             error=error,
@@ -390,10 +496,10 @@ class LLMClient:
             kwargs["extra_body"] = {**s.extra_body, "messages": messages}
         return kwargs
 
-    async def _complete(
-        self, sdk: openai.AsyncOpenAI, limit: asyncio.Semaphore, p: _Prepared, run: UsageSummary
-    ) -> LLMResult:
+    async def _call(self, p: _Prepared) -> LLMResult:
         """Call, check, re-ask on a bad reply (bounded), cache the validated reply."""
+        assert self._sdk is not None
+        sdk, run = self._sdk, self.run
         started = time.perf_counter()
         messages = list(p.request.messages)
         usage = TokenUsage()
@@ -405,23 +511,18 @@ class LLMClient:
             if attempts > 1:
                 run.reasks += 1
             try:
-                async with limit:
+                async with self._limit:
                     run.api_calls += 1
                     completion = await sdk.chat.completions.create(**self._arguments(p, messages))
             except Exception as err:  # the SDK has already retried whatever is worth retrying
-                return self._failure(
-                    p,
-                    self._describe(err),
-                    raw,
-                    attempts,
-                    usage,
-                    model_reported,
+                return self._result(
+                    p, Status.FAILED, self._describe(err), raw, attempts, usage, model_reported,
                     time.perf_counter() - started,
-                )
+                )  # fmt: skip
             if not hasattr(completion, "choices"):  # a non-JSON body comes back as text
-                return self._failure(
-                    p, f"malformed response from the server: {str(completion)[:200]!r}", raw, attempts, usage,
-                    model_reported, time.perf_counter() - started,
+                return self._result(
+                    p, Status.FAILED, f"malformed response from the server: {str(completion)[:200]!r}", raw,
+                    attempts, usage, model_reported, time.perf_counter() - started,
                 )  # fmt: skip
             if completion.usage is not None:
                 call_usage = TokenUsage(
@@ -469,11 +570,11 @@ class LLMClient:
                         elapsed=round(elapsed, 3),
                     )
                 )
-            return LLMResult(True, value, raw, None, attempts, False, model_reported, usage, p.key,
+            return LLMResult(Status.OK, value, raw, None, attempts, False, model_reported, usage, p.key,
                              p.request.metadata, elapsed)  # fmt: skip
-        return self._failure(
-            p, f"no usable reply after {attempts} attempts: {problem}", raw, attempts, usage, model_reported,
-            time.perf_counter() - started,
+        return self._result(
+            p, Status.FAILED, f"no usable reply after {attempts} attempts: {problem}", raw, attempts, usage,
+            model_reported, time.perf_counter() - started,
         )  # fmt: skip
 
     @staticmethod
@@ -491,8 +592,10 @@ class LLMClient:
             text = (
                 f"timed out after {self.settings.timeout:g} s (and {self.settings.max_retries} SDK retries)"
             )
-            if not self._timeout_noted:  # said once, when it matters: not on every run with the defaults
-                self._timeout_noted = True
+            if (
+                not self.client.timeout_noted
+            ):  # said once, when it matters: not on every run with the defaults
+                self.client.timeout_noted = True
                 log.warning("the endpoint is not answering in time; %s", self.settings.worst_case_note())
         elif isinstance(err, openai.APIStatusError):
             text = f"HTTP {err.status_code} from the server ({type(err).__name__}): {err.message}"
@@ -507,115 +610,16 @@ class LLMClient:
             text = text.replace(key, "[redacted]")
         return redact_text(text)[:2000]
 
-
-class LLMSession:
-    """Requests sent one at a time, as soon as each is ready, through one SDK client: at most
-    ``settings.max_concurrency`` in flight, requests with the same key in flight share one call.
-    Open one with ``async with client.session() as session``; ``await session.complete(request)``.
-
-    ``budget`` (the client's :attr:`LLMClient.budget`): a request the cache cannot answer is
-    sent only while the budget allows its estimated cost (else the result is ``ok=False`` with
-    ``error`` starting :data:`OVER_BUDGET`, nothing sent). In replay mode a miss is ``ok=False``
-    with ``error`` starting :data:`REPLAY_MISS` (nothing is ever sent).
-    """
-
-    def __init__(self, client: LLMClient, sdk: openai.AsyncOpenAI | None, run: UsageSummary) -> None:
-        self.client = client
-        self.run = run
-        self.budget = client.budget
-        self._sdk = sdk
-        self._limit = asyncio.Semaphore(client.settings.max_concurrency)
-        self._in_flight: dict[str, asyncio.Future[LLMResult]] = {}
-
-    async def complete(self, request: LLMRequest) -> LLMResult:
-        """The result of one request (never raises for a failed call: ``ok=False``)."""
-        client = self.client
-        p = client._prepare(request)
-        self.run.items += 1
-        if client.estimate is not None:
-            return self._estimate(p, request)
-        if client.cache is not None and client.mode != "refresh":
-            row = client.cache.get(p.key)
-            if row is not None:
-                try:
-                    result = client._hit(p, row)
-                    self.run.cache_hits += 1
-                    return result
-                except ReplyError as err:
-                    if client.mode == "replay":
-                        error = f"the recorded reply no longer validates: {err}"
-                        return self._failed(client._failure(p, error, row.raw))
-                    log.info("cached reply %s no longer validates (%s); asking again", p.key[:12], err)
-        if client.mode == "replay" or self._sdk is None:
-            return client._failure(
-                p, f"{REPLAY_MISS}: key {p.key[:16]}…", None, warn=False
-            )  # not a failed call
-        shared = self._in_flight.get(p.key)
-        if shared is not None:
-            result = replace(await asyncio.shield(shared), metadata=request.metadata)
-            return self._failed(result) if not result.ok else result
-        future: asyncio.Future[LLMResult] = asyncio.get_running_loop().create_future()
-        self._in_flight[p.key] = future
-        try:
-            outcome = await self._claimed_call(p, request)
-            if isinstance(outcome, float):  # not sent: over the budget (not a failed call)
-                assert self.budget is not None
-                refused = client._failure(p, f"{OVER_BUDGET}: {self.budget.describe()}", None, warn=False)
-                future.set_result(refused)
-                return refused
-            result = outcome
-            future.set_result(result)
-        finally:
-            del self._in_flight[p.key]
-            if not future.done():
-                future.cancel()
-        return self._failed(result) if not result.ok else result
-
-    async def _claimed_call(self, p: _Prepared, request: LLMRequest) -> LLMResult | float:
-        """Claim the key in the shared cache (normal mode: two processes sharing a cache never pay
-        twice), then call the model within the budget; a negative float says "over the budget"."""
-        client = self.client
-        reserved: float | None = None
-        result: LLMResult | None = None
-        try:
-            try:
-                row = await client._claim(p)
-                if row is not None:  # another process was asking; its reply is ours
-                    result = client._hit(p, row)
-                    self.run.cache_hits += 1
-                    return result
-                if self.budget is not None:
-                    reserved = self.budget.reserve(request, client.settings)
-                    if reserved < 0:
-                        return reserved
-                result = await client._complete(self._sdk, self._limit, p, self.run)
-            except Exception as err:  # a bug must not sink the other items; it is logged
-                log.exception("LLM request %s failed unexpectedly", p.key[:12])
-                result = client._failure(p, client._describe(err), None)
-            return result
-        finally:
-            if client.cache is not None and client.mode == "normal":
-                client.cache.release(p.key)
-            if self.budget is not None and reserved is not None and reserved >= 0:
-                self.budget.settle(reserved, result.usage if result is not None else None)
-
     def _estimate(self, p: _Prepared, request: LLMRequest) -> LLMResult:
-        client, estimate = self.client, self.client.estimate
+        estimate = self.client.estimate
         assert estimate is not None
-        lookup = (
-            client.cache is not None and client.mode != "refresh" and not has_placeholders(request.messages)
-        )
-        if lookup and client.cache.get(p.key) is not None:
+        lookup = self.cache is not None and self.mode != "refresh" and not has_placeholders(request.messages)
+        if lookup and self.cache is not None and self.cache.get(p.key) is not None:
             estimate.cached += 1
         else:
-            estimate.add(estimate_request(request, client.settings.model, client.settings.max_tokens))
-        return client._failure(p, f"{ESTIMATED}: nothing sent", None, warn=False)
+            estimate.add(estimate_request(request, self.settings.model, self.settings.max_tokens))
+        return self._result(p, Status.ESTIMATED, "estimated (--estimate): nothing sent")
 
     def _failed(self, result: LLMResult) -> LLMResult:
         self.run.failures += 1
         return result
-
-
-#: ``error`` prefixes of results that were not sent (see :class:`LLMSession`).
-REPLAY_MISS, OVER_BUDGET = "replay: no recorded reply", "not sent: over the --max-cost budget"
-ESTIMATED = "estimated (--estimate)"

@@ -211,19 +211,19 @@ class Budget:
     reserved: float = field(default=0.0, repr=False)
     refused: int = 0
 
-    def reserve(self, request: Any, settings: Any = None) -> float:
-        """The estimated cost now reserved for ``request``, or -1.0 when it would cross the budget."""
+    def reserve(self, request: Any, settings: Any = None) -> float | None:
+        """The estimated cost now reserved for ``request``, or None when it would cross the budget."""
         est = estimate_request(request, self.model, self.max_tokens)
         cost = self.price.cost(est.input_tokens, est.output_tokens)
         if self.spent + self.reserved + cost > self.max_cost:
             self.refused += 1
-            return -1.0
+            return None
         self.reserved += cost
         return cost
 
     def settle(self, reserved: float, usage: Any) -> None:
         """Release a reservation and count what the reply really cost (its reported usage)."""
-        self.reserved -= max(reserved, 0.0)
+        self.reserved -= reserved
         if usage is not None:
             self.spent += self.price.cost(usage.prompt_tokens, usage.completion_tokens)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from builders.files.progress import progress_bar
 from builders.llm import LLMClient, LLMRequest, LLMResult, ReplayMissError
-from builders.llm.client import ESTIMATED, OVER_BUDGET, REPLAY_MISS, LLMSession
+from builders.llm.client import LLMSession, Status
 from builders.runs.frames import decoding_processes
 from builders.runs.steps import (  # DEFAULT_BATCH_SIZE re-exported for the steps' signatures
     COMMIT_SECONDS,
@@ -158,26 +158,30 @@ async def _pipeline(
                 bar.update(1)
                 return
             result = await session.complete(request)
-            if result.ok:
-                if not paid:
-                    mark_paid(records.work_dir)  # before the first reply is recorded: options lock now
-                    paid = True
-                outcome = outcome_of(item, request, result)
-                records.add(
-                    outcome.record, status=outcome.status, reason=outcome.reason, detail=outcome.detail
-                )
-            elif (result.error or "").startswith(REPLAY_MISS):
-                missed.append((str(item["id"]), result.key))
-            elif (result.error or "").startswith(ESTIMATED):
-                failures[str(item["id"])] = result.error or ESTIMATED  # counted, not sent: stays pending
-            elif (result.error or "").startswith(OVER_BUDGET):
-                stop.set()
-                failures[str(item["id"])] = result.error or OVER_BUDGET
-            elif reject_failures:
-                failed = {"id": item["id"], "reply": result.raw}
-                records.add(failed, status=REJECTED, reason=LLM_FAILURE, detail=result.error)
-            else:
-                failures[str(item["id"])] = result.error or "unknown error"
+            item_id = str(item["id"])
+            match result.status:
+                case Status.OK:
+                    if not paid:
+                        mark_paid(records.work_dir)  # before the first reply is recorded: options lock now
+                        paid = True
+                    outcome = outcome_of(item, request, result)
+                    records.add(
+                        outcome.record, status=outcome.status, reason=outcome.reason, detail=outcome.detail
+                    )
+                case Status.REPLAY_MISS:
+                    missed.append((item_id, result.key))
+                case Status.ESTIMATED:
+                    failures[item_id] = str(result.error)  # counted, not sent: stays pending
+                case Status.OVER_BUDGET:
+                    stop.set()
+                    failures[item_id] = str(result.error)
+                case Status.FAILED if reject_failures:
+                    failed = {"id": item["id"], "reply": result.raw}
+                    records.add(failed, status=REJECTED, reason=LLM_FAILURE, detail=result.error)
+                case Status.FAILED:
+                    failures[item_id] = result.error or "unknown error"
+                case unexpected:  # a new Status must be given its meaning here
+                    raise AssertionError(f"unhandled LLM result status {unexpected}")
             bar.update(1)
         finally:
             window.release()
