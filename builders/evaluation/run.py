@@ -18,7 +18,7 @@ from builders.files.jsonio import write_json_atomic, write_jsonl_atomic
 from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
 from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
 from builders.runs.lock import locks_work_folder
-from builders.runs.steps import KEPT, StepRecords, bind_work_folder
+from builders.runs.steps import StepRecords, bind_work_folder
 from builders.runs.unfinished import Unfinished
 
 
@@ -102,12 +102,12 @@ def run_predictions(
         lines = [{**record, "provenance": provenance} for record in records.kept()]
         write_jsonl_atomic(out, lines)
         written = out
-    counts = records.counts()
+    tally = records.tally()
     run = PredictionRun(
         out=written,
         rows=len(items),
-        predicted=counts.get(KEPT, 0),
-        rejected={k.split(": ", 1)[1]: v for k, v in counts.items() if k != KEPT},
+        predicted=tally.kept,
+        rejected=dict(tally.rejected),
         failed=failures,
         run=client.usage.since(before),
     )

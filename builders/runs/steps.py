@@ -49,6 +49,17 @@ DEFAULT_BATCH_SIZE = 32
 COMMIT_SECONDS = 1.0
 
 
+@dataclass(frozen=True)
+class Tally:
+    """A step's items so far: ``kept``, and ``rejected`` counted by reason."""
+
+    kept: int
+    rejected: Counter[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.kept or self.rejected)
+
+
 @dataclass
 class StepRecords:
     """Records of one step of one pipeline run, keyed by item id (``key`` field of each record)."""
@@ -223,15 +234,14 @@ class StepRecords:
     def rejects(self) -> list[dict[str, Any]]:
         return read_jsonl(self.rejects_path) if self.rejects_path.exists() else []
 
-    def counts(self) -> Counter[str]:
-        """``kept`` and one ``rejected: <reason>`` entry per reason, for the run summary."""
-        entries: Iterator[Mapping[str, Any]]
+    def tally(self) -> Tally:
+        """Items kept and rejected (by reason) so far, for the run summary."""
         if self.complete:
-            entries = iter([*({"_status": KEPT} for _ in self.kept()), *self.rejects()])
-        else:
-            entries = iter(self._done.values())
-        return Counter(
-            KEPT if e["_status"] == KEPT else f"{REJECTED}: {e.get('_reason', '?')}" for e in entries
+            return Tally(len(self.kept()), Counter(str(e.get("_reason", "?")) for e in self.rejects()))
+        statuses = [(e["_status"], str(e.get("_reason", "?"))) for e in self._done.values()]
+        return Tally(
+            sum(status == KEPT for status, _ in statuses),
+            Counter(reason for status, reason in statuses if status != KEPT),
         )
 
 

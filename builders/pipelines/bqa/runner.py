@@ -397,12 +397,12 @@ def summarize(
     difficulty: dict[str, int] = {}
     for name in RECORD_STEPS:
         records = StepRecords(work_dir, name)
-        counts = records.counts()
-        if not counts and not records.complete and not (failures or {}).get(name):
+        tally = records.tally()
+        if not tally and not records.complete and not (failures or {}).get(name):
             continue  # not started (a step whose every call failed is listed: its items are pending)
-        rejected = {k.split(": ", 1)[1]: v for k, v in counts.items() if k != "kept"}
+        rejected = dict(tally.rejected)
         steps[name] = StepSummary(
-            counts.get("kept", 0), rejected, records.complete, dict((failures or {}).get(name, {}))
+            tally.kept, rejected, records.complete, dict((failures or {}).get(name, {}))
         )
         if records.complete and name in LLM_STEPS:
             for r in [*records.kept(), *records.rejects()]:
