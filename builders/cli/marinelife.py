@@ -23,7 +23,7 @@ from builders.hub.subset import add_subset_arguments
 from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.options.numbers import POSITIVE_INT, number_at_least
-from builders.runs.steps import DEFAULT_BATCH_SIZE
+from builders.runs.steps import add_ahead_argument
 
 # Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
 
@@ -101,12 +101,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="use the template sentence as the camera_object_open_ended reference instead of the LLM's",
     )
-    options.add_argument(
-        "--batch-size",
-        type=POSITIVE_INT,
-        default=DEFAULT_BATCH_SIZE,
-        help=f"videos per batch of requests (default {DEFAULT_BATCH_SIZE})",
-    )
+    add_ahead_argument(options)
     options.add_argument(
         "--reject-failures",
         action="store_true",
@@ -262,7 +257,7 @@ def _config(args: argparse.Namespace, recorded: PipelineConfig | None = None) ->
         "llm_reference": False if args.template_reference else None,
     }
     given = {k: v for k, v in given.items() if v is not None}
-    run = {"batch_size": args.batch_size, "reject_failures": args.reject_failures}
+    run = {"ahead": args.ahead, "reject_failures": args.reject_failures}
     if recorded is None:
         return PipelineConfig(**given, **run)
     differ = [

@@ -33,7 +33,7 @@ from builders.evaluation.run import PredictionRun, run_predictions, save_run_sum
 from builders.hub.subset import FIELD, VideoSelection, filter_by_video
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.runs.frames import FrameImages, Images
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
+from builders.runs.llm_step import Outcome, llm_fields
 from builders.video.frame_spec import FrameSpec
 
 STEP = "predictions"
@@ -97,7 +97,7 @@ def evaluate(
     style: str = "single_word",
     frames: FrameSpec | None = None,
     limit: int | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
     identity: Mapping[str, Any] | None = None,
     images_of: Images | None = None,
@@ -148,7 +148,7 @@ def evaluate(
 
     run, predictions = run_predictions(
         work_dir, out, items, client, request_of, outcome, config=config, step=STEP,
-        batch_size=batch_size, reject_failures=reject_failures, desc=f"predict ({style})",
+        ahead=ahead, reject_failures=reject_failures, desc=f"predict ({style})",
     )  # fmt: skip
     summary = EvalSummary(**vars(run))
     summary.scores = quick_scores(predictions, data)

@@ -39,7 +39,7 @@ from builders.hub.subset import FIELD, VideoSelection, filter_by_video
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.llm.prompts import load_prompt
 from builders.runs.frames import FrameImages, Images
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
+from builders.runs.llm_step import Outcome, llm_fields
 from builders.scoring.answer_parsing import ParsedChoice
 from builders.scoring.judge import judge_predictions
 from builders.video.frame_spec import FrameSpec
@@ -133,7 +133,7 @@ def evaluate(
     *,
     frames: FrameSpec | None = None,
     limit: int | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
     identity: Mapping[str, Any] | None = None,
     images_of: Images | None = None,
@@ -173,7 +173,7 @@ def evaluate(
 
     run, predictions = run_predictions(
         work_dir, out, items, client, request_of, outcome, config=config, step=STEP,
-        batch_size=batch_size, reject_failures=reject_failures, desc="predict",
+        ahead=ahead, reject_failures=reject_failures, desc="predict",
     )  # fmt: skip
     summary = MarineEvalSummary(**vars(run))
     summary.scores = quick_scores(predictions)

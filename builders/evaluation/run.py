@@ -16,7 +16,7 @@ from typing import Any
 from builders import tool_version
 from builders.files.jsonio import write_json_atomic, write_jsonl_atomic
 from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
+from builders.runs.llm_step import Outcome, run_llm_step
 from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
 from builders.runs.unfinished import Unfinished
@@ -74,7 +74,7 @@ def run_predictions(
     *,
     config: Mapping[str, Any],
     step: str = "predictions",
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
     desc: str = "predict",
 ) -> tuple[PredictionRun, list[dict[str, Any]]]:
@@ -93,7 +93,7 @@ def run_predictions(
     before = client.usage.snapshot()
     failures = run_llm_step(
         records, items, client, request_of, outcome_of,
-        batch_size=batch_size, reject_failures=reject_failures, desc=desc,
+        ahead=ahead, reject_failures=reject_failures, desc=desc,
     )  # fmt: skip
     written, lines = None, []
     if not failures:

@@ -22,9 +22,8 @@ from builders.files.progress import progress_bar
 from builders.llm import LLMClient, LLMRequest, LLMResult, ReplayMissError
 from builders.llm.client import LLMSession, Status
 from builders.runs.frames import decoding_processes
-from builders.runs.steps import (  # DEFAULT_BATCH_SIZE re-exported for the steps' signatures
+from builders.runs.steps import (
     COMMIT_SECONDS,
-    DEFAULT_BATCH_SIZE,
     KEPT,
     REJECTED,
     StepRecords,
@@ -33,7 +32,7 @@ from builders.runs.steps import (  # DEFAULT_BATCH_SIZE re-exported for the step
 from builders.video.sampler import available_cpus
 from builders.video.source import VideoError
 
-__all__ = ["DEFAULT_BATCH_SIZE", "LLM_FAILURE", "VIDEO_UNREADABLE", "Outcome", "llm_fields", "run_llm_step"]
+__all__ = ["LLM_FAILURE", "VIDEO_UNREADABLE", "Outcome", "llm_fields", "run_llm_step"]
 
 LLM_FAILURE, VIDEO_UNREADABLE = "llm_failure", "video_unreadable"
 
@@ -79,7 +78,6 @@ def run_llm_step(
     request_of: Callable[[Mapping[str, Any]], LLMRequest],
     outcome_of: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome],
     *,
-    batch_size: int | None = None,
     reject_failures: bool = False,
     desc: str | None = None,
     workers: int | None = None,
@@ -96,18 +94,18 @@ def run_llm_step(
     share a clip, holds back no other item), each request is sent as soon as it is built, at most
     ``settings.max_concurrency`` in flight, and
     each result is recorded as it arrives (group commits: :class:`StepRecords`). At most
-    ``max_concurrency + ahead`` items are between "started" and "recorded" (``ahead`` defaults to
-    ``2 * workers``, or ``batch_size`` when given), so memory does not grow with the split. The
+    ``max_concurrency + ahead`` items are between "started" and "recorded" (``ahead``, the ``--ahead``
+    option, defaults to ``2 * workers``), so memory does not grow with the split. The
     output files are written in input order when the step finishes. Replay mode: a request with no
     recorded reply raises :class:`ReplayMissError` once the step has gone through every item
     (nothing is ever sent). A ``--max-cost`` budget (:attr:`LLMClient.budget`) that would be crossed
     stops the step cleanly: the items not sent stay pending.
     """
-    if batch_size is not None and batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if ahead is not None and ahead < 1:
+        raise ValueError(f"ahead must be at least 1, got {ahead}")
     pending = records.pending(items)
     workers = workers or prepare_workers()
-    ahead = ahead or batch_size or 2 * workers
+    ahead = ahead or 2 * workers
     desc = desc or records.name
     # No more clips than items; one worker: every clip in this process (still one at a time).
     local_clips = PROCESS_MIN_CLIPS if workers > 1 and len(pending) > PROCESS_MIN_CLIPS else None

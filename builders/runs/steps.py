@@ -20,6 +20,7 @@ cache where its reply was paid for; if it cannot be, the run ends with it pendin
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
@@ -38,13 +39,16 @@ from builders.files.jsonio import (
     write_json_atomic,
     write_jsonl_atomic,
 )
+from builders.options.numbers import POSITIVE_INT
 
 log = logging.getLogger(__name__)
 
 KEPT, REJECTED = "kept", "rejected"
-# Items prepared ahead of the LLM calls in every step; here, not in llm_step, so CLIs can show it
-# cheaply.
-DEFAULT_BATCH_SIZE = 32
+#: The one help text of ``--ahead`` (here, not in llm_step, so CLIs show it without loading openai).
+AHEAD_HELP = (
+    "items prepared (frames decoded, requests built) ahead of the LLM requests in flight; bounds memory, "
+    "changes nothing in the results (default: 2 per CPU)"
+)
 #: Longest time a finished record waits in memory before it is made durable (group commit).
 COMMIT_SECONDS = 1.0
 
@@ -367,3 +371,16 @@ def bind_work_folder(
     }
     if updated != stored:
         write_json_atomic(path, updated)
+
+
+class _Renamed(argparse.Action):
+    """An old flag that now has another name: a one-line hint, exit status 2."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        parser.error(f"{self.option_strings[0]} is now --ahead N ({AHEAD_HELP.split(';')[0]})")
+
+
+def add_ahead_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--ahead N`` for every command that runs LLM steps; the old ``--batch-size`` answers with a hint."""
+    parser.add_argument("--ahead", type=POSITIVE_INT, metavar="N", help=AHEAD_HELP)
+    parser.add_argument("--batch-size", action=_Renamed, nargs="?", help=argparse.SUPPRESS)

@@ -41,7 +41,6 @@ from builders.pipelines.bqa.step2_questions import run_questions
 from builders.pipelines.bqa.step3_filter import run_filter
 from builders.pipelines.bqa.step4_difficulty import STEP4_UNPARSED, run_difficulty
 from builders.runs.frames import FrameImages, Images, frames_dir
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE
 from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
 from builders.runs.unfinished import Unfinished
@@ -70,7 +69,7 @@ class BuildOptions:
         default_factory=lambda: DEFAULT_DEMOGRAPHIC_CODES
     )
     # How the run goes; these do not change the records.
-    batch_size: int = DEFAULT_BATCH_SIZE
+    ahead: int | None = None
     reject_llm_failures: bool = False
     source_note: str = "BoLD"  # the release's "source", shown in the card
     accept_changed_source: bool = False  # resume although the BoLD CSVs changed (records made stay)
@@ -321,7 +320,7 @@ def build(
     by_id = {a.id: a for a in rows}
     before = client.usage.snapshot() if client is not None else None
     failures: dict[str, dict[str, str]] = {}
-    llm_args = {"batch_size": options.batch_size, "reject_failures": options.reject_llm_failures}
+    llm_args = {"ahead": options.ahead, "reject_failures": options.reject_llm_failures}
     images = images_of or FrameImages(frames_dir(work_dir))  # one for both steps: shared in memory too
     for step in todo:
         log.info("BQA build: step %s", step)

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from bqa.vocabulary import label_words
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.llm.prompts import load_prompt
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
+from builders.runs.llm_step import Outcome, llm_fields, run_llm_step
 from builders.runs.steps import REJECTED, StepRecords
 
 STEP = "filter"
@@ -105,7 +105,7 @@ def run_filter(
     items: Sequence[Mapping[str, Any]],
     client: LLMClient | None,
     *,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
 ) -> dict[str, str]:
     """Run STEP3 over ``items`` (rules first, then the LLM on the rest). Returns ``{id: error}``."""
@@ -148,7 +148,7 @@ def run_filter(
             client,
             filter_request,
             outcome,
-            batch_size=batch_size,
+            ahead=ahead,
             reject_failures=reject_failures,
             desc="STEP3 filter",
         )  # fmt: skip

@@ -24,7 +24,6 @@ from builders.files.jsonio import read_jsonl, write_jsonl_atomic
 from builders.llm import LLMClient
 from builders.pipelines.marinelife import captioner, refiner, reviewer
 from builders.pipelines.marinelife.outcomes import Failure
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE
 from builders.runs.steps import StepRecords
 
 TAU = 3.5  # the paper's threshold
@@ -67,7 +66,7 @@ def run_caption_engine(
     client: LLMClient,
     settings: CaptionSettings = CaptionSettings(),
     *,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
 ) -> list[Failure]:
     """Run (or resume) the three caption steps over ``rows``; on success write the merged records.
@@ -77,7 +76,7 @@ def run_caption_engine(
     with ``reject_failures``) have no caption and drop out.
     """
     work = Path(work_dir)
-    common = {"batch_size": batch_size, "reject_failures": reject_failures}
+    common = {"ahead": ahead, "reject_failures": reject_failures}
     failed = captioner.run_drafts(
         work, rows, video_root, client, num_frames=settings.num_frames, max_side=settings.max_side, **common
     )

@@ -46,7 +46,6 @@ from builders.pipelines.marinelife.caption_engine import (
     run_caption_engine,
 )
 from builders.pipelines.marinelife.outcomes import Failure, total_cost
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE
 from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
 from builders.runs.unfinished import Unfinished
@@ -64,7 +63,7 @@ STEPS: tuple[str, ...] = (*CAPTION_STEPS, qa_generation.STEP)
 
 @dataclass(frozen=True)
 class PipelineConfig:
-    """Everything that changes what a run produces (``batch_size``/``reject_failures`` change only how).
+    """Everything that changes what a run produces (``ahead``/``reject_failures`` change only how).
 
     ``seed``: option order and split; ``split_sizes``: as :func:`marinelife16k.splits.split_counts`
     (None: the paper's proportions); ``llm_reference``: the LLM writes the camera-object reference
@@ -77,7 +76,7 @@ class PipelineConfig:
     seed: int = 0
     llm_reference: bool = True
     split_sizes: Mapping[str, int | float] | None = None
-    batch_size: int = DEFAULT_BATCH_SIZE
+    ahead: int | None = None
     reject_failures: bool = False
 
     @property
@@ -87,7 +86,7 @@ class PipelineConfig:
     def outputs(self) -> dict[str, Any]:
         """The settings a work folder is bound to."""
         out = asdict(self)
-        for name in ("batch_size", "reject_failures"):
+        for name in ("ahead", "reject_failures"):
             out.pop(name)
         out["split_sizes"] = dict(self.split_sizes) if self.split_sizes is not None else None
         return out
@@ -166,7 +165,7 @@ def build(
               "prompts": prompt_versions()}  # fmt: skip
     bind_work_folder(work, wanted, CONFIG_FILE, llm_part="model")
     before = client.usage.snapshot()
-    common = {"batch_size": config.batch_size, "reject_failures": config.reject_failures}
+    common = {"ahead": config.ahead, "reject_failures": config.reject_failures}
 
     released = False
     failures = run_caption_engine(work, rows, video_root, client, config.caption_settings, **common)
