@@ -20,7 +20,7 @@ from builders.files.text import plural
 from builders.llm.cli import add_llm_arguments, client_from_args, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.options.numbers import POSITIVE_INT
-from builders.runs.steps import DEFAULT_CACHE, add_ahead_argument
+from builders.runs.steps import DEFAULT_CACHE, add_step_arguments
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 
 # Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
@@ -73,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--limit", type=POSITIVE_INT, metavar="N", help="only the first N BoLD rows (train.csv, then val.csv)"
     )
     b.add_argument("--seed", type=int, help="seed of STEP1's draws and of the split (default 0)")
-    add_ahead_argument(b)
+    add_step_arguments(b)
     b.add_argument(
         "--skip-missing", action="store_true", help="leave out rows whose clip is missing (listed)"
     )
@@ -82,12 +82,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     b.add_argument(
         "--codes", type=existing_file, help="JSON/YAML demographic code tables (default: the project's)"
-    )
-    b.add_argument(
-        "--reject-llm-failures",
-        action="store_true",
-        help="reject items whose LLM call still fails after retries (reason llm_failure) instead of leaving "
-        "them pending for the next run",
     )
     b.add_argument(
         "--accept-changed-source",

@@ -16,7 +16,7 @@ from builders.hub.subset import add_subset_arguments, selection_from_args
 from builders.llm.cli import add_llm_arguments, client_from_args
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.options.numbers import POSITIVE_INT
-from builders.runs.steps import DEFAULT_CACHE, add_ahead_argument
+from builders.runs.steps import DEFAULT_CACHE, add_step_arguments
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 
 if TYPE_CHECKING:
@@ -40,10 +40,7 @@ def add_prediction_arguments(
     parser.add_argument(
         "--work", type=Path, help="resume state and LLM cache (default: <out without suffix>.work/)"
     )
-    add_ahead_argument(parser)
-    parser.add_argument(
-        "--reject-llm-failures", action="store_true", help=f"give up on {unit} whose call keeps failing"
-    )
+    add_step_arguments(parser)
     add_frame_arguments(parser, frames)
     add_llm_arguments(parser)
     add_cost_arguments(parser)

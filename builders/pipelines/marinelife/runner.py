@@ -354,7 +354,7 @@ def format_summary(summary: Mapping[str, Any]) -> str:
             f"{run.get('api_calls', 0)} API calls ({run.get('reasks', 0)} re-asks), {run.get('failures', 0)} failures, "
             f"tokens in {run.get('prompt_tokens', 0):,} / out {run.get('completion_tokens', 0):,}"
         )
-    lines += unfinished(summary).lines(alternative="or add --reject-failures to drop them")
+    lines += unfinished(summary).lines(alternative="or add --reject-llm-failures to drop them")
     if summary["release"]:
         lines.append(f"release: {summary['release']['path']} {summary['release']['splits']}")
     return "\n".join(lines)
