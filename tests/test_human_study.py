@@ -335,7 +335,7 @@ def test_make_refuses_what_it_cannot_draw(built_samples, tmp_path, capsys):
     base = [
         "human-study",
         "make",
-        "marinelife16k",
+        "marinelife",
         "--data",
         str(work),
         "--split",
