@@ -33,6 +33,8 @@ OWN_WORDS = {
     "--out": "names what the verb writes for this benchmark",
     "--num-frames": "the benchmark's own default frame count",
     "--fps": "the benchmark's own default frame rate",
+    "--videos": "names the benchmark's own unit of video (BQA's clips are rows)",
+    "--video-sample": "names the benchmark's own unit of video (BQA's clips are rows)",
 }
 
 
