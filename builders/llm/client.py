@@ -265,7 +265,7 @@ class LLMClient:
         return (await self.arun([request]))[0]
 
     async def arun(self, requests: Iterable[LLMRequest], desc: str = "LLM") -> list[LLMResult]:
-        """Results in input order; a failed item is an ``ok=False`` result, never an exception.
+        """Results in input order; a failed item is a result whose ``status`` says why, never an exception.
 
         At most ``settings.max_concurrency`` calls are in flight. Requests with the same key share
         one call. Raises :class:`ReplayMissError` (replay mode) or RuntimeError (missing API key)
