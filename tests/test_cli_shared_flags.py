@@ -101,8 +101,8 @@ def test_old_reject_flag_gets_a_hint(capsys):
     with pytest.raises(SystemExit) as done:
         main(["marinelife", "build", "--sample", "--work", "w", "--reject-failures"])
     assert done.value.code == 2
-    assert (
-        capsys.readouterr()
-        .err.strip()
-        .endswith("error: --reject-failures is now --reject-llm-failures (the same flag for both benchmarks)")
-    )
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert errors == [
+        "vqabench marinelife build: error: --reject-failures is now --reject-llm-failures (the same flag for both "
+        "benchmarks)"
+    ]
