@@ -13,8 +13,8 @@ from typing import Any
 
 from bqa.features import FEATURES, SPLITS
 from bqa.records import PROVENANCE_STEPS, BQARecord
-from bqa.stats import DEMOGRAPHICS, TOTAL, ReleaseStats
-from bqa.vocabulary import DEFAULT_MAPPING_NAME, DIFFICULTIES, EMOTIONS
+from bqa.stats import DEMOGRAPHICS, TOTAL, ReleaseStats, pipeline_shares
+from bqa.vocabulary import DEFAULT_MAPPING_NAME, DIFFICULTIES, DIFFICULTY_REASONS, EMOTIONS, RIGHT_CHOICE
 from bqa.workfolder import ReleaseMeta
 from builders import INSTALL_HINT
 
@@ -68,13 +68,16 @@ GATED_FIELDS: dict[str, Any] = {
 #: One line per feature of :data:`bqa.features.FEATURES` (a test checks that none is missing).
 FIELD_DESCRIPTIONS: dict[str, str] = {
     "id": "`<folder>_<film>_<clip>_p<person>`, unique over the release",
-    "video": "the clip (MP4, H.264, 25 fps, about 5 s, audio removed), bytes embedded",
+    "video": "the clip (MP4, H.264, audio removed; durations and frame rates measured below), bytes embedded",
     "question": "the question, written by an LLM from the clip and the four choices (STEP2)",
     "choices": "the 4 emotion labels offered, in presentation order",
     "answer": "the right choice: the emotion with the highest BoLD score",
     "answer_group": "the emotion group of the answer",
     "choice_groups": "the emotion group of each choice (all different)",
-    "difficulty": "`Easy` if the STEP4 model answered right, `Hard` otherwise",
+    "difficulty": "`Easy` if the STEP4 model answered right, `Hard` if it could not answer (another choice, "
+    "no choice, or two or more)",
+    "difficulty_reason": "why STEP4 gave that difficulty: `right_choice` (Easy); `wrong_choice`, `no_answer` or "
+    "`ambiguous` (Hard)",
     "gender": "gender of the person, as annotated in BoLD",
     "age": "age group of the person, as annotated in BoLD",
     "ethnicity": "ethnicity of the person, as annotated in BoLD",
@@ -101,7 +104,8 @@ LIMITATIONS = (
     "more frames may change results.",
     "**Faces dominate.** Errors concentrate on neutral faces and faces hidden by glasses or hats: "
     "models read faces more than bodies.",
-    "**Chain-of-thought leaks answers.** Rationales often name the answer; CoT scores should be "
+    "**Chain-of-thought leaks answers.** The paper's Multimodal CoT gives the correct answer to the model "
+    "that writes the rationale, and rationales often name it: CoT scores (`multimodal_cot`) must be "
     "reported apart from plain scores.",
     "**Small human baseline.** The paper's human accuracy comes from 100 test questions and 3 annotators.",
     "**Culture.** Body language differs across cultures; the data mostly shows adult white men.",
@@ -178,14 +182,18 @@ def _provenance(splits: Mapping[str, Sequence[BQARecord]]) -> str:
 
 
 def statistics_markdown(stats: ReleaseStats) -> str:
-    """A release's statistics as Markdown: sizes, Easy/Hard, films and Self-BLEU per split, then the
-    answer-group and demographic distributions (the paper's Table 2 and Figure 3). The card's
-    "Splits and statistics" section, and what ``vqabench bqa stats`` prints."""
+    """A release's statistics as Markdown: sizes, Easy/Hard with STEP4's reasons, films and Self-BLEU
+    per split, the clips measured, how the questions begin, what the pipeline removed and labelled,
+    then the answer-group and demographic distributions (the paper's Tables 2-3, A.4, Figures 3 and
+    5). The card's "Splits and statistics" section."""
     split_rows = []
     for split in (*SPLITS, TOTAL):
         s = stats.splits[split]
         bleu = "-" if s.self_bleu is None else f"{s.self_bleu:.2f}"
-        split_rows.append([split, s.size, *(s.difficulty.get(d, 0) for d in DIFFICULTIES), s.films, bleu])
+        reasons = [s.difficulty_reason.get(r, 0) for r in DIFFICULTY_REASONS if r != RIGHT_CHOICE]
+        split_rows.append(
+            [split, s.size, *(s.difficulty.get(d, 0) for d in DIFFICULTIES), *reasons, s.films, bleu]
+        )
     answers = ", ".join(f"{label} ({n})" for label, n in stats.splits[TOTAL].answer.items())
     shared = (
         "No source film has rows in two splits."
@@ -194,9 +202,32 @@ def statistics_markdown(stats: ReleaseStats) -> str:
     )
     return "\n\n".join(
         [
-            _table(["split", "rows", *DIFFICULTIES, "films", "Self-BLEU-4"], split_rows),
+            "Hard questions by STEP4's reason: the model chose another choice (`wrong_choice`), named none "
+            "(`no_answer`) or named two or more (`ambiguous`).",
+            _table(
+                [
+                    "split",
+                    "rows",
+                    *DIFFICULTIES,
+                    *(f"Hard: {r}" for r in DIFFICULTY_REASONS if r != RIGHT_CHOICE),
+                    "films",
+                    "Self-BLEU-4",
+                ],
+                split_rows,
+            ),  # fmt: skip
             f"{shared} Self-BLEU: {stats.self_bleu_note} (lower is more diverse; the paper reports "
             "0.87 / 0.86 / 0.85).",
+            *_clips_section(stats),
+            "### How the questions begin",
+            f"{_wh_sentence(stats)} First words, per split (the paper, A.4: mostly wh-words):",
+            _table(
+                ["first word", *_columns(stats)],
+                [
+                    [w, *(stats.splits[c].openings.get(w, 0) for c in _columns(stats))]
+                    for w in list(stats.splits[TOTAL].openings)[:8]
+                ],
+            ),  # fmt: skip
+            *_pipeline_section(stats),
             "### Answer groups",
             _distribution(stats, "answer_group", "group"),
             f"Answers by label: {answers}.",
@@ -283,8 +314,10 @@ def card_body(
         _table(["field", "codes"], code_rows),
         "## Easy and Hard",
         "After a question passed the filters, a model answered it from the clip and the four choices: "
-        "`Easy` if it chose the answer, `Hard` if it did not. "
-        f"Model(s) that set the labels in this release: {', '.join(f'`{m}`' for m in difficulty_models)}. "
+        "`Easy` if it chose the answer, `Hard` if it could not answer it - it chose another choice, named "
+        "none, or named two or more (the paper's rule; `difficulty_reason` says which). "
+        + _step4_mode(meta)
+        + f" Model(s) that set the labels in this release: {', '.join(f'`{m}`' for m in difficulty_models)}. "
         "In the paper, accuracy on Hard test questions is far below that on Easy ones, for the labelling "
         "model and for others (Gemini 0.08 vs 0.91, GPT-4o 0.38 vs 0.78).",
         "## How it was built",
@@ -296,6 +329,11 @@ def card_body(
         "4. **Difficulty**: an LLM answers the question (Easy/Hard).\n\n"
         "Audio was removed from every clip so that models must read the body language.",
         _provenance(splits),
+        *_preset_note(meta),
+        "## Evaluation styles",
+        "The project's runner (`vqabench bqa evaluate --style ...`) asks in one of these styles; the paper's "
+        "Table 1 uses `single_word` (Test) and `multimodal_cot` (Test (CoT)):",
+        "\n".join(f"- `{name}`: {text}" for name, text in STYLE_NOTES.items()),
         "## Known limitations",
         "\n".join(f"- {line}" for line in LIMITATIONS),
         "## License",
@@ -305,6 +343,89 @@ def card_body(
         f"```bibtex\n{CITATION}\n\n{SOURCE_CITATION}\n```",
     ]
     return "\n\n".join(parts) + "\n"
+
+
+#: The evaluation styles, as the card explains them (builders.evaluation.bqa_answers.STYLES; a test
+#: checks the names agree).
+STYLE_NOTES: dict[str, str] = {
+    "single_word": "the frames, the question and the four choices; the answer in one word (the paper's setting).",
+    "multimodal_cot": "the paper's Multimodal CoT (Zhang et al. 2024b, as BQA ran it, A.7): stage 1 gets the "
+    "frames, the question, the choices **and the correct answer** and writes a rationale; stage 2 answers in one "
+    "word given it. Stage 1 knows the answer, so the rationale often gives it away (**answer-leaking**): report "
+    "these scores apart from plain ones, as the paper warns.",
+    "multimodal_cot_no_answer": "the same two stages, stage 1 not given the answer.",
+    "reason_then_answer": "one request: a short rationale, then the answer (zero-shot CoT; not the paper's).",
+}
+
+
+def _columns(stats: ReleaseStats) -> list[str]:
+    return [s for s in (*SPLITS, TOTAL) if s in stats.splits]
+
+
+def _wh_sentence(stats: ReleaseStats) -> str:
+    share = stats.splits[TOTAL].wh_share
+    return (
+        "" if share is None else f"{share:.1%} of the questions begin with a wh-word (What, Which, How, ...)."
+    )
+
+
+def _clips_section(stats: ReleaseStats) -> list[str]:
+    rows = []
+    for split in _columns(stats):
+        c = stats.splits[split].clips
+        if c and c.seconds:
+            rows.append([split, c.n, f"{c.seconds['min']:.2f}", f"{c.seconds['median']:.2f}",
+                         f"{c.seconds['mean']:.2f}", f"{c.seconds['max']:.2f}",
+                         ", ".join(f"{rate} fps ({n})" for rate, n in c.fps.items())])  # fmt: skip
+    if not rows:
+        return []
+    return [
+        "### Clips",
+        "Measured from the clips of this release: the frames a full decode outputs, and the frame rate their "
+        "timestamps give; duration = frames / rate (the paper: 5-10 s, 25 fps).",
+        _table(["split", "clips", "min s", "median s", "mean s", "max s", "frame rates (clips)"], rows),
+    ]
+
+
+def _pipeline_section(stats: ReleaseStats) -> list[str]:
+    if not stats.pipeline:
+        return []
+    rows = [
+        [what, n, f"{100 * n / of:.1f}% of {of}" if of else "-"]
+        for what, n, of in pipeline_shares(stats.pipeline)
+    ]
+    return [
+        "### What the pipeline kept",
+        "What STEP3 removed (rule and LLM filters) and how STEP4 labelled the questions that were kept, over "
+        "the whole build (the paper's Figure 5):",
+        _table(["outcome", "items", "share"], rows),
+    ]
+
+
+def _step4_mode(meta: ReleaseMeta) -> str:
+    if meta.extra.get("step4_unanswered") == "drop":
+        return ("This release was built with `--step4-unanswered drop`: questions the model answered with no "
+                "choice, or two, were left out instead of being labelled Hard (not the paper's rule).")  # fmt: skip
+    return "Every question the model could not answer is kept, as Hard."
+
+
+def _preset_note(meta: ReleaseMeta) -> list[str]:
+    preset = meta.extra.get("preset")
+    if not isinstance(preset, Mapping):
+        return []
+    lines = [
+        f"Built with the preset `{preset.get('name')}`: {preset.get('model_id')} for {preset.get('steps')}."
+    ]
+    safety = preset.get("gemini_safety_settings")
+    if isinstance(safety, Mapping):
+        categories = ", ".join(s["category"] for s in safety.get("requested", []))
+        lines.append(
+            f"Gemini safety settings requested (the paper's Table 6): BLOCK_NONE for {categories}; "
+            + (f"sent in the {safety['where']}." if safety.get("sent") else f"{safety.get('note')}.")
+        )
+    if preset.get("overridden"):
+        lines.append(f"Options given over the preset: {', '.join(preset['overridden'])}.")
+    return [" ".join(lines)]
 
 
 def _feature_type(feature: Any) -> str:

@@ -78,7 +78,7 @@ def export_release(
             "build from more BoLD rows (a larger --limit) before exporting"
         )
     dataset = build_dataset(work_dir, cache_dir=cache_dir)
-    stats = release_stats(release.splits, release.meta, self_bleu=self_bleu)
+    stats = release_stats(release.splits, release.meta, self_bleu=self_bleu, clips=release.clip_path)
     write_json_atomic(work_dir / RELEASE_DIR / "stats.json", stats.to_json())
     folder = write_hub_folder(
         out_dir,

@@ -33,6 +33,7 @@ FEATURES = datasets.Features(
         "answer_group": _string,
         "choice_groups": datasets.List(_string),
         "difficulty": _string,
+        "difficulty_reason": _string,
         "gender": _string,
         "age": _string,
         "ethnicity": _string,

@@ -1,21 +1,29 @@
 """The statistics a BQA release reports about itself, as the paper does for its own release.
 
-Per split: size, Easy/Hard counts (Table 3), answer-group, answer-label and demographic
-distributions (Figure 3), number of source films, and the Self-BLEU of the questions (Table 2,
-:func:`builders.scoring.self_bleu.self_bleu`; an export may switch it off, and the card then says
-it was not computed).
+Per split: size, Easy/Hard counts and STEP4's reasons (Table 3), answer-group, answer-label and
+demographic distributions (Figure 3), number of source films, the Self-BLEU of the questions (Table 2,
+:func:`builders.scoring.self_bleu.self_bleu`; an export may switch it off, and the card then says it
+was not computed), how the questions begin (A.4: mostly wh-words), and the clips' durations and frame
+rates *measured from the clips* (the paper: 5-10 s, 25 fps). For the whole build: what STEP3 removed
+and how STEP4 labelled what was kept (Figure 5), when the release records it.
+
+:func:`format_stats` is the readable summary ``vqabench bqa stats`` prints (and the demo shows).
 """
 
 from __future__ import annotations
 
 import logging
+import re
+import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
+from bqa.features import SPLITS
 from bqa.records import BQARecord
-from bqa.vocabulary import DIFFICULTIES, EMOTIONS
+from bqa.vocabulary import DIFFICULTIES, DIFFICULTY_REASONS, EMOTIONS
 from bqa.workfolder import ReleaseMeta
 from builders.scoring.self_bleu import self_bleu as project_self_bleu
 
@@ -23,6 +31,29 @@ log = logging.getLogger(__name__)
 
 DEMOGRAPHICS: tuple[str, ...] = ("gender", "age", "ethnicity")
 TOTAL = "total"
+#: The wh-words A.4 names ("What, Where, When, Who, Why, How, Which"), with Who's other forms.
+WH_WORDS: tuple[str, ...] = ("What", "Where", "When", "Who", "Whom", "Whose", "Why", "How", "Which")
+_FIRST_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+
+
+@dataclass(frozen=True)
+class ClipStats:
+    """Measured from the clips: frames counted by demuxing (the frames a full decode outputs), frame
+    rate from their timestamps, duration = frames / rate."""
+
+    n: int
+    seconds: dict[str, float]  # min, median, mean, max
+    fps: dict[str, int]  # measured rate (rounded to 0.01) -> clips
+    frames: dict[str, float]  # min, median, max frames per clip
+    histogram: dict[str, int] = field(default_factory=dict)  # duration bin -> clips (DURATION_BINS)
+
+
+#: Duration bins of :attr:`ClipStats.histogram`, in seconds (the paper: 5-10 s; BoLD: about 5 s).
+DURATION_BINS: tuple[tuple[float, float | None], ...] = ((0, 4), (4, 5), (5, 6), (6, 8), (8, 10), (10, None))
+
+
+def duration_bin(lo: float, hi: float | None) -> str:
+    return f"{lo:g}-{hi:g} s" if hi is not None else f"{lo:g} s or more"
 
 
 @dataclass(frozen=True)
@@ -36,6 +67,10 @@ class SplitStats:
     age: dict[str, int]
     ethnicity: dict[str, int]
     self_bleu: float | None = None
+    difficulty_reason: dict[str, int] = field(default_factory=dict)
+    openings: dict[str, int] = field(default_factory=dict)  # first word of the question -> count
+    wh_share: float | None = None  # share of questions that begin with a wh-word
+    clips: ClipStats | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -48,12 +83,14 @@ class ReleaseStats:
     splits: dict[str, SplitStats]
     self_bleu_note: str  # how Self-BLEU was computed, or why it was not
     shared_films: list[str]  # films with rows in more than one split (a split by film has none)
+    pipeline: dict[str, Any] | None = None  # per step: in, kept, rejected by reason (Figure 5)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "splits": {k: v.to_json() for k, v in self.splits.items()},
             "self_bleu_note": self.self_bleu_note,
             "shared_films": self.shared_films,
+            "pipeline": self.pipeline,
         }
 
 
@@ -65,14 +102,63 @@ def _counts(values: Iterable[str], vocabulary: Sequence[str]) -> dict[str, int]:
     return out
 
 
+def question_opening(question: str) -> str:
+    """The first word of a question, capitalised (``"what's"`` -> ``What's``); ``""`` if none."""
+    match = _FIRST_WORD.search(question)
+    return match.group(0).capitalize() if match else ""
+
+
+def is_wh(opening: str) -> bool:
+    return re.split(r"['-]", opening)[0] in WH_WORDS
+
+
+def measure_clip(path: str | Path) -> tuple[int, float]:
+    """``(frames, fps)`` of one clip: the frames a full decode outputs (:class:`builders.video.index`),
+    and the rate their timestamps give (frames - 1 intervals over the first-to-last span)."""
+    from builders.video.sampler import ClipReader  # lazy: PyAV
+
+    with ClipReader(path, threads=1) as reader:
+        times = reader.index.timestamps()
+    n = len(times)
+    span = times[-1] - times[0] if n > 1 else 0.0
+    return n, ((n - 1) / span if span > 0 else 0.0)
+
+
+def clip_stats(paths: Sequence[str | Path]) -> ClipStats | None:
+    measured = [measure_clip(p) for p in paths]
+    if not measured:
+        return None
+    seconds = [n / fps for n, fps in measured if fps > 0]
+    frames = [float(n) for n, _ in measured]
+    rates = Counter(f"{fps:.2f}" for _, fps in measured)
+
+    def summary(values: list[float], mean: bool = True) -> dict[str, float]:
+        if not values:
+            return {}
+        out = {"min": min(values), "median": statistics.median(values), "max": max(values)}
+        return {**out, "mean": statistics.fmean(values)} if mean else out
+
+    histogram = {
+        duration_bin(lo, hi): sum(lo <= d and (hi is None or d < hi) for d in seconds)
+        for lo, hi in DURATION_BINS
+    }
+    return ClipStats(
+        len(measured), summary(seconds), dict(sorted(rates.items())), summary(frames, mean=False), histogram
+    )
+
+
 def split_stats(
-    records: Sequence[BQARecord], meta: ReleaseMeta, self_bleu: float | None = None
+    records: Sequence[BQARecord],
+    meta: ReleaseMeta,
+    self_bleu: float | None = None,
+    clips: Callable[[BQARecord], Path] | None = None,
 ) -> SplitStats:
     def labels(key: str) -> list[str]:
         return list(
             dict.fromkeys(meta.demographic_codes[key][c] for c in sorted(meta.demographic_codes[key]))
         )
 
+    openings = Counter(question_opening(r.question) for r in records)
     return SplitStats(
         size=len(records),
         films=len({r.source.film_id for r in records}),
@@ -81,6 +167,10 @@ def split_stats(
         answer=_counts((r.answer for r in records), EMOTIONS),
         **{key: _counts((getattr(r, key) for r in records), labels(key)) for key in DEMOGRAPHICS},
         self_bleu=self_bleu,
+        difficulty_reason=_counts((r.step4_reason for r in records), list(DIFFICULTY_REASONS)),
+        openings=dict(openings.most_common()),
+        wh_share=sum(n for word, n in openings.items() if is_wh(word)) / len(records) if records else None,
+        clips=clip_stats([clips(r) for r in records]) if clips else None,
     )
 
 
@@ -89,11 +179,13 @@ def release_stats(
     meta: ReleaseMeta,
     *,
     self_bleu: bool | Callable[[list[str]], Any] = True,
+    clips: Callable[[BQARecord], Path] | None = None,
 ) -> ReleaseStats:
     """Statistics of every split and of the total.
 
     ``self_bleu``: False, True (the project's scorer) or a function of the questions returning a
-    float or an object with ``score`` (and ``signature``, recorded in the note).
+    float or an object with ``score`` (and ``signature``, recorded in the note). ``clips``: a
+    record's clip file, to measure durations and frame rates (None: not measured).
     """
     scorer: Callable[[list[str]], Any] | None
     if callable(self_bleu):
@@ -114,13 +206,92 @@ def release_stats(
             signature = getattr(result, "signature", None)
             if signature:  # the sentence count differs per split; the settings do not
                 signatures.add("|".join(p for p in signature.split("|") if not p.startswith("n:")))
-        out[name] = split_stats(records, meta, score)
+        out[name] = split_stats(records, meta, score, clips)
     if signatures:
         note += f" (signature {', '.join(sorted(signatures))})"
-    out[TOTAL] = split_stats([r for records in splits.values() for r in records], meta)
+    out[TOTAL] = split_stats([r for records in splits.values() for r in records], meta, clips=clips)
     splits_of_film: dict[str, set[str]] = {}
     for name, records in splits.items():
         for r in records:
             splits_of_film.setdefault(r.source.film_id, set()).add(name)
     shared = sorted(film for film, names in splits_of_film.items() if len(names) > 1)
-    return ReleaseStats(splits=out, self_bleu_note=note, shared_films=shared)
+    pipeline = meta.extra.get("pipeline") if isinstance(meta.extra, Mapping) else None
+    return ReleaseStats(splits=out, self_bleu_note=note, shared_films=shared, pipeline=pipeline)
+
+
+# -- the readable summary ------------------------------------------------------------------------
+
+
+def _share(n: int, total: int) -> str:
+    return f"{n} ({100 * n / total:.1f}%)" if total else str(n)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    cells = [[str(c) for c in header], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+             for row in cells]  # fmt: skip
+    return [lines[0], "  ".join("-" * w for w in widths), *lines[1:]]
+
+
+def pipeline_shares(pipeline: Mapping[str, Any]) -> list[tuple[str, int, int]]:
+    """Figure 5's bars: ``(what, items, out of)``: STEP3's removals by reason, STEP4's labels."""
+    rows: list[tuple[str, int, int]] = []
+    step3 = pipeline.get("filter") or {}
+    for reason, n in (step3.get("rejected") or {}).items():
+        rows.append((f"STEP3 removed: {reason}", n, step3["in"]))
+    step4 = pipeline.get("difficulty") or {}
+    if step4:
+        for label, n in (step4.get("labels") or {}).items():
+            rows.append((f"STEP4 {label}", n, step4["in"]))
+        for reason, n in (step4.get("reasons") or {}).items():
+            rows.append((f"STEP4 reason: {reason}", n, step4["in"]))
+        for reason, n in (step4.get("rejected") or {}).items():
+            rows.append((f"STEP4 rejected: {reason}", n, step4["in"]))
+    return rows
+
+
+def format_stats(stats: ReleaseStats) -> str:
+    """A readable summary of a release's statistics (what ``vqabench bqa stats`` prints)."""
+    columns = [s for s in (*SPLITS, TOTAL) if s in stats.splits]
+    total = stats.splits[TOTAL]
+    lines = ["Splits (Table 3):"]
+    lines += _table(
+        ["split", "rows", *DIFFICULTIES, *DIFFICULTY_REASONS, "films", "Self-BLEU-4"],
+        [[s, stats.splits[s].size, *stats.splits[s].difficulty.values(),
+          *(stats.splits[s].difficulty_reason.get(r, 0) for r in DIFFICULTY_REASONS), stats.splits[s].films,
+          "-" if stats.splits[s].self_bleu is None else f"{stats.splits[s].self_bleu:.2f}"] for s in columns],
+    )  # fmt: skip
+    lines.append(f"Self-BLEU: {stats.self_bleu_note}; the paper: 0.87 / 0.86 / 0.85.")
+    if total.clips:
+        lines += ["", "Clips, measured (the paper: 5-10 s, 25 fps):"]
+        rows = []
+        for s in columns:
+            c = stats.splits[s].clips
+            if c and c.seconds:
+                rates = ", ".join(f"{r} fps x{n}" for r, n in c.fps.items())
+                rows.append([s, c.n, f"{c.seconds['min']:.2f}", f"{c.seconds['median']:.2f}",
+                             f"{c.seconds['max']:.2f}", rates])  # fmt: skip
+        lines += _table(["split", "clips", "min s", "median s", "max s", "frame rates"], rows)
+    lines += ["", f"How questions begin (A.4): {total.wh_share:.1%} with a wh-word" if total.wh_share is not None
+              else "", *_table(["first word", *columns], [[w, *(stats.splits[s].openings.get(w, 0) for s in columns)]
+                                                          for w in list(total.openings)[:8]])]  # fmt: skip
+    for key, title in (("answer_group", "Answer groups"), *((d, d.capitalize()) for d in DEMOGRAPHICS)):
+        labels = list(getattr(total, key))
+        lines += ["", f"{title} (Figure 3):"]
+        lines += _table(
+            [key, *columns],
+            [[label, *(_share(getattr(stats.splits[s], key).get(label, 0), stats.splits[s].size) for s in columns)]
+             for label in labels],
+        )  # fmt: skip
+    if stats.pipeline:
+        lines += ["", "What the pipeline kept (Figure 5):"]
+        lines += _table(["", "items", "share"], [[what, n, f"{100 * n / of:.1f}% of {of}" if of else "-"]
+                                                 for what, n, of in pipeline_shares(stats.pipeline)])  # fmt: skip
+    lines.append("")
+    lines.append(
+        "No source film has rows in two splits."
+        if not stats.shared_films
+        else f"{len(stats.shared_films)} source film(s) have rows in more than one split."
+    )
+    return "\n".join(lines)

@@ -95,6 +95,29 @@ EMOTION_GROUPS: dict[str, tuple[str, ...]] = {
 DEFAULT_MAPPING_NAME = "bqa-quadrant-v1"
 
 DIFFICULTIES: tuple[str, ...] = ("Easy", "Hard")
+#: Why STEP4 labelled a question (the paper: Easy "when it could answer", Hard "if it could not"):
+#: Easy = the model chose the right answer; Hard = it chose another choice, named none, or named two
+#: or more (an ambiguous reply).
+RIGHT_CHOICE, WRONG_CHOICE, NO_ANSWER, AMBIGUOUS_ANSWER = (
+    "right_choice",
+    "wrong_choice",
+    "no_answer",
+    "ambiguous",
+)
+DIFFICULTY_REASONS: dict[str, str] = {
+    RIGHT_CHOICE: "Easy",
+    WRONG_CHOICE: "Hard",
+    NO_ANSWER: "Hard",
+    AMBIGUOUS_ANSWER: "Hard",
+}
+
+
+def unrecorded_reason(difficulty: str) -> str:
+    """The reason of a row whose release recorded none (made before reasons were): right_choice for
+    Easy, wrong_choice for Hard - all such a release could hold (it dropped the other replies)."""
+    return RIGHT_CHOICE if difficulty == "Easy" else WRONG_CHOICE
+
+
 # Bucket for wrong answers that are not an emotion of the choices (the paper's error analysis).
 OTHERS = "Others"
 

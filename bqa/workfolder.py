@@ -53,6 +53,7 @@ def make_record(
     question: str,
     difficulty: str,
     provenance: Provenance,
+    difficulty_reason: str = "",
     extra: Mapping[str, Any] | None = None,
 ) -> BQARecord:
     """Assemble a final row from its BoLD annotation, its STEP1 candidates and the LLM steps' results."""
@@ -75,6 +76,7 @@ def make_record(
         annotation_confidence=annotation.annotation_confidence,
         source=annotation.source(),
         provenance=provenance,
+        difficulty_reason=difficulty_reason,
         extra=dict(extra or {}),
     )
 

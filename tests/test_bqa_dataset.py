@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 from bqa.bold import read_bold
 from bqa.builder import BQABuilder, build_dataset
 from bqa.candidates import extract_candidates
+from bqa.data import open_split
 from bqa.export import export_release
 from bqa.features import FEATURES, SPLITS, TEXT_COLUMNS
 from bqa.records import Provenance, StepProvenance
@@ -30,7 +32,7 @@ from bqa.vocabulary import DEFAULT_MAPPING_NAME, DIFFICULTIES, GROUP_NAMES
 from bqa.workfolder import ReleaseMeta, make_record, read_release, write_release
 from builders.cli import main as cli_main
 from builders.hub.layout import read_card
-from builders.testing.clips import packet_summary, read_frame_code
+from builders.testing.clips import packet_summary, read_frame_code, write_clip
 from builders.video.remux import remove_audio
 from builders.video.sampler import sample_frames
 
@@ -252,21 +254,97 @@ def test_cli_export_and_check_source(work, tmp_path, capsys):
     )
 
 
+def _decoded(path: Path) -> tuple[int, float]:
+    """Frames and frame rate of a clip by a plain full PyAV decode (independent of builders.video)."""
+    with av.open(str(path)) as container:
+        times = [float(f.time) for f in container.decode(video=0)]
+    return len(times), (len(times) - 1) / (times[-1] - times[0])
+
+
+def test_stats_measure_the_clips_and_count_how_questions_begin(tmp_path, capsys):
+    root = tmp_path / "work"
+    splits = _make_work(root)
+    # Clips of other lengths and rates than the sample's 5 s at 25 fps: the statistics measure, not assume.
+    for record, (frames, fps) in zip(splits["test"], ((180, 30), (70, 10)), strict=False):
+        write_clip(root / record.clip, num_frames=frames, fps=fps)
+    questions = {r.id: q for r, q in zip(splits["train"], ("Why is he tense?", "how does she feel?",
+                                                           "Judging by the gait, which emotion fits?"), strict=False)}  # fmt: skip
+    splits["train"] = [
+        dataclasses.replace(r, question=questions.get(r.id, r.question)) for r in splits["train"]
+    ]
+    write_release(root, splits, ReleaseMeta(seed=11))
+    assert cli_main(["bqa", "stats", str(root), "--no-self-bleu", "--out", str(tmp_path / "stats")]) == 0
+    printed = capsys.readouterr().out
+    for heading in (
+        "Splits (Table 3):",
+        "Clips, measured",
+        "How questions begin (A.4):",
+        "Gender (Figure 3):",
+    ):
+        assert heading in printed
+    stats = json.loads((tmp_path / "stats" / "stats.json").read_text())
+    records = [r for rs in splits.values() for r in rs]
+    measured = [_decoded(root / r.clip) for r in records]
+    seconds = sorted(n / fps for n, fps in measured)
+    clips = stats["splits"]["total"]["clips"]
+    assert clips["n"] == len(records) and clips["seconds"]["min"] == pytest.approx(seconds[0])
+    assert clips["seconds"]["max"] == pytest.approx(seconds[-1]) == pytest.approx(7.0)  # 70 frames at 10 fps
+    assert seconds[0] == pytest.approx(5.0) and pytest.approx(6.0) in seconds  # 180 frames at 30 fps
+    assert clips["histogram"] == {"0-4 s": 0, "4-5 s": 0, "5-6 s": len(records) - 2, "6-8 s": 2, "8-10 s": 0,
+                                  "10 s or more": 0}  # fmt: skip
+    assert clips["fps"] == dict(Counter(f"{fps:.2f}" for _, fps in measured)) and "30.00" in clips["fps"]
+    first = Counter(r.question.split()[0].capitalize() for r in records)
+    assert stats["splits"]["total"]["openings"] == dict(first)
+    wh = {"What", "Which", "Why", "How", "Who", "Where", "When"}
+    assert stats["splits"]["total"]["wh_share"] == pytest.approx(
+        sum(n for w, n in first.items() if w in wh) / len(records)
+    )
+    pngs = sorted(p.name for p in (tmp_path / "stats").glob("*.png"))
+    assert pngs == sorted(
+        [
+            "figure3_answer_group.png",
+            "figure3_gender.png",
+            "figure3_age.png",
+            "figure3_ethnicity.png",
+            "question_openings.png",
+            "clip_durations.png",
+        ]
+    )  # fmt: skip  (no pipeline record here)
+    assert all((tmp_path / "stats" / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in pngs)
+
+
 def test_cli_stats(work, capsys):
     root, splits = work
     # Readable by default (issue 29: 250 lines of JSON): a table per statistic, a row per split.
-    assert cli_main(["bqa", "stats", str(root), "--no-self-bleu"]) == 0
+    assert cli_main(["bqa", "stats", str(root), "--no-self-bleu", "--no-clips"]) == 0
     tables = capsys.readouterr().out
-    assert (
-        tables.startswith("| split | rows | Easy | Hard | films | Self-BLEU-4 |")
-        and len(tables.splitlines()) < 60
-    )
+    assert tables.startswith("Splits (Table 3):") and len(tables.splitlines()) < 80
     for name, rows in splits.items():
-        assert f"| {name} | {len(rows)} |" in tables
-    assert "| Kid |" in tables and "| Hispanic or Latino |" in tables
-    assert cli_main(["bqa", "stats", str(root), "--no-self-bleu", "--json"]) == 0
+        assert re.search(rf"^{name} +{len(rows)} ", tables, re.M)
+    assert re.search(r"^Kid ", tables, re.M) and re.search(r"^Hispanic or Latino ", tables, re.M)
+    assert cli_main(["bqa", "stats", str(root), "--no-self-bleu", "--json", "--no-clips"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert {name: s["size"] for name, s in printed["splits"].items() if name in splits} == {
         name: len(rows) for name, rows in splits.items()
     }
     assert printed["splits"]["total"]["size"] == sum(len(rows) for rows in splits.values())
+
+
+def test_a_hub_folder_exported_before_step4_reasons_still_opens(exported, tmp_path):
+    """Releases exported before ``difficulty_reason`` existed have no such column: their rows read as
+    right_choice (Easy) / wrong_choice (Hard), all those releases could hold."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    out, _, splits = exported
+    old = tmp_path / "old"
+    shutil.copytree(out, old)
+    for shard in old.rglob("*.parquet"):
+        table = pq.read_table(shard)
+        pq.write_table(table.drop(["difficulty_reason"]), shard)
+    data = open_split(old, "train")
+    assert [r["difficulty_reason"] for r in data.rows] == [
+        "right_choice" if r.difficulty == "Easy" else "wrong_choice" for r in splits["train"]
+    ]
+    assert "difficulty_reason" in open_split(out, "train").rows[0]

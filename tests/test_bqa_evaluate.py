@@ -26,7 +26,7 @@ from builders.testing.chat_server import ChatServer
 
 MODEL = "some-videollm"
 SCHEMA = json.loads(PREDICTIONS_SCHEMA.read_text(encoding="utf-8"))
-FIELDS = {"id", "style", "raw_output", "parsed_answer", "parse_reason", "answer_parser", "rationale", "reference",
+FIELDS = {"id", "style", "raw_output", "parsed_answer", "parse_reason", "answer_parser", "rationale", "answer_leaking", "reference",
           "choices", "difficulty", "gender", "age", "ethnicity", "correct", "model", "prompt", "prompt_version",
           "usage", "provenance"}  # fmt: skip
 
@@ -112,15 +112,18 @@ def test_single_word_on_a_work_folder(data, tmp_path, capsys):
     assert f"accuracy {right / len(predictions):.3f}" in capsys.readouterr().out
 
 
-def test_rationale_on_the_exported_folder_matches_the_work_folder(data, tmp_path):
+def test_reason_then_answer_on_the_exported_folder_matches_the_work_folder(data, tmp_path):
     root, release, answers = data
     runs = {}
     with ChatServer(model=None) as server:
         server.handler = BQAResponder(answers=answers)
-        for name in ("hub", "work"):
+        for name, style in (
+            ("hub", "reason_then_answer"),
+            ("work", "rationale"),
+        ):  # "rationale": its old name
             out = tmp_path / f"{name}.jsonl"
             args = ["bqa", "evaluate", "--data", str(root / name), "--split", "test", "--out", str(out),
-                    "--style", "rationale", "--fps", "1"]  # fmt: skip
+                    "--style", style, "--fps", "1"]  # fmt: skip
             assert cli_main([*args, *llm_args(server)]) == 0
             runs[name] = (read_jsonl(out), [r.body for r in server.chat_requests])
             server.reset()
@@ -129,8 +132,8 @@ def test_rationale_on_the_exported_folder_matches_the_work_folder(data, tmp_path
     assert {image_count(b) for b in bodies} == {5}  # 1 fps over 5 s, from the clip bytes in Parquet
     for p in predictions:
         rationale, answer = re.fullmatch(r"Rationale: (.+)\nAnswer: (.+)", p["raw_output"]).groups()
-        assert (p["rationale"], p["parsed_answer"], p["style"]) == (rationale, answer, "rationale")
-        assert p["prompt"] == "bqa_answer_rationale"
+        assert (p["rationale"], p["parsed_answer"], p["style"]) == (rationale, answer, "reason_then_answer")
+        assert p["prompt"] == "bqa_answer_rationale" and p["answer_leaking"] is False
 
     # The same frames reach the model from either folder: identical requests, identical predictions.
     def canonical(bodies):

@@ -35,7 +35,7 @@ from builders.testing.bqa_responder import (
     BQAResponder,
     schema_name,
 )
-from builders.testing.chat_faults import Fault
+from builders.testing.chat_faults import Fault, Reply
 from builders.testing.chat_requests import image_count
 from builders.testing.chat_server import ChatServer
 
@@ -155,18 +155,22 @@ def test_full_build_keeps_and_rejects_for_the_stated_reasons(reference):
         assert not names_a_candidate(r["question"], candidates[r["id"]]["choices"])
         assert r["verdict"] == verdicts[r["question"], ", ".join(candidates[r["id"]]["choices"])]
 
-    # STEP4: Easy iff the reply names the STEP1 answer; a reply naming nothing is rejected, not Hard.
+    # STEP4, as the paper labels it: Easy iff the reply names the STEP1 answer; Hard when the model
+    # could not answer - another choice (wrong_choice) or no choice at all (no_answer), nothing dropped.
     assert len(by_kind["answer"]) == len(kept)
     labelled = {r["id"]: r for r in records(work, "difficulty.jsonl")}
-    unparsed = read_jsonl(work / "steps" / "difficulty.rejects.jsonl")
-    assert len(labelled) + len(unparsed) == len(kept)
+    assert len(labelled) == len(kept) and read_jsonl(work / "steps" / "difficulty.rejects.jsonl") == []
     for r in labelled.values():
+        if r["reply"] == GARBAGE:
+            assert (r["difficulty"], r["difficulty_reason"], r["parsed"]) == ("Hard", "no_answer", "unparsed")
+            continue
         said = re.fullmatch(r"(?:Answer: )?(.+?)\.?", r["reply"]).group(1)
-        assert r["difficulty"] == ("Easy" if said == candidates[r["id"]]["answer"] else "Hard")
-    assert unparsed and all(
-        u["reply"] == GARBAGE and u["difficulty"] == "unparsed" and u["_reason"] == "step4_unparsed"
-        for u in unparsed
-    )
+        right = said == candidates[r["id"]]["answer"]
+        assert (r["difficulty"], r["difficulty_reason"]) == (
+            ("Easy", "right_choice") if right else ("Hard", "wrong_choice")
+        )
+    unanswered = [r for r in labelled.values() if r["reply"] == GARBAGE]
+    assert unanswered  # the responder declines some: they are Hard, with their reason
     easy = sum(r["difficulty"] == "Easy" for r in labelled.values())
     assert 0 < easy < len(labelled)
 
@@ -178,6 +182,7 @@ def test_full_build_keeps_and_rejects_for_the_stated_reasons(reference):
     for split, r in released.values():
         assert films.setdefault(r.source.film_id, split) == split
         assert r.question == kept[r.id]["question"] and r.difficulty == labelled[r.id]["difficulty"]
+        assert r.difficulty_reason == labelled[r.id]["difficulty_reason"]
         assert r.provenance.difficulty.prompt == "bqa_answer_single_word"
     assert all(release.splits[s] for s in release.splits)
     for _, r in list(released.values())[:3]:
@@ -188,11 +193,23 @@ def test_full_build_keeps_and_rejects_for_the_stated_reasons(reference):
     # The summary says what the files say.
     assert summary.ok
     assert summary.steps["filter"].kept == len(kept) and summary.steps["filter"].rejected == dict(reasons)
-    assert summary.difficulty == {"Easy": easy, "Hard": len(labelled) - easy, "unparsed": len(unparsed)}
+    assert summary.difficulty == {"Easy": easy, "Hard": len(labelled) - easy, "unparsed": 0}
+    reasons = Counter(r["difficulty_reason"] for r in labelled.values())
+    assert summary.difficulty_reasons == {
+        "right_choice": easy, "wrong_choice": reasons["wrong_choice"], "no_answer": len(unanswered), "ambiguous": 0,
+    }  # fmt: skip
+    assert f"no_answer {len(unanswered)}" in summary.format()
     assert sum(s["rows"] for s in summary.splits.values()) == len(labelled)
     assert summary.run.api_calls == len(log) and summary.run.cache_hits == 0
     written = json.loads((work / "summary.json").read_text())
-    assert written["steps"]["difficulty"]["rejected"] == {"step4_unparsed": len(unparsed)}
+    assert written["steps"]["difficulty"]["rejected"] == {}
+    assert written["difficulty_reasons"]["no_answer"] == len(unanswered)
+    # Figure 5's shares travel with the release: what each step kept and removed.
+    pipeline = release.meta.extra["pipeline"]
+    assert pipeline["filter"]["rejected"] == dict(reasons_filter := Counter(r["_reason"] for r in rejects))
+    assert pipeline["filter"]["kept"] == len(kept) and sum(reasons_filter.values()) + len(kept) == 38
+    assert pipeline["difficulty"]["labels"] == {"Easy": easy, "Hard": len(labelled) - easy}
+    assert pipeline["difficulty"]["reasons"]["no_answer"] == len(unanswered)
 
 
 class FaultyOnce:
@@ -373,3 +390,68 @@ def test_rows_whose_clip_is_missing_are_listed_not_dropped(tmp_path, capsys):
     assert not set(lost) & {r["id"] for r in read_jsonl(work / "steps" / "candidates.jsonl")}
     assert json.loads((work / "summary.json").read_text())["missing_clips"] == summary.missing_clips
     assert "2 left out, clip missing" in summary.format()
+
+
+class Declining:
+    """The scripted responder, except: a few STEP2/STEP3/STEP4 replies are stopped by a safety filter
+    (each in one of the ways providers say so), and a few STEP4 replies name two choices."""
+
+    def __init__(self) -> None:
+        self.inner = BQAResponder(answers=oracle())
+        self.blocked: Counter[str] = Counter()
+        self.ambiguous = 0
+
+    def __call__(self, body):
+        step = kind(body)
+        u = int(hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest(), 16) % 10
+        if step == "question" and u == 0:
+            self.blocked[step] += 1
+            return Reply.blocked("SAFETY")  # Gemini's own finish reason, passed through
+        if step == "filter" and u == 1:
+            self.blocked[step] += 1
+            return Reply.prompt_blocked("PROHIBITED_CONTENT")  # no choices, a prompt block reason
+        if step == "answer" and u == 2:
+            self.blocked[step] += 1
+            return Reply.blocked("content_filter")  # OpenAI's
+        if step == "answer" and u in (3, 4):
+            self.ambiguous += 1
+            choices = re.findall(r"^[A-D]\. (.+)$", body["messages"][0]["content"][-1]["text"], re.M)
+            return f"Either {choices[0]} or {choices[1]}."
+        return self.inner(body)
+
+
+def test_blocked_replies_and_unanswered_step4_replies(tmp_path):
+    """A reply a safety filter stopped is rejected as ``blocked`` in whichever step it happens,
+    counted and never a failure (nor re-asked); a STEP4 reply naming two choices is Hard,
+    ``ambiguous`` - unless ``step4_unanswered="drop"`` asks for the old behaviour."""
+    runs = {}
+    for mode in ("hard", "drop"):
+        with ChatServer(model=None) as server:
+            server.handler = declining = Declining()
+            summary = run_build(server, tmp_path / mode, step4_unanswered=mode)
+            runs[mode] = summary
+            assert summary.ok and summary.run.failures == 0
+            assert summary.run.blocked == sum(declining.blocked.values()) >= 3
+            for step, n in (("questions", "question"), ("filter", "filter"), ("difficulty", "answer")):
+                assert (
+                    declining.blocked[n]
+                    and summary.steps[step].rejected.get("blocked") == declining.blocked[n]
+                )
+            # blocked requests were asked once each: no re-ask after a safety stop
+            bodies = [json.dumps(r.body["messages"], sort_keys=True) for r in server.chat_requests]
+            assert len(bodies) == len(set(bodies))
+            blocked = read_jsonl(tmp_path / mode / "steps" / "questions.rejects.jsonl")
+            assert {b["blocked"] for b in blocked if b["_reason"] == "blocked"} == {"finish_reason=SAFETY"}
+    hard, drop = runs["hard"], runs["drop"]
+    assert hard.difficulty_reasons["ambiguous"] == declining.ambiguous > 0
+    assert hard.steps["difficulty"].rejected == {"blocked": declining.blocked["answer"]}
+    labelled = {r["id"]: r for r in records(tmp_path / "hard", "difficulty.jsonl")}
+    assert sum(
+        r["difficulty_reason"] == "ambiguous" and r["difficulty"] == "Hard" for r in labelled.values()
+    ) == (declining.ambiguous)
+    # drop: the ambiguous (and declined) replies leave the release, as before
+    assert drop.steps["difficulty"].rejected["step4_unparsed"] >= declining.ambiguous
+    assert drop.difficulty_reasons["ambiguous"] == 0 == drop.difficulty_reasons["no_answer"]
+    assert sum(s["rows"] for s in drop.splits.values()) == sum(s["rows"] for s in hard.splits.values()) - (
+        hard.difficulty_reasons["ambiguous"] + hard.difficulty_reasons["no_answer"]
+    )

@@ -121,10 +121,20 @@ def test_read_answer(raw, style, answer, rationale):
     assert read.parsed == (answer or "unparsed")
 
 
-def test_difficulty_labels():
-    assert difficulty_of("Anger", "Anger") == "Easy"
-    assert difficulty_of("Surprise", "Anger") == "Hard"
-    assert difficulty_of(None, "Anger") == "unparsed"  # never silently Hard
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Anger", ("Easy", "right_choice")),
+        ("C", ("Easy", "right_choice")),
+        ("Surprise.", ("Hard", "wrong_choice")),
+        # The paper: Hard "if it could not answer" - and the reason says which way it could not.
+        ("I cannot tell from these frames what this person is feeling.", ("Hard", "no_answer")),
+        ("", ("Hard", "no_answer")),
+        ("Either Surprise or Anger.", ("Hard", "ambiguous")),
+    ],
+)
+def test_difficulty_labels(reply, expected):
+    assert difficulty_of(read_answer(reply, CHOICES), "Anger") == expected
 
 
 # -- frames -------------------------------------------------------------------------------------

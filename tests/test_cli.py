@@ -40,7 +40,15 @@ def test_commands_are_the_modules():
 
 def test_dataset_commands_are_symmetric():
     commands = _actions(build_parser())
-    assert sorted(_actions(commands["bqa"])) == ["build", "check", "evaluate", "export", "stats"]
+    # finetune-data: BQA only (its paper fine-tunes on its train split; MarineLife-16K's does not)
+    assert sorted(_actions(commands["bqa"])) == [
+        "build",
+        "check",
+        "evaluate",
+        "export",
+        "finetune-data",
+        "stats",
+    ]
     assert sorted(_actions(commands["marinelife"])) == [
         "build", "check-attributes", "evaluate", "export", "judge", "sample", "stats", "validate",
     ]  # fmt: skip

@@ -85,8 +85,9 @@ def test_offline_outputs_and_tables(demo):
     assert demo["connections"] == 0  # nothing tried the network
     assert (out / MARKER).is_file() and (out / "summary.md").is_file()
     for header in (
-        "| Prompt style | Items | n (Easy/Hard) | Easy | Hard | Total | Unparsed |",
-        "| Attribute | Group | error rate, single word | error rate, rationale (CoT) |",
+        "| VideoLLM | #F | Sample Easy | Sample Hard | Sample Total | Sample (CoT)† Easy | Sample (CoT)† Hard "
+        "| Sample (CoT)† Total |",
+        "| Attribute | Group | error rate, single word | error rate, multimodal_cot (answer-leaking) |",
         "| Split | Questions | Self-BLEU | Paper (full BQA) |",
         "| Model | Backbone | MBC-so | MBC-mo | PMT | PDO | OBK | SM-e | SM-l | OEMU |",
         "| Model | STATIC CAMERA BEH | STATIC CAMERA AH | STATIC CAMERA ECF | MOVING CAMERA BEH | MOVING CAMERA AH "
@@ -94,6 +95,10 @@ def test_offline_outputs_and_tables(demo):
     ):
         assert header in printed and header in (out / "summary.md").read_text()
     assert "scripted baseline, not a real model" in printed.lower()
+    # the release statistics, as `vqabench bqa stats` prints them
+    for line in ("Splits (Table 3):", "Clips, measured (the paper: 5-10 s, 25 fps):", "How questions begin (A.4):",
+                 "What the pipeline kept (Figure 5):"):  # fmt: skip
+        assert line in printed and line in (out / "summary.md").read_text()
     for name in ("Built:", "Reports:", "Next:", "vqabench bqa evaluate --data", "vqabench push"):
         assert name in printed
     bqa, marine = out / "reports" / "bqa", out / "reports" / "marinelife16k"
@@ -143,9 +148,10 @@ def test_bqa_numbers_equal_an_independent_recomputation(demo):
     out, cache = demo["out"], str(demo["cache"])
     scores = _json(out / "reports" / "scores.json")["bqa"]
     report = _json(out / "reports" / "bqa" / "metrics.json")["models"]
+    results = {}
     for scope, splits in (("test", ("test",)), ("all", SPLITS)):
         rows = _bqa_rows(out, splits, cache)
-        for style in ("single_word", "rationale"):
+        for style in ("single_word", "multimodal_cot"):
             preds = {
                 p["id"]: p
                 for s in splits
@@ -157,20 +163,22 @@ def test_bqa_numbers_equal_an_independent_recomputation(demo):
                 [r["choices"] for r in rows], [r["difficulty"] for r in rows],
                 gender=[r["gender"] for r in rows], age=[r["age"] for r in rows],
                 ethnicity=[r["ethnicity"] for r in rows],
-                rationales=[preds[r["id"]]["rationale"] for r in rows] if style == "rationale" else None,
+                rationales=[preds[r["id"]]["rationale"] for r in rows] if style == "multimodal_cot" else None,
             ).to_dict()  # fmt: skip
             got = scores["accuracy"][scope][style]
             for key in ("accuracy", "accuracy_easy", "accuracy_hard", "n", "n_unparsed", "by_gender", "by_age",
                         "by_ethnicity", "confusion", "leakage"):  # fmt: skip
                 assert got[key] == result[key], (scope, style, key)
             if scope == "test":
-                model = report[f"scripted-baseline {style.replace('_', '-')}"]["metrics"]
+                name = "scripted-baseline" + (" (multimodal_cot)" if style == "multimodal_cot" else "")
+                model = report[name]["metrics"]
                 assert model["accuracy"] == result["accuracy"] and model["confusion"] == result["confusion"]
-            if scope == "all" and style == "single_word":  # the printed Table 1 row
-                row = (f"| single word | all splits | {result['n']} ({result['n_easy']}/{result['n_hard']}) | "
-                       f"{fmt_number(result['accuracy_easy'])} | {fmt_number(result['accuracy_hard'])} | "
-                       f"{fmt_number(result['accuracy'])} | {result['n_unparsed']} |")  # fmt: skip
-                assert row in demo["stdout"]
+                assert report[name]["answer_leaking"] is (style == "multimodal_cot")
+            results[scope, style] = result
+    for scope, label in (("test", "test split"), ("all", "all splits")):  # the printed Table 1 rows
+        cells = [fmt_number(results[scope, style][k], 2) for style in ("single_word", "multimodal_cot")
+                 for k in ("accuracy_easy", "accuracy_hard", "accuracy")]  # fmt: skip
+        assert f"| scripted-baseline ({label}) | 16 | {' | '.join(cells)} |" in demo["stdout"]
     for split in SPLITS:
         questions = [r["question"] for r in _bqa_rows(out, (split,), cache)]
         assert scores["self_bleu"][split]["self_bleu"] == self_bleu(questions).score
@@ -222,7 +230,7 @@ def test_direct_functions_score_like_the_evaluate_modules(demo):
     out = demo["out"]
     bqa = BuiltSample(out / "work" / "bqa", out / "hub" / "bqa", {}, "")
     bqa.loaded["default"] = datasets.load_dataset(str(bqa.hub), cache_dir=str(demo["cache"]))
-    styles = ("single_word", "rationale")
+    styles = ("single_word", "multimodal_cot")
     preds = {
         "bqa": {s: {st: out / "predictions" / "bqa" / f"{s}.{st}.jsonl" for st in styles} for s in SPLITS},
         "marinelife16k": {s: out / "predictions" / "marinelife16k" / f"{s}.jsonl" for s in SPLITS},

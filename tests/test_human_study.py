@@ -74,6 +74,37 @@ def test_the_draw_is_stratified_reproducible_and_recorded(bqa_study, built_sampl
         cli_main([*bqa_study["args"][:11], "--seed", "8", "--out", str(other), *bqa_study["args"][15:]]) == 0
     )
     assert Study.read(other).study_id != study.study_id
+    assert study.draw == "stratified"
+    # A record written before draws had names (no "draw", no "design") reads as stratified, same id.
+    old = json.loads((bqa_study["dir"] / "study.json").read_text())
+    del old["draw"], old["design"]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    legacy = Study.read(tmp_path / "old.json")
+    assert (legacy.draw, legacy.study_id) == ("stratified", study.study_id)
+
+
+def test_the_default_draw_is_random_as_in_the_papers(bqa_study, built_samples, tmp_path):
+    """``--draw random`` (the default): a simple random sample, so the Easy/Hard mix varies from seed
+    to seed around the split's own mix (hypergeometric), where a stratified draw fixes it."""
+    rows = bqa_study["rows"]
+    easy_share = sum(r["difficulty"] == "Easy" for r in rows.values()) / len(rows)
+    base = [a for a in bqa_study["args"] if a not in ("--draw", "stratified")]
+    easy = []
+    for seed in range(12):
+        out = tmp_path / f"s{seed}"
+        args = [*base[:9], "--seed", str(seed), "--out", str(out)]
+        assert cli_main(args) == 0
+        study = Study.read(out)
+        assert study.draw == "random" and len(study.items) == 10 == len({i.id for i in study.items})
+        easy.append(sum(rows[i.id]["difficulty"] == "Easy" for i in study.items))
+        assert {s: c["drawn"] for s, c in study.strata.items()} == dict(
+            Counter(rows[i.id]["difficulty"] for i in study.items)
+        )  # the record still counts what was drawn per difficulty
+    assert len(set(easy)) > 1  # not fixed by allocation
+    assert abs(sum(easy) / (10 * len(easy)) - easy_share) < 0.15
+    again = tmp_path / "again"
+    assert cli_main([*base[:9], "--seed", "0", "--out", str(again)]) == 0
+    assert [i.id for i in Study.read(again).items] == [i.id for i in Study.read(tmp_path / "s0").items]
 
 
 def test_balanced_assignment_and_allocation_edges():
@@ -148,6 +179,7 @@ def test_bqa_score_matches_independent_statistics(bqa_study, tmp_path, plot_reco
     assert cli_main(["human-study", "score", str(bqa_study["dir"]), *map(str, files), "--out", str(out),
                      "--predictions", f"oracle={model}"]) == 0  # fmt: skip
     metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["draw"] == "stratified"  # the scores say how the study was drawn
     right = {i.id: rows[i.id]["choices"].index(rows[i.id]["answer"]) for i in study.items}
     difficulty = {i.id: rows[i.id]["difficulty"] for i in study.items}
     for label in ("Easy", "Hard", "Total"):

@@ -59,9 +59,9 @@ def test_evaluate_keeps_a_reply_with_line_separators_and_resumes(built_samples, 
         sent = len(server.chat_requests)
         out.unlink()  # the rerun rebuilds the file from the finished step's records, asking nothing
         assert cli_main(args) == 0
-        assert len(server.chat_requests) == sent == 5
+        assert len(server.chat_requests) == sent == 6  # the sample's test split (STEP4 keeps every row)
     lines = read_jsonl(out)
-    assert len(lines) == 5 and {line["raw_output"] for line in lines} == {REPLY}
+    assert len(lines) == 6 and {line["raw_output"] for line in lines} == {REPLY}
 
 
 def test_report_reads_a_file_written_by_json_dumps(built_samples, tmp_path):
@@ -75,7 +75,7 @@ def test_report_reads_a_file_written_by_json_dumps(built_samples, tmp_path):
     assert cli_main(["report", "bqa", "--data", str(built_samples["bqa"].hub), "--split", "test",
                      "--predictions", f"m={predictions}", "--out", str(tmp_path / "report")]) == 0  # fmt: skip
     metrics = json.loads((tmp_path / "report" / "metrics.json").read_text(encoding="utf-8"))
-    assert metrics["models"]["m"]["metrics"]["n"] == len(rows) == 5
+    assert metrics["models"]["m"]["metrics"]["n"] == len(rows) == 6
 
 
 def test_build_keeps_replies_with_line_separators_and_resumes(tmp_path):

@@ -358,7 +358,7 @@ def test_usage_summary(chat_server, tmp_path):
     assert (u.items, u.cache_hits, u.api_calls, u.failures) == (7, 3, 4, 1)
     assert (u.prompt_tokens, u.completion_tokens) == (33, 12)
     assert str(u).startswith(
-        "LLM usage: 7 requests, 3 cache hits, 4 API calls (0 re-asks), 1 failures, tokens in 33"
+        "LLM usage: 7 requests, 3 cache hits, 4 API calls (0 re-asks), 1 failures, 0 blocked, tokens in 33"
     )
     assert client.last_usage.items == 4
 

@@ -32,13 +32,13 @@ def test_two_models_in_one_file_are_refused_then_picked(built_samples, tmp_path,
             f"run={mixed}", "--allow-missing", "--out"]  # fmt: skip
     assert cli_main([*args, str(tmp_path / "r0")]) == 2
     err = capsys.readouterr().err
-    assert "replies of 2 models in one predictions file: model-a (3 lines), model-b (2 lines)" in err, err
+    assert "replies of 2 models in one predictions file: model-a (3 lines), model-b (3 lines)" in err, err
     assert not (tmp_path / "r0").exists()
     for model, correct in (("model-a", 3), ("model-b", 0)):
         out = tmp_path / model
         assert cli_main([*args, str(out), "--model", f"run={model}"]) == 0
         result = json.loads((out / "metrics.json").read_text())["models"]["run"]
-        assert result["metrics"]["accuracy"] * 5 == correct and len(result["missing_ids"]) == 5 - len(
+        assert result["metrics"]["accuracy"] * 6 == correct and len(result["missing_ids"]) == 6 - len(
             right if model == "model-a" else wrong
         )
     assert cli_main([*args, str(tmp_path / "r3"), "--model", "run=model-c"]) == 2

@@ -22,6 +22,7 @@ from scipy.stats import binomtest, chi2_contingency
 from bqa.accuracy import BQA_PARSER
 from bqa.export import export_release
 from bqa.vocabulary import DEFAULT_GROUP_MAPPING, EMOTIONS, OTHERS
+from bqa.workfolder import read_release
 from builders.cli import main as cli_main
 from builders.report import write_bqa_report
 
@@ -316,3 +317,103 @@ def test_a_line_with_the_same_reply_in_both_fields_is_read(bqa_data, tmp_path):
     report = write_bqa_report(bqa_data["hub"], "test", {"both": path}, tmp_path / "out", allow_missing=True)
     assert report.metrics["models"]["both"]["metrics"]["n"] == len(bqa_data["rows"])
     assert report.metrics["models"]["both"]["missing_ids"] == [r["id"] for r in bqa_data["rows"][1:]]
+
+
+def _run_lines(rows, kinds, *, model, style, frames, rationale=None, preset=None):
+    prompt = {"single_word": "bqa_answer_single_word", "multimodal_cot": "bqa_cot_answer"}[style]
+    run = {"model_asked": model, "split": "test", "style": style, "answer_leaking": style == "multimodal_cot",
+           "frames": {"fps": None, "num_frames": frames} if isinstance(frames, int) else {"fps": frames, "num_frames": None},
+           **({"preset": preset} if preset else {})}  # fmt: skip
+    return [
+        {
+            "id": row["id"],
+            "raw_output": _reply(kind, row),
+            "style": style,
+            "prompt": prompt,
+            "prompt_version": "1",
+            "model": model,
+            "answer_leaking": style == "multimodal_cot",
+            **({"rationale": rationale(row)} if rationale else {}),
+            "provenance": run,
+        }  # fmt: skip
+        for row, kind in zip(rows, kinds, strict=True)
+    ]
+
+
+HUMAN_RESULT = {  # what 'human-study score' writes (builders/human_study/score.py), hand-set numbers
+    "benchmark": "BQA", "study_id": "abc", "split": "test", "n_items": 10, "raters": ["r1", "r2", "r3"],
+    "draw": "random",
+    "human": {"Easy": {"accuracy": 0.9667, "n": 15}, "Hard": {"accuracy": 0.7333, "n": 15}, "Total": {"accuracy": 0.85, "n": 30}},
+}  # fmt: skip
+
+
+def test_the_paper_table_has_models_as_rows_frames_and_cot_beside_plain(bqa_data, tmp_path, capsys):
+    rows = bqa_data["rows"]
+    files = {}
+    for name, kinds, model, style, frames, rationale in (
+        ("alpha", ALPHA, "model-a", "single_word", 16, None),
+        ("beta (1 fps)", BETA, "model-b", "single_word", 1.0, None),
+        ("alpha CoT", ["text"] * 9 + ["distractor"], "model-a", "multimodal_cot", 16,
+         lambda row: f"The stance fits {row['answer']}."),
+    ):  # fmt: skip
+        path = tmp_path / f"{len(files)}.jsonl"
+        lines = _run_lines(rows, kinds, model=model, style=style, frames=frames, rationale=rationale,
+                           preset={"name": "bqa-paper", "overridden": []})  # fmt: skip
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        files[name] = path
+    human = tmp_path / "human.json"
+    human.write_text(json.dumps(HUMAN_RESULT), encoding="utf-8")
+    assert cli_main(["report", "bqa", "--data", str(bqa_data["hub"]), "--out", str(tmp_path / "out"),
+                     "--human", str(human), *(a for n, p in files.items() for a in ("--predictions", f"{n}={p}"))]) == 0  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "alpha CoT: accuracy 0.900" in printed and "[ANSWER-LEAKING: multimodal_cot]" in printed
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert (
+        "## Table 1 layout (test split)" in text and "Mixed settings" not in text
+    )  # frames per model by the preset
+    header, table = read_table(text, "VideoLLM")
+    assert header == ["VideoLLM", "#F", "Test Easy", "Test Hard", "Test Total",
+                      "Test (CoT)† Easy", "Test (CoT)† Hard", "Test (CoT)† Total"]  # fmt: skip
+    # hand-worked: alpha 4/5 Easy, 1/5 Hard, 5/10; beta 5/5, 3/5, 8/10; alpha CoT 5/5, 4/5, 9/10
+    assert table == {
+        "Human (Rand10)": ["-", "0.97", "0.73", "0.85", "–", "–", "–"],
+        "alpha": ["16", "0.80", "0.20", "0.50", "1.00", "0.80", "0.90"],
+        "beta (1 fps)": ["*", "1.00", "0.60", "0.80", "–", "–", "–"],
+    }
+    assert list(table) == ["Human (Rand10)", "alpha", "beta (1 fps)"]  # the CoT run sits beside its plain run
+    assert "#F: frames per clip; * = 1 frame per second." in text and "answer-leaking" in text
+    assert "**Answer-leaking runs:** alpha CoT." in text
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert (
+        metrics["models"]["alpha CoT"]["answer_leaking"] is True
+        and metrics["models"]["alpha"]["style"] == "single_word"
+    )
+    assert (
+        metrics["human"]["n_items"] == 10
+        and metrics["models"]["alpha CoT"]["metrics"]["leakage"]["n_leaking"] == 10
+    )
+    # Without the preset the frames differ between runs: refused unless marked mixed.
+    for path in files.values():
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        path.write_text("".join(json.dumps({**line, "provenance": {k: v for k, v in line["provenance"].items()
+                                                                   if k != "preset"}}) + "\n" for line in lines))  # fmt: skip
+    with pytest.raises(ValueError, match="frames"):
+        write_bqa_report(bqa_data["hub"], "test", files, tmp_path / "mixed")
+
+
+def test_the_validation_split_is_table_4_and_a_human_study_of_another_split_is_refused(bqa_data, tmp_path):
+    valid = read_release(bqa_data["work"]).splits["validation"]
+    valid_rows = [{"id": r.id, "choices": list(r.choices), "answer": r.answer} for r in valid]
+    path = tmp_path / "v.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in _run_lines(
+        valid_rows, ["text"] * len(valid_rows), model="m", style="single_word", frames=16)), encoding="utf-8")  # fmt: skip
+    report = write_bqa_report(bqa_data["hub"], "validation", {"m": path}, tmp_path / "out")
+    text = report.markdown.read_text(encoding="utf-8")
+    assert "## Table 4 layout (validation split)" in text
+    header, table = read_table(text, "VideoLLM")
+    assert (
+        header[:5] == ["VideoLLM", "#F", "Valid Easy", "Valid Hard", "Valid Total"]
+        and table["m"][-1] == "1.00"
+    )
+    with pytest.raises(ValueError, match="human study is on the 'test' split"):
+        write_bqa_report(bqa_data["hub"], "validation", {"m": path}, tmp_path / "o2", human=HUMAN_RESULT)

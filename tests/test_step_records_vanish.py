@@ -57,7 +57,7 @@ def test_evaluate_redoes_a_prediction_whose_record_vanished(built_samples, tmp_p
         first = read_jsonl(out)
         drop_record(tmp_path / "preds.work" / "steps" / "predictions.jsonl", first[2]["id"])
         assert cli_main(args) == 0
-        assert len(server.chat_requests) == 5  # the redone item came from the reply cache
+        assert len(server.chat_requests) == 6  # the redone item came from the reply cache
     assert [line["id"] for line in read_jsonl(out)] == [line["id"] for line in first]
 
 

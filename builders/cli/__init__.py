@@ -115,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai"):
         logging.getLogger(name).setLevel(logging.NOTSET if args.verbose else logging.WARNING)
     try:
+        if hasattr(args, "prompt"):  # every LLM command (builders.llm.cli.add_llm_arguments)
+            from builders.llm.cli import apply_prompt_arguments
+
+            apply_prompt_arguments(args)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

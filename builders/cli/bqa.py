@@ -8,16 +8,19 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from builders.cli._bqa_paper import BQA_PAPER  # noqa: F401  (registers --preset bqa-paper)
 from builders.cli._options import (
     add_build_export_arguments,
     add_export_arguments,
     export_options,
     export_repo_id,
 )
-from builders.evaluation.options import add_prediction_arguments, run_prediction_command
+from builders.cli._presets import add_preset_argument, apply_preset
+from builders.evaluation.options import add_prediction_arguments, derived_client, run_prediction_command
 from builders.files.arguments import existing_file, existing_folder
 from builders.files.text import plural
-from builders.llm.cli import add_llm_arguments, client_from_args, given_llm_options
+from builders.hub.source import add_data_arguments
+from builders.llm.cli import add_derived_llm_arguments, add_llm_arguments, client_from_args, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.options.numbers import POSITIVE_INT
 from builders.runs.steps import DEFAULT_CACHE, add_step_arguments
@@ -26,6 +29,17 @@ from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 # Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
 
 STEP_NAMES = "candidates,clips,questions,filter,difficulty,split"
+RATIONALE_PREFIX, RATIONALE_ENV_PREFIX = "rationale-llm", "VQABENCH_RATIONALE_LLM_"
+#: The evaluation styles (builders.evaluation.bqa_answers.STYLES; repeated here, argparse-cheap, and
+#: checked equal by tests/test_bqa_styles.py).
+STYLE_SUMMARIES: dict[str, str] = {
+    "single_word": "the paper's: frames, question, 4 choices; the answer in one word",
+    "multimodal_cot": "the paper's CoT (Multimodal CoT, A.7): stage 1 gets the frames, question, choices AND "
+    "the correct answer and writes a rationale; stage 2 answers in one word given it (ANSWER-LEAKING)",
+    "multimodal_cot_no_answer": "the same two stages, stage 1 NOT given the correct answer",
+    "reason_then_answer": "one request: a short rationale, then 'Answer: <emotion>' (zero-shot CoT, not the "
+    "paper's; formerly 'rationale')",
+}
 REPO_HELP = "Hub repo named in the card's examples (default: $VQABENCH_BQA_REPO_ID, else naist-nlp/BQA)"
 
 
@@ -51,7 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "  clips       each row's clip without audio, <work>/clips/<id>.mp4\n"
             "  questions   STEP2: the LLM writes a question from the frames and the 4 candidates\n"
             "  filter      STEP3: rule filter, then the LLM judges objectivity, leaks, harm\n"
-            "  difficulty  STEP4: the LLM answers; right = Easy, wrong = Hard, unparsable = rejected\n"
+            "  difficulty  STEP4: the LLM answers; right = Easy; another choice, no choice or two = Hard\n"
+            "              (its reason per item: wrong_choice, no_answer, ambiguous), as the paper labels it\n"
             "  split       train/validation/test 6:2:2 by film, stratified, seeded -> <work>/release/\n"
             "Every step resumes: kill it and rerun the same command; finished items are not redone and "
             "replies that validated come from the cache (<work>/llm-cache.sqlite). Rejected items are kept "
@@ -95,6 +110,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --sample: rebuild from the sample's recorded replies (bqa/sample/pipeline_replies.jsonl) and settings, "
         "sending no request",
     )
+    b.add_argument(
+        "--step4-unanswered",
+        choices=("hard", "drop"),
+        default="hard",
+        help="a STEP4 reply that names no choice, or two: 'hard' (the paper: Hard when the model could not "
+        "answer; the reason is recorded and counted) or 'drop' (reject it, as releases before did)",
+    )
+    add_preset_argument(b, "bqa build")
     add_build_export_arguments(b, REPO_HELP)
     add_frame_arguments(b, "1 fps")
     add_llm_arguments(b)
@@ -104,19 +127,64 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e = actions.add_parser(
         "evaluate",
         help="run an OpenAI-compatible VideoLLM on a BQA split and write predictions JSONL",
-        description="Ask a VideoLLM every question of one split (frames + question + 4 choices), in the paper's "
-        "single-word or rationale style, and write one JSON line per row: id, raw_output, parsed_answer, "
-        "rationale, the reference and metadata (score it with metrics/bqa_accuracy). Resumable and cached "
-        "like the build; prints Easy/Hard/Total accuracy.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Ask a VideoLLM every question of one split (frames + question + 4 choices) in one of the\n"
+        "evaluation styles below, and write one JSON line per row: id, raw_output, parsed_answer, rationale,\n"
+        "answer_leaking, the reference and metadata (score it with metrics/bqa_accuracy). Resumable and\n"
+        "cached like the build; prints Easy/Hard/Total accuracy.\n\nStyles:\n"
+        + "\n".join(f"  {name:<25} {summary}" for name, summary in STYLE_SUMMARIES.items())
+        + "\n\nThe paper's Table 1 runs single_word (Test) and multimodal_cot (Test (CoT)); multimodal_cot's\n"
+        "stage 1 sees the correct answer, so its scores are marked answer-leaking everywhere.",
     )
     e.add_argument(
         "--style",
-        choices=("single_word", "rationale"),
+        choices=[*STYLE_SUMMARIES, "rationale"],
         default="single_word",
-        help="the paper's prompt styles: answer in a single word, or give a rationale first (CoT)",
+        help="evaluation style (see above; 'rationale' is the old name of reason_then_answer)",
     )
+    add_preset_argument(e, "bqa evaluate")
     add_prediction_arguments(e, dataset="BQA", unit="rows", frames="16 frames", videos="clips (rows)")
+    add_derived_llm_arguments(
+        e, RATIONALE_PREFIX, RATIONALE_ENV_PREFIX, "rationale LLM (two-stage styles)",
+        "who writes stage 1's rationales (default: the --llm-* model)",
+    )  # fmt: skip
     e.set_defaults(func=_evaluate)
+
+    ft = actions.add_parser(
+        "finetune-data",
+        help="export a split as supervised fine-tuning data (VideoLLaMA2/LLaVA-NeXT, LLaMA-Factory, ms-swift) "
+        "with ready LoRA configs carrying the paper's Table 5 hyperparameters",
+        description="Write a split (the paper tuned on train) as SFT data: the evaluation's single-word prompt "
+        "as the user turn, the correct choice in one word as the target. Formats: llava (the LLaVA-style "
+        "conversation JSON VideoLLaMA2 and LLaVA-NeXT train from), llama-factory (sharegpt messages + videos or "
+        "images, with its dataset_info.json), ms-swift (messages + videos or images JSONL). Media: the clips "
+        "(--media video) or the frames the evaluation shows, as JPEGs (--media frames). OUT/configs/ holds "
+        "table5.json and one ready run per trainer (LoRA r 128, alpha 256, dropout 0.05, bf16, seed 42, max "
+        "length 2048, batch 4, 1 epoch, o_proj gate_proj up_proj v_proj q_proj down_proj k_proj).",
+        epilog="Example: vqabench bqa finetune-data --data hub/BQA --split train --out ft/ && "
+        "llamafactory-cli train ft/configs/llamafactory_lora_sft.yaml",
+    )
+    add_data_arguments(ft, "the BQA data")
+    ft.add_argument("--split", default="train", help="split to export (default train, as the paper tuned)")
+    ft.add_argument("--out", type=Path, required=True, help="folder to write (media, data files, configs)")
+    ft.add_argument(
+        "--format", default="all", help="comma-separated: llava, llama-factory, ms-swift, or all (default)"
+    )
+    ft.add_argument(
+        "--media", choices=("video", "frames"), default="video", help="clips (default) or frames as JPEGs"
+    )
+    ft.add_argument("--limit", type=POSITIVE_INT, metavar="N", help="only the first N rows")
+    ft.add_argument(
+        "--model",
+        default="Qwen/Qwen2-VL-7B-Instruct",
+        help="what the LLaMA-Factory / ms-swift configs tune (default Qwen/Qwen2-VL-7B-Instruct; the paper's "
+        "VideoLLaMA2 trains from the llava file with configs/videollama2_lora.sh)",
+    )
+    ft.add_argument(
+        "--template", default="qwen2_vl", help="LLaMA-Factory chat template of --model (default qwen2_vl)"
+    )
+    add_frame_arguments(ft, "16 frames, with --media frames")
+    ft.set_defaults(func=_finetune_data)
 
     check = actions.add_parser(
         "check",
@@ -137,13 +205,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     stats = actions.add_parser(
         "stats",
-        help="statistics of a work folder's release (sizes, Easy/Hard, groups, demographics, Self-BLEU)",
-        description="Check a work folder's release and print its statistics: tables of sizes, Easy/Hard, films "
-        "and Self-BLEU per split, answer groups and demographics (what the dataset card shows), or JSON.",
+        help="statistics of a work folder's release: sizes, Easy/Hard and STEP4 reasons, Figure 3 and 5, "
+        "clips measured, question openings, Self-BLEU (text, JSON, PNGs)",
+        description="Check a work folder's release and print its statistics as the paper reports its own: "
+        "split sizes with Easy/Hard and STEP4's reasons (Table 3), Self-BLEU of the questions (Table 2), the "
+        "clips' durations and frame rates measured from the clips, how the questions begin (A.4), the "
+        "distributions of answer groups, gender, age and ethnicity (Figure 3) and what STEP3 removed and STEP4 "
+        "labelled (Figure 5). --out writes them as PNGs (and stats.json).",
     )
     stats.add_argument("work_dir", type=existing_folder, help="work folder written by the BQA pipeline")
+    stats.add_argument("--out", type=Path, help="folder for the PNGs and stats.json")
+    stats.add_argument("--json", action="store_true", help="print the statistics as JSON instead")
     stats.add_argument("--no-self-bleu", action="store_true", help="skip the Self-BLEU of the questions")
-    stats.add_argument("--json", action="store_true", help="print every count as JSON instead of tables")
+    stats.add_argument(
+        "--no-clips", action="store_true", help="do not measure the clips (durations, frame rates)"
+    )
     stats.set_defaults(func=_stats)
 
     export = actions.add_parser(
@@ -179,6 +255,7 @@ def _build(args: argparse.Namespace) -> int:
         "ahead": args.ahead,
         "reject_llm_failures": args.reject_llm_failures,
         "accept_changed_source": args.accept_changed_source,
+        "step4_unanswered": args.step4_unanswered,
         "group_mapping": load_group_mapping(args.group_mapping)
         if args.group_mapping
         else DEFAULT_GROUP_MAPPING,
@@ -191,7 +268,7 @@ def _build(args: argparse.Namespace) -> int:
         recording = load_recording()
         given = {"--seed": args.seed, "--limit": args.limit, "--fps": args.fps, "--num-frames": args.num_frames,
                  "--max-side": args.max_side, "--llm-replies": args.llm_replies,
-                 "--group-mapping": args.group_mapping, "--codes": args.codes}  # fmt: skip
+                 "--group-mapping": args.group_mapping, "--codes": args.codes, "--preset": args.preset}  # fmt: skip
         clashing = [flag for flag, value in given.items() if value is not None] + given_llm_options(args)
         if clashing:
             raise ValueError(
@@ -202,12 +279,14 @@ def _build(args: argparse.Namespace) -> int:
         )
         client = recording.replay_client()
     else:
+        preset = apply_preset(args, "bqa build")
         options = BuildOptions(
             bold_root=sample_root() if args.sample else args.bold_root,
             limit=args.limit,
             seed=0 if args.seed is None else args.seed,
             frames=frame_spec_from_args(args, 1.0, None),
             source_note=SAMPLE_NOTE if args.sample else "BoLD",
+            preset=preset,
             **common,
         )
         needs_llm = LLM_STEPS.intersection(steps)
@@ -274,8 +353,43 @@ def _build_estimate(work: Path, estimate, price) -> str:
 def _evaluate(args: argparse.Namespace) -> int:
     from bqa.data import open_split
     from builders.evaluation.bqa import evaluate
+    from builders.evaluation.bqa_answers import get_style
 
-    return run_prediction_command(args, open_split, evaluate, 16, style=args.style)
+    preset = apply_preset(args, "bqa evaluate")
+    style = get_style(args.style)
+
+    def clients(client):
+        other = derived_client(args, client, RATIONALE_PREFIX, RATIONALE_ENV_PREFIX)
+        if other is not None and not style.two_stage:
+            other.close()
+            raise ValueError(f"--{RATIONALE_PREFIX}-* options apply to two-stage styles, not {style.name}")
+        return {"rationale_client": other}
+
+    return run_prediction_command(
+        args, open_split, evaluate, 16, clients=clients, style=style.name,
+        identity_extra={"preset": preset} if preset else None,
+    )  # fmt: skip
+
+
+def _finetune_data(args: argparse.Namespace) -> int:
+    from bqa.data import open_split
+    from builders.evaluation.bqa_finetune import FORMATS, export_finetune_data
+    from builders.hub.source import data_from_args
+
+    formats = (
+        list(FORMATS)
+        if args.format.strip() == "all"
+        else [f.strip() for f in args.format.split(",") if f.strip()]
+    )
+    if args.media == "frames" and args.format.strip() == "all":
+        formats = [f for f in formats if f != "llava"]  # documented for videos only
+    data = open_split(data_from_args(args).folder, args.split)
+    result = export_finetune_data(
+        data, args.out, formats=formats, media=args.media, frames=frame_spec_from_args(args, None, 16),
+        limit=args.limit, model=args.model, template=args.template,
+    )  # fmt: skip
+    print(result.format())
+    return 0
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -298,13 +412,20 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from bqa.card import statistics_markdown
-    from bqa.stats import release_stats
+    from bqa.stats import format_stats, release_stats
     from bqa.workfolder import read_release
 
     release = read_release(args.work_dir)
-    stats = release_stats(release.splits, release.meta, self_bleu=not args.no_self_bleu)
-    print(json.dumps(stats.to_json(), indent=2) if args.json else statistics_markdown(stats))
+    clips = None if args.no_clips else release.clip_path
+    stats = release_stats(release.splits, release.meta, self_bleu=not args.no_self_bleu, clips=clips)
+    print(json.dumps(stats.to_json(), indent=2) if args.json else format_stats(stats))
+    if args.out is not None:
+        from builders.files.jsonio import write_json_atomic
+        from builders.report.bqa_stats_plots import write_stats_plots
+
+        pngs = write_stats_plots(stats, args.out)
+        write_json_atomic(args.out / "stats.json", stats.to_json())
+        print(f"wrote stats.json and {len(pngs)} PNG(s) to {args.out}: {', '.join(p.name for p in pngs)}")
     return 0
 
 

@@ -96,9 +96,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             'BQA report. Predictions: JSONL lines {"id", "raw_output" (or "prediction"), "rationale"?}; '
             "the reference answers, choices, difficulty and demographics come from the dataset split. "
-            "Sections: Easy/Hard/Total accuracy (Table 1), error rate by gender, age and ethnicity with a "
-            "chi-square test (Figure 4), emotion groups of wrong answers with Others (Figure 6), and rationale "
-            "leakage when rationales are given."
+            "Sections: the paper's table (Table 1 on the test split, Table 4 on validation: rows are models, "
+            "#F, Easy/Hard/Total, a model's CoT run beside its plain run - paired by the model they asked for - "
+            "and a Human row with --human), Easy/Hard/Total accuracy with 95% intervals, error rate by gender, "
+            "age and ethnicity with a chi-square test (Figure 4), emotion groups of wrong answers with Others "
+            "(Figure 6), and rationale leakage when rationales are given. Runs of the multimodal_cot style are "
+            "marked answer-leaking (their rationale saw the correct answer)."
         ),
         epilog="Example: vqabench report bqa --data hub/BQA --split test --predictions gpt4o=gpt4o.jsonl "
         "--predictions gemini=gemini.jsonl --out reports/bqa-test",
@@ -111,6 +114,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=named_existing_file,
         metavar="NAME=FILE",
         help=_PREDICTIONS_HELP,
+    )
+    bqa.add_argument(
+        "--human",
+        type=Path,
+        metavar="METRICS_JSON",
+        help="a BQA human study's result on the same split (the metrics.json 'vqabench human-study score' "
+        "writes): the Human row of the paper's table",
     )
     bqa.add_argument(
         "--group-mapping",
@@ -184,16 +194,20 @@ def _bqa(args: argparse.Namespace) -> int:
         group_mapping=args.group_mapping,
         allow_mixed=args.allow_mixed,
         answer_parser=answer_parser,
+        human=args.human,
         videos=selection_from_args(args),
     )
     for name, m in report.metrics["models"].items():
         r = m["metrics"]
-        print(
+        line = (
             f"{name}: accuracy {r['accuracy']:.3f} (Easy {r['accuracy_easy']:.3f}, Hard {r['accuracy_hard']:.3f}) "
             f"on {r['n']} items; {r['n_unparsed']} unparsed"
             if r["n_easy"] and r["n_hard"]
             else f"{name}: accuracy {r['accuracy']:.3f} on {r['n']} items; {r['n_unparsed']} unparsed"
         )
+        if m["answer_leaking"]:
+            line += f" [ANSWER-LEAKING: {m['style'] or 'the rationale saw the answer'}]"
+        print(line)
     _print_changes(report.metrics["models"], "parser_change")
     _print_done(report)
     return 0

@@ -45,7 +45,7 @@ RECORDING = Recording(
     settings=scripted_settings("scripted-baseline"),
     options={
         "frames": FrameSpec(fps=None, num_frames=16).to_json(),  # the paper's setting for open models
-        "styles": ["single_word", "rationale"],
+        "styles": ["single_word", "multimodal_cot"],  # the paper's Test and Test (CoT) columns
         "splits": list(SPLITS),
         "responder": RESPONDER,
     },

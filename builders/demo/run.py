@@ -6,7 +6,8 @@
 3. Frames: 16 uniform frames of a BQA clip and 8 of a MarineLife-16K video, from the loaded
    datasets (``Video(decode=False)``, no torch), saved as contact sheets.
 4. Baseline predictions: the evaluation runners over every split, answered from the bundled replies
-   of a *scripted baseline* (not a model): BQA in both prompt styles, MarineLife-16K every question.
+   of a *scripted baseline* (not a model): BQA in the paper's two styles (``single_word`` and the
+   answer-leaking two-stage ``multimodal_cot``), MarineLife-16K every question.
 5. Scoring with every metric (:class:`builders.demo.scoring.Metrics`), on the test split (the
    papers' convention) and on all splits pooled (the sample's test split is tiny): BQA accuracy with
    bias breakdowns and leakage, Self-BLEU per split, MarineLife-16K accuracy per dimension, the judge
@@ -61,12 +62,16 @@ from marinelife16k.predictions import accuracy_inputs as marine_inputs
 MARKER = ".vqabench-demo"
 OWNED = ("work", "hub", "frames", "eval", "predictions", "reports", "cache", "summary.md")
 SCOPES: dict[str, tuple[str, ...]] = {"test": ("test",), "all": ("train", "validation", "test")}
-BQA_MODELS = {"single_word": "scripted-baseline single-word", "rationale": "scripted-baseline rationale"}
+BQA_MODEL = "scripted-baseline"
+BQA_MODELS = {"single_word": BQA_MODEL, "multimodal_cot": f"{BQA_MODEL} (multimodal_cot)"}
 MARINE_MODEL = "scripted-baseline"
 BQA_FRAMES, MARINE_FRAMES = 16, 8  # the frames step's samples (the runners' come from the recordings)
 STEP_COUNT = 6
 SCOPE_LABELS: dict[str, str] = {"test": "test split", "all": "all splits"}
-STYLE_LABELS: dict[str, str] = {"single_word": "single word", "rationale": "rationale (CoT)"}
+STYLE_LABELS: dict[str, str] = {
+    "single_word": "single word",
+    "multimodal_cot": "multimodal_cot (answer-leaking)",
+}
 
 
 def prepare_output(out: str | Path) -> Path:
@@ -192,21 +197,33 @@ def score_everything(
             for task, (_, rubric) in JUDGE_TASKS.items()
             if (inputs := judge_inputs(rows, task)) is not None
         }
+    bqa_scores["frames"] = paper_tables.frames_cell(bqa_baseline().options["frames"])
     return {"bqa": bqa_scores, "marinelife16k": marine_scores}
 
 
-def all_tables(bqa: Mapping[str, Any], marine: Mapping[str, Any], note: str) -> list[tuple[str, str]]:
+def release_statistics(bqa: BuiltSample) -> str:
+    """The sample release's statistics, as ``vqabench bqa stats`` prints them (clips measured)."""
+    from bqa.stats import format_stats, release_stats
+    from bqa.workfolder import read_release
+
+    release = read_release(bqa.work)
+    return format_stats(release_stats(release.splits, release.meta, clips=release.clip_path))
+
+
+def all_tables(
+    bqa: Mapping[str, Any], marine: Mapping[str, Any], note: str, stats: str | None = None
+) -> list[tuple[str, str]]:
     """(title, Markdown) of every paper table over the demo's scores, in the order printed; ``note``
-    labels the baseline's tables. BQA's bias tables are over all splits (the test split is tiny)."""
+    labels the baseline's tables; ``stats``: the BQA release statistics as ``bqa stats`` prints them.
+    BQA's bias tables are over all splits (the test split is tiny)."""
     accuracy, pooled = bqa["accuracy"], bqa["accuracy"]["all"]
-    table1 = [
-        ((STYLE_LABELS.get(style, style), SCOPE_LABELS.get(scope, scope)), result)
+    rows = [  # the renderer of `vqabench report bqa`: the model's CoT run beside its plain run
+        paper_tables.BQARow(f"{BQA_MODEL} ({SCOPE_LABELS.get(scope, scope)})", bqa["frames"], by_style)
         for scope, by_style in accuracy.items()
-        for style, result in by_style.items()
     ]
     tables = [
-        (f"BQA: accuracy by difficulty, paper Table 1 layout [{note}]",
-         paper_tables.table1(table1, ("Prompt style", "Items"))),
+        (f"BQA: accuracy by difficulty, paper Table 1 layout [{note}]", paper_tables.bqa_table(rows, "Sample")),
+        *([("BQA: the sample release's statistics, as `vqabench bqa stats` prints them", stats)] if stats else []),
         ("BQA: Self-BLEU (4-gram) of the sample's questions per split, paper Table 2 layout",
          paper_tables.self_bleu_table(bqa["self_bleu"])),
         (f"BQA: error rate by gender, age and ethnicity, all splits [{note}]",
@@ -214,7 +231,7 @@ def all_tables(bqa: Mapping[str, Any], marine: Mapping[str, Any], note: str) -> 
         (f"BQA: wrong answers by emotion group, single word, all splits ({OTHERS} = no emotion named) [{note}]",
          paper_tables.confusion_table(pooled["single_word"]["confusion"])),
     ]  # fmt: skip
-    leak = paper_tables.leakage_line(pooled.get("rationale"), SCOPE_LABELS["all"])
+    leak = paper_tables.leakage_line(pooled.get("multimodal_cot"), SCOPE_LABELS["all"])
     if leak:
         tables.append((f"BQA: chain-of-thought rationale leakage [{note}]", leak))
     # The report's renderers, one group per scope of splits (a group of one model has no Average row).
@@ -304,8 +321,13 @@ def _markdown_summary(
         "",
         steps,
     ]
-    for title, body in table_list:
-        lines += ["", f"## {title}", "", body]
+    for title, body in table_list:  # plain-text tables (the stats command's) stay as printed
+        lines += [
+            "",
+            f"## {title}",
+            "",
+            body if body.startswith(("|", "Rationale")) else f"```text\n{body}\n```",
+        ]
     lines += ["", "## Next steps", "", "Paths are relative to this folder: run the commands from it.", ""]
     lines += [f"- {what + ': ' if what else ''}`{command}`" for what, command in next_steps(out, metrics)]
     # A summary that travels names no local path (builders.report.document.relative_paths).
@@ -468,7 +490,7 @@ def run_demo(out_dir: str | Path = "vqabench-demo", echo: Callable[[str], None] 
     result = DemoResult(
         out, 0.0, steps.timings, scores, predictions, {k: r.folder for k, r in reports.items()}
     )
-    table_list = all_tables(scores["bqa"], scores["marinelife16k"], SCRIPTED_NOTE)
+    table_list = all_tables(scores["bqa"], scores["marinelife16k"], SCRIPTED_NOTE, release_statistics(bqa))
     for title, body in table_list:
         echo(f"\n{title}\n{body}")
     result.seconds = before + time.perf_counter() - start

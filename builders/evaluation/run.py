@@ -16,7 +16,8 @@ from typing import Any
 from builders import tool_version
 from builders.files.jsonio import write_json_atomic, write_jsonl_atomic
 from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
-from builders.runs.llm_step import Outcome, run_llm_step
+from builders.llm.prompts import prompt_overrides
+from builders.runs.llm_step import FollowUp, Outcome, run_llm_step
 from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
 from builders.runs.unfinished import Unfinished
@@ -50,7 +51,7 @@ class PredictionRun:
         r = self.run
         lines.append(
             f"  this run: {r.items} LLM requests, {r.cache_hits} cache hits, {r.api_calls} API calls, "
-            f"{r.failures} failures, tokens in {r.prompt_tokens:,} / out {r.completion_tokens:,}"
+            f"{r.failures} failures, {r.blocked} blocked, tokens in {r.prompt_tokens:,} / out {r.completion_tokens:,}"
         )
         if self.out is not None:
             lines.append(f"  wrote {self.out}")
@@ -69,28 +70,33 @@ def run_predictions(
     out: str | Path,
     items: Sequence[Mapping[str, Any]],
     client: LLMClient,
-    request_of: Callable[[Mapping[str, Any]], LLMRequest],
-    outcome_of: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome],
+    request_of: Callable[[Mapping[str, Any]], LLMRequest | FollowUp],
+    outcome_of: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome | FollowUp],
     *,
     config: Mapping[str, Any],
     step: str = "predictions",
     ahead: int | None = None,
     reject_failures: bool = False,
     desc: str = "predict",
+    other_clients: Sequence[LLMClient] = (),
 ) -> tuple[PredictionRun, list[dict[str, Any]]]:
     """Predict every item into ``out`` (written atomically once all have a record); resumable.
 
-    ``config`` names what is evaluated (data, split, style, frames...): with the LLM settings it is
-    bound to ``<work>/eval.json``, so one work folder never mixes two evaluations. Every line of
-    ``out`` carries it as ``provenance`` (with the tool version and the model asked for; each line's
-    ``model`` is the model the server reported). Returns the run's account and the predictions
-    (empty until complete).
+    ``config`` names what is evaluated (data, split, style, frames...): with the LLM settings and the
+    prompts replaced by files (:func:`builders.llm.prompts.prompt_overrides`) it is bound to
+    ``<work>/eval.json``, so one work folder never mixes two evaluations. Every line of ``out``
+    carries it as ``provenance`` (with the tool version and the model asked for; each line's
+    ``model`` is the model the server reported). ``other_clients``: clients of an item's other stages
+    (:class:`builders.runs.llm_step.FollowUp`), counted in the run's usage. Returns the run's account
+    and the predictions (empty until complete).
     """
     work_dir, out = Path(work_dir), Path(out)
     llm = client.settings.cache_identity() if client.estimate is None else None  # an estimate records nothing
-    bind_work_folder(work_dir, {"data": config, "llm": llm}, EVAL_CONFIG_FILE)
+    prompts = prompt_overrides()
+    bind_work_folder(work_dir, {"data": config, "llm": llm, "prompts": prompts}, EVAL_CONFIG_FILE)
     records = StepRecords(work_dir, step)
-    before = client.usage.snapshot()
+    clients = list(dict.fromkeys([client, *other_clients]))
+    before = [c.usage.snapshot() for c in clients]
     failures = run_llm_step(
         records, items, client, request_of, outcome_of,
         ahead=ahead, reject_failures=reject_failures, desc=desc,
@@ -109,9 +115,16 @@ def run_predictions(
         predicted=tally.kept,
         rejected=dict(tally.rejected),
         failed=failures,
-        run=client.usage.since(before),
+        run=_usage_since(clients, before),
     )
     return run, lines
+
+
+def _usage_since(clients: Sequence[LLMClient], before: Sequence[UsageSummary]) -> UsageSummary:
+    total = UsageSummary()
+    for c, b in zip(clients, before, strict=True):
+        total.merge(c.usage.since(b))
+    return total
 
 
 def save_run_summary(work_dir: str | Path, run: PredictionRun) -> None:

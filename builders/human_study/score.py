@@ -111,6 +111,7 @@ def score_bqa_study(
         "data": source,
         "split": study.split,
         "n_items": len(by_item),
+        "draw": study.draw,
         "raters": study.raters,
         "ratings_per_item": study.ratings_per_item,
         "interval": "95% Wilson score interval",

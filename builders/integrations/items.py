@@ -125,7 +125,7 @@ def bqa_items(location: str, split: str) -> BQAItems:
 
 
 def bqa_prompt(row: Mapping[str, Any], style: str, frame_description: str = HARNESS_FRAMES) -> str:
-    """The runner's prompt for one item (``single_word`` or ``rationale``), after the frames."""
+    """The runner's prompt for one item (``single_word`` or ``reason_then_answer``: one request each), after the frames."""
     variables = {"frame_description": frame_description, "question": row["question"],
                  "options": format_options(row["choices"])}  # fmt: skip
     return answer_prompt(style).render(**variables)

@@ -92,10 +92,42 @@ def _json_object(text: str) -> Any:
     return value
 
 
+def _setting_flags(p: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(flag suffix, add_argument keywords)`` of every setting option; ``p`` is the env prefix."""
+    return [
+        ("model", {"help": f"model id, e.g. gemini-2.5-flash (env {p}MODEL; required)"}),
+        ("base-url", {"help": f"OpenAI-compatible base URL ({_env_default(p, 'base_url')})"}),
+        ("api-key-env", {"metavar": "NAME", "help": "NAME of the environment variable holding the API key, "
+                         f"not the key ({_env_default(p, 'api_key_env')}); 'none' for keyless local servers "
+                         "like vLLM or Ollama"}),
+        ("concurrency", {"type": POSITIVE_INT,
+                         "help": f"requests in flight at once ({_env_default(p, 'max_concurrency')})"}),
+        ("timeout", {"type": POSITIVE_NUMBER, "metavar": "SECONDS",
+                     "help": f"seconds per HTTP attempt ({_env_default(p, 'timeout')}); an endpoint that "
+                     "hangs holds an item for attempts x (1 + retries) x this, plus backoff (said once, at the "
+                     "first timeout)"}),
+        ("max-retries", {"type": NON_NEGATIVE_INT, "metavar": "N", "help": "the SDK's retries on "
+                         f"408/409/429/5xx and timeouts ({_env_default(p, 'max_retries')})"}),
+        ("max-validation-retries", {"type": NON_NEGATIVE_INT, "metavar": "N", "help": "re-asks after a reply "
+                                    "that fails validation or is truncated "
+                                    f"({_env_default(p, 'max_validation_retries')})"}),
+        ("temperature", {"type": _or_none(NON_NEGATIVE_NUMBER, "a number"), "metavar": "T",
+                         "help": f"sampling temperature; 'none': the server's default "
+                         f"({_env_default(p, 'temperature')})"}),
+        ("seed", {"type": _or_none(int, "an integer"), "metavar": "N",
+                  "help": f"sampling seed; 'none': not sent ({_env_default(p, 'seed')})"}),
+        ("max-tokens", {"type": _or_none(POSITIVE_INT, "an integer"), "metavar": "N", "help": "reply length "
+                        f"limit; 'none': the server's default ({_env_default(p, 'max_tokens')})"}),
+        ("extra-body", {"type": _json_object, "metavar": "JSON", "help": "provider-specific request fields as "
+                        'a JSON object, e.g. \'{"reasoning_effort": "low"}\' '
+                        f"({_env_default(p, 'extra_body')})"}),
+    ]  # fmt: skip
+
+
 def add_llm_arguments(
     parser: argparse.ArgumentParser, cache: bool = True, env_prefix: str = LLM_ENV_PREFIX
 ) -> None:
-    """Add the shared ``--llm-*`` options to a command's parser.
+    """Add the shared ``--llm-*`` options (and ``--prompt NAME=PATH``) to a command's parser.
 
     Pair with :func:`llm_setting_overrides` (or :func:`builders.llm.settings_from_args` /
     :func:`builders.llm.client_from_args`). ``env_prefix`` names the variables unset options fall
@@ -107,65 +139,17 @@ def add_llm_arguments(
         "LLM",
         f"endpoint, sampling and cache; an option left unset falls back to the {p}* variable its help names",
     )
-    group.add_argument("--llm-model", help=f"model id, e.g. gemini-2.5-flash (env {p}MODEL; required)")
+    for suffix, keywords in _setting_flags(p):
+        group.add_argument(f"--llm-{suffix}", **keywords)
     group.add_argument(
-        "--llm-base-url",
-        help=f"OpenAI-compatible base URL ({_env_default(p, 'base_url')})",
-    )
-    group.add_argument(
-        "--llm-api-key-env",
-        metavar="NAME",
-        help=f"NAME of the environment variable holding the API key, not the key ({_env_default(p, 'api_key_env')}); "
-        "'none' for keyless local servers like vLLM or Ollama",
-    )
-    group.add_argument(
-        "--llm-concurrency",
-        type=POSITIVE_INT,
-        help=f"requests in flight at once ({_env_default(p, 'max_concurrency')})",
-    )
-    group.add_argument(
-        "--llm-timeout",
-        type=POSITIVE_NUMBER,
-        metavar="SECONDS",
-        help=f"seconds per HTTP attempt ({_env_default(p, 'timeout')}); an endpoint that hangs holds an item "
-        "for attempts x (1 + retries) x this, plus backoff (said once, at the first timeout)",
-    )
-    group.add_argument(
-        "--llm-max-retries",
-        type=NON_NEGATIVE_INT,
-        metavar="N",
-        help=f"the SDK's retries on 408/409/429/5xx and timeouts ({_env_default(p, 'max_retries')})",
-    )
-    group.add_argument(
-        "--llm-max-validation-retries",
-        type=NON_NEGATIVE_INT,
-        metavar="N",
-        help=f"re-asks after a reply that fails validation or is truncated ({_env_default(p, 'max_validation_retries')})",
-    )
-    group.add_argument(
-        "--llm-temperature",
-        type=_or_none(NON_NEGATIVE_NUMBER, "a number"),
-        metavar="T",
-        help=f"sampling temperature; 'none': the server's default ({_env_default(p, 'temperature')})",
-    )
-    group.add_argument(
-        "--llm-seed",
-        type=_or_none(int, "an integer"),
-        metavar="N",
-        help=f"sampling seed; 'none': not sent ({_env_default(p, 'seed')})",
-    )
-    group.add_argument(
-        "--llm-max-tokens",
-        type=_or_none(POSITIVE_INT, "an integer"),
-        metavar="N",
-        help=f"reply length limit; 'none': the server's default ({_env_default(p, 'max_tokens')})",
-    )
-    group.add_argument(
-        "--llm-extra-body",
-        type=_json_object,
-        metavar="JSON",
-        help='provider-specific request fields as a JSON object, e.g. \'{"reasoning_effort": "low"}\' '
-        f"({_env_default(p, 'extra_body')})",
+        "--prompt",
+        action="append",
+        default=[],
+        type=_prompt_file,
+        metavar="NAME=PATH",
+        help="replace the packaged prompt NAME (builders/llm/prompts/NAME.md) by the text of the file PATH "
+        "(same {{ variables }}; front matter optional); its sha256 becomes the prompt version in every "
+        "record, so reports refuse to mix runs made with different texts; repeatable",
     )
     if not cache:
         return
@@ -178,6 +162,58 @@ def add_llm_arguments(
         "replay: cache or recorded replies only, a miss is an error",
     )
     group.add_argument("--llm-replies", help="recorded replies (JSONL) to replay from, instead of a cache")
+
+
+def add_derived_llm_arguments(
+    parser: argparse.ArgumentParser, prefix: str, env_prefix: str, title: str, what: str
+) -> None:
+    """``--<prefix>-model``, ``--<prefix>-base-url``, ... for a second model of one command (e.g.
+    ``rationale-llm``: who writes a two-stage style's rationales): each option left unset falls back to
+    ``<env_prefix><FIELD>``, then to the command's ``--llm-*`` value. Read with
+    :func:`derived_settings_from_args`; it shares the command's cache options."""
+    group = parser.add_argument_group(
+        title,
+        f"{what}; an option left unset falls back to the {env_prefix}* variable, then to its --llm-* value",
+    )
+    for suffix, keywords in _setting_flags(env_prefix):
+        help_text = keywords["help"].split(" (env ")[0].split(" (" + env_prefix)[0]
+        group.add_argument(
+            f"--{prefix}-{suffix}", **{**keywords, "help": f"{help_text} (default: --llm-{suffix})"}
+        )
+
+
+def derived_settings_from_args(
+    args: argparse.Namespace, base: LLMSettings, prefix: str, env_prefix: str
+) -> LLMSettings | None:
+    """Settings of :func:`add_derived_llm_arguments`' options over ``base`` (the command's own); None
+    when none is given, flag or variable: then the command's own client serves."""
+    dest = prefix.replace("-", "_")
+    given = {field: getattr(args, f"{dest}_{name[4:]}", None) for name, field in SETTING_OPTIONS.items()}
+    derived = base.derive(env_prefix, **given)
+    return None if derived == base and not any(v is not None for v in given.values()) else derived
+
+
+def _prompt_file(text: str) -> tuple[str, str]:
+    name, sep, path = text.partition("=")
+    if not sep or not name.strip() or not path.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=PATH (e.g. bqa_question=my_question.md), got {text!r}"
+        )
+    return name.strip(), path.strip()
+
+
+def apply_prompt_arguments(args: argparse.Namespace) -> dict[str, str]:
+    """Replace the prompts named by ``--prompt NAME=PATH`` for this process (every file checked
+    before anything runs); ``{name: version}`` of the replaced ones. The entry point calls it for
+    every command that has the option."""
+    given: list[tuple[str, str]] = getattr(args, "prompt", None) or []
+    names = [name for name, _ in given]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"--prompt names {', '.join(twice)} more than once")
+    from builders.llm.prompts import set_prompt_overrides  # lazy: yaml
+
+    return set_prompt_overrides(dict(given))
 
 
 def llm_setting_overrides(args: argparse.Namespace) -> dict[str, Any]:

@@ -124,6 +124,7 @@ class Status(enum.Enum):
     REPLAY_MISS = "replay_miss"  # replay mode and no recorded reply: nothing was sent
     OVER_BUDGET = "over_budget"  # not sent: its estimated cost would cross the --max-cost budget
     ESTIMATED = "estimated"  # --estimate: counted into the estimate, not sent
+    BLOCKED = "blocked"  # the provider's safety filter stopped it: final, never cached, never re-asked
 
 
 @dataclass(frozen=True)
@@ -147,10 +148,47 @@ class LLMResult:
     key: str
     metadata: Mapping[str, Any]
     elapsed: float = 0.0
+    #: With :attr:`Status.BLOCKED`, what said the safety filter stopped the reply
+    #: (``finish_reason=content_filter``, Gemini's ``SAFETY``..., a refusal, a blocked prompt); None
+    #: otherwise. The step loop rejects a blocked item with reason ``blocked``.
+    blocked: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.status is Status.OK
+
+
+#: ``finish_reason`` values (lower-cased) that mean a safety filter stopped the reply: OpenAI's
+#: ``content_filter`` and the native values Gemini's OpenAI-compatible endpoint passes through.
+#: (``RECITATION``, a copyright stop, is not a safety block: it is re-asked like a bad reply.)
+BLOCKING_FINISH_REASONS = frozenset(
+    {"content_filter", "safety", "prohibited_content", "blocklist", "spii", "image_safety",
+     "image_prohibited_content"}
+)  # fmt: skip
+BLOCKED = "blocked by the provider's safety filter"
+
+
+def blocked_signal(completion: Any) -> str | None:
+    """What says a completion was blocked for safety, or None: a blocking ``finish_reason``, a
+    ``refusal`` (OpenAI), or no choices with a prompt block reason (Gemini's
+    ``prompt_feedback.block_reason``, in either spelling)."""
+    choices = getattr(completion, "choices", None) or []
+    if choices:
+        choice = choices[0]
+        reason = str(choice.finish_reason or "")
+        if reason.lower() in BLOCKING_FINISH_REASONS:
+            return f"finish_reason={reason}"
+        refusal = getattr(choice.message, "refusal", None) if choice.message is not None else None
+        if refusal:
+            return f"refusal: {str(refusal)[:200]}"
+        return None
+    extra = getattr(completion, "model_extra", None) or {}
+    feedback = extra.get("prompt_feedback") or extra.get("promptFeedback") or {}
+    if isinstance(feedback, Mapping):
+        reason = feedback.get("block_reason") or feedback.get("blockReason")
+        if reason:
+            return f"prompt blocked: {reason}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -417,7 +455,7 @@ class LLMSession:
             if self.cache is not None and self.mode == "normal":
                 self.cache.release(p.key)
             if self.budget is not None and reserved is not None:
-                self.budget.settle(reserved, result.usage if result is not None else None)
+                self.budget.settle(reserved, result.usage if result is not None else None, self.settings)
 
     async def _claim(self, p: _Prepared) -> CachedReply | None:
         """Claim the request's key in the shared cache before paying for it (normal mode).
@@ -533,7 +571,15 @@ class LLMSession:
                 run.completion_tokens += call_usage.completion_tokens
             model_reported = completion.model or model_reported
             choice = completion.choices[0] if completion.choices else None
-            raw = choice.message.content if choice is not None else None
+            raw = choice.message.content if choice is not None and choice.message is not None else None
+            blocked = blocked_signal(completion)
+            if blocked is not None:  # final: asking the same again gets the same filter
+                run.blocked += 1
+                return replace(
+                    self._result(p, Status.BLOCKED, f"{BLOCKED} ({blocked})", raw, attempts, usage,
+                                 model_reported, time.perf_counter() - started),
+                    blocked=blocked,
+                )  # fmt: skip
             try:
                 if choice is None:
                     raise ReplyError("the server returned no choices")

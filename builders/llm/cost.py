@@ -210,22 +210,29 @@ class Budget:
     spent: float = 0.0
     reserved: float = field(default=0.0, repr=False)
     refused: int = 0
+    #: Other models sharing this budget (a two-stage evaluation's rationale model): model -> price.
+    prices: dict[str, Price] = field(default_factory=dict)
+
+    def _price(self, settings: Any) -> Price:
+        model = getattr(settings, "model", None)
+        return self.prices.get(model, self.price) if model else self.price
 
     def reserve(self, request: Any, settings: Any = None) -> float | None:
         """The estimated cost now reserved for ``request``, or None when it would cross the budget."""
-        est = estimate_request(request, self.model, self.max_tokens)
-        cost = self.price.cost(est.input_tokens, est.output_tokens)
+        model = getattr(settings, "model", None) or self.model
+        est = estimate_request(request, model, getattr(settings, "max_tokens", None) or self.max_tokens)
+        cost = self._price(settings).cost(est.input_tokens, est.output_tokens)
         if self.spent + self.reserved + cost > self.max_cost:
             self.refused += 1
             return None
         self.reserved += cost
         return cost
 
-    def settle(self, reserved: float, usage: Any) -> None:
+    def settle(self, reserved: float, usage: Any, settings: Any = None) -> None:
         """Release a reservation and count what the reply really cost (its reported usage)."""
         self.reserved -= reserved
         if usage is not None:
-            self.spent += self.price.cost(usage.prompt_tokens, usage.completion_tokens)
+            self.spent += self._price(settings).cost(usage.prompt_tokens, usage.completion_tokens)
 
     def describe(self) -> str:
         return f"spent ${self.spent:,.4f} of ${self.max_cost:,.2f}"
@@ -285,6 +292,19 @@ def apply_cost_arguments(args: argparse.Namespace, client: Any) -> Price | None:
             )
         client.budget = Budget(args.max_cost, price, model, client.settings.max_tokens)
     return price
+
+
+def share_cost_arguments(args: argparse.Namespace, client: Any, other: Any) -> None:
+    """Let ``other`` (a second model of the same command) count into ``client``'s estimate and spend
+    from its budget, at its own model's price (``--max-cost`` needs that price too)."""
+    other.estimate = client.estimate
+    if client.budget is not None:
+        model = other.settings.model
+        price = price_from_args(args, model) if model != client.settings.model else client.budget.price
+        if price is None:
+            raise ValueError(f"--max-cost needs a price for model {model!r} too: add it to a --price-table")
+        client.budget.prices[model] = price
+        other.budget = client.budget
 
 
 def spent_line(usage: Any, price: Price | None, budget: Budget | None = None) -> str:

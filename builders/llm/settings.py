@@ -143,19 +143,7 @@ class LLMSettings(BaseModel):
         (``"cli"``, ``"python"`` or ``"environment"``) words the errors for whoever gave the overrides: a
         flag, an argument, or nothing but the variables (a harness that has no flags for them).
         """
-        environ = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for name in cls.model_fields:
-            raw = environ.get(prefix + name.upper())
-            if raw is None:
-                continue
-            if name == "extra_body" and not _is_none(raw):
-                try:
-                    values[name] = json.loads(raw)
-                except json.JSONDecodeError as err:
-                    raise ValueError(f"{prefix}EXTRA_BODY is not valid JSON: {err}") from None
-            else:
-                values[name] = raw
+        values = _env_values(cls.model_fields, prefix, os.environ if environ is None else environ)
         values.update({k: v for k, v in overrides.items() if v is not None})
         for name in OPTIONAL_FIELDS:
             if _is_none(values.get(name)):
@@ -164,6 +152,37 @@ class LLMSettings(BaseModel):
             how = {"python": "pass model=... ", "environment": ""}.get(caller, "pass --llm-model MODEL ")
             raise ValueError(f"no model configured: {how}or set {prefix}MODEL")
         return cls(**values)
+
+    def derive(self, prefix: str, environ: Mapping[str, str] | None = None, **overrides: Any) -> LLMSettings:
+        """These settings with ``<prefix><FIELD>`` variables, then the ``overrides`` that are not None,
+        on top (``none`` switches an optional setting off): a second model of one command, e.g. the
+        one that writes a two-stage evaluation's rationales."""
+        values = self.model_dump()
+        values.update(
+            _env_values(type(self).model_fields, prefix, os.environ if environ is None else environ)
+        )
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        for name in OPTIONAL_FIELDS:
+            if _is_none(values.get(name)):
+                values[name] = None
+        return type(self)(**values)
+
+
+def _env_values(fields: Any, prefix: str, environ: Mapping[str, str]) -> dict[str, Any]:
+    """The ``<prefix><FIELD>`` variables that are set, as field values (``EXTRA_BODY`` parsed as JSON)."""
+    values: dict[str, Any] = {}
+    for name in fields:
+        raw = environ.get(prefix + name.upper())
+        if raw is None:
+            continue
+        if name == "extra_body" and not _is_none(raw):
+            try:
+                values[name] = json.loads(raw)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{prefix}EXTRA_BODY is not valid JSON: {err}") from None
+        else:
+            values[name] = raw
+    return values
 
 
 def _is_none(value: Any) -> bool:

@@ -28,6 +28,7 @@ class UsageSummary:
     api_calls: int = 0  # chat-completion calls sent (re-asks included; the SDK's own retries not)
     reasks: int = 0  # calls that re-asked after an invalid or truncated reply
     failures: int = 0
+    blocked: int = 0  # replies a safety filter stopped (not failures: the item is rejected "blocked")
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0  # wall time inside run()/arun()
@@ -49,6 +50,7 @@ class UsageSummary:
     def __str__(self) -> str:
         return (
             f"LLM usage: {self.items} requests, {self.cache_hits} cache hits, {self.api_calls} API calls "
-            f"({self.reasks} re-asks), {self.failures} failures, tokens in {self.prompt_tokens:,} / "
+            f"({self.reasks} re-asks), {self.failures} failures, "
+            f"{self.blocked} blocked, tokens in {self.prompt_tokens:,} / "
             f"out {self.completion_tokens:,}, {self.seconds:.1f} s"
         )

@@ -34,12 +34,19 @@ from bqa.vocabulary import (
     OTHERS,
     GroupMapping,
 )
+from builders.files.jsonio import read_json_object
 from builders.hub.source import DataSource
 from builders.hub.subset import VideoSelection, VideoSubset, filter_by_video, recorded
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, preview, read_predictions
 from builders.report.paired import accuracy_pairs, paired_section
-from builders.report.paper_tables import confusion_table
+from builders.report.paper_tables import (
+    LEAK_FOOTNOTE,
+    BQARow,
+    bqa_table,
+    confusion_table,
+    frames_cell,
+)
 from builders.report.parser_change import parser_change_section, run_parser_change
 from builders.report.plots import Bar, grouped_bars, heatmaps
 from builders.report.provenance import (
@@ -176,8 +183,13 @@ def score_bqa(
         ]
         scores = result.to_dict()
         correct[name] = scores.pop("correct")
+        style = runs[name].get("style")
+        style = style if isinstance(style, str) else None  # several within one file: not one style
+        leaking = runs[name].get("answer_leaking") is True or style == "multimodal_cot"
         models[name] = {
             "predictions": str(path),
+            "style": style,
+            "answer_leaking": leaking,
             "missing_ids": aligned.missing,
             "unparsed_ids": [ids[i] for i in result.unparsed_indices],
             "metrics": scores,
@@ -209,6 +221,49 @@ def score_bqa(
         "paired": accuracy_pairs(correct),
         "models": models,
     }
+
+
+def paper_rows(
+    models: Mapping[str, Mapping[str, Any]], human: Mapping[str, Any] | None = None
+) -> list[BQARow]:
+    """The rows of the paper's table: the Human row first (a ``human-study score`` result), then one
+    row per model, its runs in other styles (the same recorded model asked for) beside its plain run.
+    A run recording no style is a plain (single-word) run; one recording no model is its own row."""
+    rows: list[BQARow] = []
+    if human is not None:
+        # A score recording no draw was made before draws had names: its study was stratified.
+        draw = "Rand" if human.get("draw", "stratified") == "random" else "Strat"
+        results = {"single_word": {f"accuracy{k}": human["human"][d]["accuracy"]
+                                   for k, d in (("_easy", "Easy"), ("_hard", "Hard"), ("", TOTAL))}}  # fmt: skip
+        rows.append(BQARow(f"Human ({draw}{human['n_items']})", "-", results))
+    by_model: dict[str, list[dict[str, Any]]] = {}
+    for name, m in models.items():
+        asked = m["provenance"].get("model_asked")
+        style = m.get("style") or "single_word"
+        runs = by_model.setdefault(asked if isinstance(asked, str) else f"\0{name}", [])
+        row = next((r for r in runs if style not in r["results"]), None)
+        if row is None:
+            row = {"label": name, "frames": frames_cell(m["provenance"].get("frames")), "results": {}}
+            runs.append(row)
+        if style == "single_word":  # the plain run names the row, and gives its #F
+            row.update(label=name, frames=frames_cell(m["provenance"].get("frames")))
+        row["results"][style] = m["metrics"]
+    rows += [BQARow(r["label"], r["frames"], r["results"]) for runs in by_model.values() for r in runs]
+    return rows
+
+
+def _paper_section(models: Mapping[str, dict], human: Mapping[str, Any] | None, split: str) -> Section:
+    table = {"test": "Table 1", "validation": "Table 4"}.get(split, "Table 1")
+    body = [
+        f"The paper's {table} layout: one row per model, Easy / Hard / Total accuracy, a model's runs in "
+        "other evaluation styles beside its plain run (paired by the model they asked for)."
+        + (" The Human row is the human study's pooled accuracy over its raters." if human else ""),
+        bqa_table(paper_rows(models, human), split),
+    ]
+    leaking = [name for name, m in models.items() if m["answer_leaking"]]
+    if leaking:
+        body.insert(0, f"**Answer-leaking runs:** {', '.join(leaking)}. {LEAK_FOOTNOTE[2:]}")
+    return Section(f"{table} layout ({split} split)", body, [])
 
 
 # --- rendering ---------------------------------------------------------------------------------------
@@ -351,6 +406,21 @@ def _leakage_section(models: Mapping[str, BQAAccuracy]) -> Section | None:
     return Section("Chain-of-thought rationale leakage", [note, markdown_table(["", *leaks], rows)], [])
 
 
+def _human_result(human: str | os.PathLike[str] | Mapping[str, Any] | None, split: str) -> dict | None:
+    if human is None:
+        return None
+    data = dict(human) if isinstance(human, Mapping) else read_json_object(Path(human))
+    if data.get("benchmark") != "BQA" or "human" not in data:
+        raise ValueError(
+            f"{human}: not a BQA human-study result (vqabench human-study score writes one: metrics.json)"
+        )
+    if data.get("split") != split:
+        raise ValueError(
+            f"{human}: the human study is on the {data.get('split')!r} split, the report on {split!r}"
+        )
+    return data
+
+
 def _inputs_table(metrics: Mapping[str, Any]) -> str:
     rows = []
     for name, m in metrics["models"].items():
@@ -376,6 +446,7 @@ def write_bqa_report(
     group_mapping: GroupMapping | str | Path | None = None,
     allow_mixed: bool = False,
     answer_parser: str | None = None,
+    human: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     videos: VideoSelection | None = None,
 ) -> Report:
     """Score each model's predictions on ``split`` of ``data`` and write the report to ``out_dir``.
@@ -386,6 +457,8 @@ def write_bqa_report(
     runs made with other frames, prompt or parser versions (marked), instead of refusing.
     ``answer_parser``: ``NAME@VERSION`` reading the replies (``--parser``; default the current
     default); the "Answer parser change" section shows what it changes against each run's own.
+    ``human``: a BQA human study's result (``human-study score``'s metrics.json, or its content) on
+    this split: the Human row of the paper's table.
     ``videos``: score only a named subset of the split's clips (recorded with its ids in metrics.json).
     """
     reference = load_bqa_split(data, split, group_mapping=group_mapping, videos=videos)
@@ -396,6 +469,12 @@ def write_bqa_report(
         allow_mixed=allow_mixed,
         answer_parser=answer_parser,
     )
+    human_result = _human_result(human, split)
+    if human_result is not None:
+        metrics["human"] = {k: human_result[k] for k in ("study_id", "split", "n_items", "raters", "human")}
+        metrics["human"]["draw"] = human_result.get(
+            "draw", "stratified"
+        )  # unrecorded: made before draws had names
     out = Path(out_dir)
     models = metrics["models"]
     scores = {name: BQAAccuracy.from_dict(m["metrics"]) for name, m in models.items()}
@@ -413,6 +492,7 @@ def write_bqa_report(
     ]
     codes = {**DEFAULT_DEMOGRAPHIC_CODES, **(reference.demographic_codes or {})}
     sections = [
+        _paper_section(models, metrics.get("human"), split),
         Section(
             "How each run was made",
             runs_section_body({n: m["provenance"] for n, m in models.items()}, metrics["mixed"]),

@@ -28,6 +28,65 @@ PAPER_SELF_BLEU: dict[str, float] = {"train": 0.87, "validation": 0.86, "test": 
 
 
 # --- BQA -----------------------------------------------------------------------------------------
+#: Column-group titles of the BQA table per evaluation style (the paper's Table 1: Test | Test (CoT)).
+STYLE_GROUPS: dict[str, str] = {
+    "single_word": "{split}",
+    "multimodal_cot": "{split} (CoT)†",
+    "multimodal_cot_no_answer": "{split} (CoT, no answer)",
+    "reason_then_answer": "{split} (reason, then answer)",
+}
+LEAK_FOOTNOTE = (
+    "† multimodal_cot, as the paper ran Multimodal CoT: stage 1 was given the correct answer, so its "
+    "rationale can give the answer away (answer-leaking); not comparable with the plain columns."
+)
+
+
+@dataclass(frozen=True)
+class BQARow:
+    """One row of the paper's BQA table: a model (or the Human baseline) and its results per style
+    (``bqa_accuracy`` results, or ``{accuracy, accuracy_easy, accuracy_hard}``); ``frames``: the
+    ``#F`` cell."""
+
+    label: str
+    frames: str
+    results: Mapping[str, Mapping[str, Any]]
+
+
+def frames_cell(frames: Mapping[str, Any] | None) -> str:
+    """Table 1's ``#F``: the number of frames, ``*`` for 1 fps, ``N fps`` otherwise (``?``: not recorded)."""
+    if not isinstance(frames, Mapping):
+        return "?"
+    if frames.get("fps") is not None and frames.get("num_frames") is None:
+        return "*" if frames["fps"] == 1 else f"{frames['fps']:g} fps"
+    return str(frames.get("num_frames")) if frames.get("num_frames") is not None else "?"
+
+
+def bqa_table(rows: Sequence[BQARow], split: str = "test") -> str:
+    """The paper's BQA table (Table 1 for the test split, Table 4 for validation): one row per model
+    with ``#F`` and Easy / Hard / Total, the CoT runs of a model in column groups beside its plain
+    run, 2 decimals as in the paper, an en dash where a model has no such run; then the notes."""
+    name = {"test": "Test", "validation": "Valid", "train": "Train"}.get(split, split)
+    styles = [s for s in STYLE_GROUPS if any(s in r.results for r in rows)]
+    styles += sorted({s for r in rows for s in r.results} - set(styles))
+    header = ["VideoLLM", "#F"]
+    for style in styles:
+        group = STYLE_GROUPS.get(style, f"{{split}} ({style})").format(split=name)
+        header += [f"{group} Easy", f"{group} Hard", f"{group} Total"]
+    body = []
+    for row in rows:
+        cells: list[object] = [row.label, row.frames]
+        for style in styles:
+            r = row.results.get(style)
+            cells += [
+                fmt_number(r.get(k), 2) if r else None for k in ("accuracy_easy", "accuracy_hard", "accuracy")
+            ]
+        body.append(cells)
+    notes = ["#F: frames per clip; * = 1 frame per second."]
+    if "multimodal_cot" in styles:
+        notes.append(LEAK_FOOTNOTE)
+    return markdown_table(header, body, "ll" + "r" * (len(header) - 2)) + "\n\n" + " ".join(notes)
+
+
 def table1(entries: Sequence[tuple[Sequence[str], Mapping[str, Any]]], label_headers: Sequence[str]) -> str:
     """Table 1 layout: Easy / Hard / Total accuracy, one row per ``(labels, bqa_accuracy result)``."""
     rows = [

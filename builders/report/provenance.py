@@ -31,7 +31,7 @@ from builders.report.tables import markdown_table
 from builders.video.frame_rules import DEFAULT_RULE
 
 #: What must agree between runs laid side by side (a difference changes what the numbers mean).
-COMPARED: tuple[str, ...] = ("frames", "prompt", "answer_parser", FIELD)
+COMPARED: tuple[str, ...] = ("frames", "prompt", "rationale_prompt", "answer_parser", FIELD)
 #: Everything recorded per run, in the order the report shows it.
 FIELDS: tuple[str, ...] = (
     "model_asked",
@@ -43,6 +43,14 @@ FIELDS: tuple[str, ...] = (
     "data",
     "split",
     FIELD,
+)
+#: Recorded by some runs only (BQA's styles, presets): shown when at least one compared run has them.
+OPTIONAL_FIELDS: tuple[str, ...] = (
+    "style",
+    "answer_leaking",
+    "rationale_model",
+    "rationale_prompt",
+    "preset",
 )
 MIXED_FLAG = "--allow-mixed"
 
@@ -73,28 +81,43 @@ def _frames(line: Mapping[str, Any], run: Mapping[str, Any]) -> Any:
 
 def _line_values(line: Mapping[str, Any]) -> dict[str, Any]:
     run = line.get("provenance") if isinstance(line.get("provenance"), Mapping) else {}
-    prompt = line.get("prompt")
-    if prompt and line.get("prompt_version") not in (None, ""):
-        prompt = f"{prompt}@{line['prompt_version']}"
+    preset = run.get("preset")
+    if isinstance(preset, Mapping):
+        frame_flags = {"--fps", "--num-frames", "--max-side", "--frame-rule", "--video-input"}
+        overridden = frame_flags & set(preset.get("overridden") or ())
+        preset = str(preset.get("name")) + (" (frames overridden)" if overridden else "")
     return {
         "model_asked": run.get("model_asked"),
         "model_reported": line.get("model"),
         "frames": _frames(line, run),
-        "prompt": prompt or None,
+        "prompt": _versioned(line, "prompt"),
         "answer_parser": line.get("answer_parser"),
         "tool": run.get("tool"),
         "data": run.get("data"),
         "split": run.get("split"),
+        "style": line.get("style") or run.get("style"),
+        "answer_leaking": line.get("answer_leaking", run.get("answer_leaking")),
+        "rationale_model": line.get("rationale_model"),
+        "rationale_prompt": _versioned(line, "rationale_prompt"),
+        "preset": preset,
         # A runner records its subset; a runner's line without one was made on the whole split.
         FIELD: run.get(FIELD, ALL) if run else None,
     }
+
+
+def _versioned(line: Mapping[str, Any], field: str) -> str | None:
+    """``name@version`` of a recorded prompt (the name alone when no version is recorded)."""
+    name = line.get(field)
+    if name and line.get(f"{field}_version") not in (None, ""):
+        return f"{name}@{line[f'{field}_version']}"
+    return name or None
 
 
 def run_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
     """One value per field over the file's lines: the value all lines that record it share, a list of
     the distinct values when they disagree, None when no line records it. Lines of open-ended
     questions (no ``answer_parser``) do not count against the parser."""
-    seen: dict[str, list[Any]] = {f: [] for f in FIELDS}
+    seen: dict[str, list[Any]] = {f: [] for f in (*FIELDS, *OPTIONAL_FIELDS)}
     for line in read_prediction_lines(path):  # a harness output's lines too
         if not isinstance(line, dict):
             continue  # read_predictions names the bad line
@@ -107,6 +130,8 @@ def run_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
 def _show(value: Any) -> str:
     if value is None:
         return "not recorded"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if subset_key(value) is not None:
         return describe(value)
     if isinstance(value, Mapping) and value.get("sampled_by"):
@@ -147,11 +172,25 @@ def mixed_settings(runs: Mapping[str, Mapping[str, Any]], *, allow_mixed: bool) 
     """The :data:`COMPARED` fields on which ``runs`` (model -> :func:`run_provenance`) differ, as
     lines naming each model's value: another frame spec, or another version of the same prompt or
     parser. ValueError listing them unless ``allow_mixed``. A prompt or parser a file does not record
-    is not compared (it is shown as "not recorded"); frames are (see the module doc)."""
+    is not compared (it is shown as "not recorded"); frames are (see the module doc). Runs that all
+    followed one preset's frames (none overriding them, every one known) may differ in frames: the
+    preset sets them per model, as its paper did."""
     differences = []
+    # Only the runs that record frames count here: the judge results and the report itself
+    # (:func:`compared_runs`) record videos alone.
+    framed = [run for run in runs.values() if "frames" in run]
+    presets = {run.get("preset") for run in framed}
+    # One preset that sets the frames per model (the BQA paper: 1 fps for API models, 16 frames for open
+    # ones), followed by every run: their frames differ as the paper's did, by design.
+    frames_by_preset = (
+        len(presets) == 1
+        and isinstance(next(iter(presets)), str)
+        and "overridden" not in str(presets)
+        and all(frames_known(run.get("frames")) for run in framed)
+    )
     for field in COMPARED:
         if field == "frames":
-            frames = _frames_difference(runs)
+            frames = None if frames_by_preset else _frames_difference(runs)
             if frames:
                 differences.append(frames)
             continue
@@ -255,15 +294,21 @@ def runs_section_body(
         "tool": "Tool",
         "data": "Data (run)",
         "split": "Split (run)",
+        "style": "Style",
+        "answer_leaking": "Answer-leaking",
+        "rationale_model": "Rationale model",
+        "rationale_prompt": "Rationale prompt",
+        "preset": "Preset",
         FIELD: "Videos (run)",
     }
+    fields = [*FIELDS, *(f for f in OPTIONAL_FIELDS if any(run.get(f) is not None for run in runs.values()))]
     rows = [
-        [name, *(show(run.get(f)) for f in FIELDS), *(extra.get(name, {}).get(c) for c in columns)]
+        [name, *(show(run.get(f)) for f in fields), *(extra.get(name, {}).get(c) for c in columns)]
         for name, run in runs.items()
     ]
     body = [
         markdown_table(
-            ["Model", *(labels[f] for f in FIELDS), *columns], rows, "l" * (1 + len(FIELDS) + len(columns))
+            ["Model", *(labels[f] for f in fields), *columns], rows, "l" * (1 + len(fields) + len(columns))
         )
     ]
     if mixed:

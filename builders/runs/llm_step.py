@@ -6,16 +6,24 @@ of threads (a long step's frames decoded in worker processes), requests go out a
 ready, and each finished item is recorded at once (:class:`builders.runs.steps.StepRecords`), so a killed run loses nothing that was answered, and the
 engine's reply cache means a rerun never pays twice for a reply that validated. An item whose call
 failed after the engine's retries is *not* recorded: it stays pending for the next run and is
-reported (or, with ``reject_failures``, rejected with reason ``llm_failure``). A clip that cannot be
-decoded is rejected with reason ``video_unreadable`` instead of stopping the step.
+reported (or, with ``reject_failures``, rejected with reason ``llm_failure``). A reply a safety
+filter stopped is rejected with reason ``blocked`` (counted apart, never a generic failure). A clip
+that cannot be decoded is rejected with reason ``video_unreadable`` instead of stopping the step.
+
+An item may need more than one request (the two stages of a chain-of-thought evaluation): its
+``outcome_of`` returns a :class:`FollowUp` (the next request, the client to send it with, and what
+turns its reply into the outcome) instead of an :class:`Outcome`. Each stage's reply is cached like
+any other, so a rerun of an item killed between its stages pays for neither again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from builders.files.progress import progress_bar
@@ -32,9 +40,11 @@ from builders.runs.steps import (
 from builders.video.sampler import available_cpus
 from builders.video.source import VideoError
 
-__all__ = ["LLM_FAILURE", "VIDEO_UNREADABLE", "Outcome", "llm_fields", "run_llm_step"]
+__all__ = [
+    "BLOCKED", "LLM_FAILURE", "VIDEO_UNREADABLE", "FollowUp", "Outcome", "llm_fields", "run_llm_step",
+]  # fmt: skip
 
-LLM_FAILURE, VIDEO_UNREADABLE = "llm_failure", "video_unreadable"
+LLM_FAILURE, VIDEO_UNREADABLE, BLOCKED = "llm_failure", "video_unreadable", "blocked"
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,16 @@ class Outcome:
     status: str = KEPT
     reason: str | None = None
     detail: str | None = None
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """An item's next request (a later stage): sent with ``client`` (None: the step's), its reply
+    turned by ``outcome_of(request, result)`` into the item's :class:`Outcome` or another FollowUp."""
+
+    request: LLMRequest
+    outcome_of: Callable[[LLMRequest, LLMResult], Outcome | FollowUp]
+    client: LLMClient | None = None
 
 
 def llm_fields(result: LLMResult, request: LLMRequest, client: LLMClient) -> dict[str, Any]:
@@ -75,8 +95,8 @@ def run_llm_step(
     records: StepRecords,
     items: Sequence[Mapping[str, Any]],
     client: LLMClient,
-    request_of: Callable[[Mapping[str, Any]], LLMRequest],
-    outcome_of: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome],
+    request_of: Callable[[Mapping[str, Any]], LLMRequest | FollowUp],
+    outcome_of: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome | FollowUp],
     *,
     reject_failures: bool = False,
     desc: str | None = None,
@@ -86,7 +106,9 @@ def run_llm_step(
     """Run the pending ``items`` (dicts with an ``id``); returns ``{id: error}`` of the calls that failed.
 
     ``request_of(item)`` builds the request (VideoError/FileNotFoundError: the item is rejected as
-    ``video_unreadable``); ``outcome_of(item, request, result)`` turns a validated reply into a record.
+    ``video_unreadable``), or a :class:`FollowUp` when the item's first request goes to another client
+    and has its own outcome; ``outcome_of(item, request, result)`` turns a validated reply into a
+    record (an :class:`Outcome`), or into the item's next request (a :class:`FollowUp`).
 
     A pipeline: items start in input order and each has a thread that builds its request (frames
     sampled and encoded ``workers`` clips at a time, in as many worker processes past the first
@@ -132,8 +154,8 @@ async def _pipeline(
     records: StepRecords,
     pending: Sequence[Mapping[str, Any]],
     client: LLMClient,
-    request_of: Callable[[Mapping[str, Any]], LLMRequest],
-    outcome_of: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome],
+    request_of: Callable[[Mapping[str, Any]], LLMRequest | FollowUp],
+    outcome_of: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome | FollowUp],
     reject_failures: bool,
     bar: Any,
     workers: int,
@@ -146,40 +168,89 @@ async def _pipeline(
     stop = asyncio.Event()  # set when the budget refuses a request: start nothing more
     paid = False  # mark_paid done (once, before the first validated reply is recorded)
 
-    async def one(session: LLMSession, item: Mapping[str, Any], pool: ThreadPoolExecutor) -> None:
+    sessions: dict[int, LLMSession] = {}
+    opening = asyncio.Lock()
+    stack = contextlib.AsyncExitStack()
+
+    async def session_of(other: LLMClient) -> LLMSession:
+        """A session of another client (a later stage's), opened once, closed with the step's."""
+        async with opening:
+            if id(other) not in sessions:
+                sessions[id(other)] = await stack.enter_async_context(other.session())
+            return sessions[id(other)]
+
+    def follow_estimate(
+        decide: Callable[..., Outcome | FollowUp], request: LLMRequest, result: LLMResult
+    ) -> FollowUp | None:
+        """Under ``--estimate``: the item's next stage, from a stand-in reply of the expected length
+        (plain-text requests only), so that the later stages are priced too."""
+        if request.schema is not None:
+            return None
+        words = " ".join(["estimate"] * max(1, (request.output_tokens or 50) * 3 // 4))
+        try:
+            following = decide(request, replace(result, status=Status.OK, value=words, raw=words, error=None))
+        except Exception:  # an outcome that cannot read a stand-in: no later stage to price
+            return None
+        return following if isinstance(following, FollowUp) else None
+
+    def not_answered(item: Mapping[str, Any], result: LLMResult) -> None:
+        item_id = str(item["id"])
+        match result.status:
+            case Status.BLOCKED:
+                blocked = {"id": item["id"], "reply": result.raw, "blocked": result.blocked}
+                records.add(blocked, status=REJECTED, reason=BLOCKED, detail=result.error)
+            case Status.REPLAY_MISS:
+                missed.append((item_id, result.key))
+            case Status.ESTIMATED:
+                failures[item_id] = str(result.error)  # counted, not sent: stays pending
+            case Status.OVER_BUDGET:
+                stop.set()
+                failures[item_id] = str(result.error)
+            case Status.FAILED if reject_failures:
+                failed = {"id": item["id"], "reply": result.raw}
+                records.add(failed, status=REJECTED, reason=LLM_FAILURE, detail=result.error)
+            case Status.FAILED:
+                failures[item_id] = result.error or "unknown error"
+            case unexpected:  # a new Status must be given its meaning here
+                raise AssertionError(f"unhandled LLM result status {unexpected}")
+
+    async def one(item: Mapping[str, Any], pool: ThreadPoolExecutor) -> None:
         nonlocal paid
         try:
             try:
-                request = await loop.run_in_executor(pool, request_of, item)
+                built = await loop.run_in_executor(pool, request_of, item)
             except (VideoError, FileNotFoundError) as err:
                 records.add({"id": item["id"]}, status=REJECTED, reason=VIDEO_UNREADABLE, detail=str(err))
                 bar.update(1)
                 return
-            result = await session.complete(request)
-            item_id = str(item["id"])
-            match result.status:
-                case Status.OK:
+            decide: Callable[[LLMRequest, LLMResult], Outcome | FollowUp]
+            if isinstance(built, FollowUp):  # a first stage with its own client and outcome
+                session = await session_of(built.client or client)
+                request, decide = built.request, built.outcome_of
+            else:
+                session, request, decide = sessions[id(client)], built, partial(outcome_of, item)
+            while True:  # one pass per stage of the item
+                result = await session.complete(request)
+                if result.status is not Status.OK:
+                    following = (
+                        follow_estimate(decide, request, result)
+                        if result.status is Status.ESTIMATED
+                        else None
+                    )
+                    if following is None:
+                        not_answered(item, result)
+                        break
+                else:
                     if not paid:
                         mark_paid(records.work_dir)  # before the first reply is recorded: options lock now
                         paid = True
-                    outcome = outcome_of(item, request, result)
-                    records.add(
-                        outcome.record, status=outcome.status, reason=outcome.reason, detail=outcome.detail
-                    )
-                case Status.REPLAY_MISS:
-                    missed.append((item_id, result.key))
-                case Status.ESTIMATED:
-                    failures[item_id] = str(result.error)  # counted, not sent: stays pending
-                case Status.OVER_BUDGET:
-                    stop.set()
-                    failures[item_id] = str(result.error)
-                case Status.FAILED if reject_failures:
-                    failed = {"id": item["id"], "reply": result.raw}
-                    records.add(failed, status=REJECTED, reason=LLM_FAILURE, detail=result.error)
-                case Status.FAILED:
-                    failures[item_id] = result.error or "unknown error"
-                case unexpected:  # a new Status must be given its meaning here
-                    raise AssertionError(f"unhandled LLM result status {unexpected}")
+                    following = decide(request, result)
+                    if isinstance(following, Outcome):
+                        records.add(following.record, status=following.status, reason=following.reason,
+                                    detail=following.detail)  # fmt: skip
+                        break
+                session = await session_of(following.client or client)
+                request, decide = following.request, following.outcome_of
             bar.update(1)
         finally:
             window.release()
@@ -195,14 +266,15 @@ async def _pipeline(
         # for a clip another item is decoding, for a worker process), none holds back another.
         threads = client.settings.max_concurrency + ahead
         with ThreadPoolExecutor(threads, thread_name_prefix="prepare") as pool:
-            async with client.session() as session:
+            async with stack, client.session() as session:
+                sessions[id(client)] = session
                 tasks = []
                 for item in pending:  # started in input order, so requests are built in that order
                     await window.acquire()
                     if stop.is_set():
                         window.release()
                         break
-                    tasks.append(asyncio.create_task(one(session, item, pool)))
+                    tasks.append(asyncio.create_task(one(item, pool)))
                 await asyncio.gather(*tasks)
     finally:
         ticker.cancel()

@@ -13,7 +13,9 @@ oracle built from the dataset being evaluated) and getting some wrong on purpose
   right with probability ``easy``/``hard`` by the item's difficulty, else a distractor; about 6% of
   replies name no single choice (unparsed). Single-word replies vary in form ("Anger", "anger.",
   "Answer: Anger", "C"). Rationales either name the chosen emotion only (a leak when it is right),
-  describe the body language without naming any choice, or weigh two choices.
+  describe the body language without naming any choice, or weigh two choices. In the two-stage
+  styles, stage 1 told the answer names it three times in four (the leak the paper describes), and
+  stage 2 mostly answers what a rationale naming one choice names.
 * MarineLife-16K (``builders.evaluation.marinelife`` prompts, whose frames it recognises by their digest):
   multiple choice right with a per-type probability (:data:`MCQ_ACCURACY`), about 6% unparsed;
   open-ended camera-object answers and captions written from the video's attributes at four levels
@@ -56,6 +58,8 @@ OBSERVATIONS = (
 )  # fmt: skip
 
 _OPTION = re.compile(r"^([A-D])\.\s*(.+)$", re.MULTILINE)
+_CORRECT_ANSWER = re.compile(r"^Correct answer:\s*(.+)$", re.MULTILINE)
+_RATIONALE = re.compile(r"^Rationale:\s*(.+)$", re.MULTILINE)
 OEMU_SCHEMA, CAPTION_SCHEMA = "marinelife_open_ended_scores", "marinelife_caption_scores"
 _BETWEEN = r"\s*\n(.*?)\n\s*\n"
 _OEMU_ANSWER = re.compile(r"Answer to grade:" + _BETWEEN, re.DOTALL)
@@ -101,7 +105,16 @@ class BaselineModel:
 
     # -- BQA -----------------------------------------------------------------------------------
     def bqa_answer(self, text: str, choices: tuple[str, ...], answer: str, difficulty: str) -> str:
-        rationale = "Answer: <" in text  # the rationale prompt asks for a final "Answer: <...>" line
+        if _CORRECT_ANSWER.search(text) or "Write a rationale" in text:
+            return self.bqa_stage1(text, choices, answer)
+        given = _RATIONALE.search(text)
+        if (
+            given and draw(text, "follows-rationale") < 0.95
+        ):  # stage 2 mostly follows a rationale naming one choice
+            named = [c for c in choices if c in given.group(1)]
+            if len(named) == 1:
+                return pick((named[0], f"{named[0]}.", f"Answer: {named[0]}"), text, "form")
+        rationale = "Answer: <" in text  # the one-request style asks for a final "Answer: <...>" line
         if draw(text, "no-choice") < self.unparsed:
             return pick(BQA_NO_CHOICE, text, "no-choice-form").format(a=choices[0], b=choices[-1])
         right = self.easy if difficulty == "Easy" else self.hard
@@ -123,6 +136,20 @@ class BaselineModel:
             other = pick([c for c in choices if c != chosen], text, "other")
             why = f"The {part} could suggest {other}, but the rest of the body language fits {chosen} better."
         return f"Rationale: {why}\nAnswer: {chosen}"
+
+    def bqa_stage1(self, text: str, choices: tuple[str, ...], answer: str) -> str:
+        """A two-stage style's rationale. Told the answer (multimodal_cot), it names it most of the time,
+        as the paper saw its rationales do; not told, it names its own pick or none."""
+        part = pick(BODY_PARTS, text, "part")
+        known = _CORRECT_ANSWER.search(text)
+        chosen = known.group(1).strip() if known else pick(choices, text, "blind")
+        u = draw(text, "stage1")
+        if u < (0.75 if known else 0.35):
+            return f"The person's {part} and overall movement point to {chosen}, not to the other options."
+        if u < 0.9:
+            return f"{pick(OBSERVATIONS, text, 'observation')}, which is what the clip shows."
+        other = pick([c for c in choices if c != chosen], text, "other")
+        return f"The {part} could suggest {other}, but the rest of the body language fits {chosen} better."
 
     # -- MarineLife-16K ------------------------------------------------------------------------
     def marine(self, text: str, video: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str:

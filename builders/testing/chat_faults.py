@@ -94,13 +94,33 @@ class Fault:
 
 @dataclass(frozen=True)
 class Reply:
-    """A fully specified reply (content, finish reason, reported model, token usage)."""
+    """A fully specified reply (content, finish reason, reported model, token usage). ``refusal``:
+    the message's refusal text (OpenAI's safety refusal); ``no_choices``: an empty ``choices`` list;
+    ``extra``: more top-level fields of the completion (a provider's own, e.g. ``prompt_feedback``)."""
 
     content: str | None
     finish_reason: str = "stop"
     model: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    refusal: str | None = None
+    no_choices: bool = False
+    extra: dict[str, Any] | None = None
+
+    @classmethod
+    def blocked(cls, finish_reason: str = "content_filter") -> Reply:
+        """A reply a safety filter stopped: no content, ``finish_reason`` ``content_filter`` (OpenAI)
+        or Gemini's own (``SAFETY``, ``PROHIBITED_CONTENT``, ..., which its OpenAI-compatible endpoint
+        passes through)."""
+        return cls(None, finish_reason=finish_reason, completion_tokens=0)
+
+    @classmethod
+    def prompt_blocked(cls, reason: str = "SAFETY") -> Reply:
+        """A request whose prompt was blocked: no choices, and the block reason as Gemini's native API
+        reports it (``prompt_feedback.block_reason``)."""
+        return cls(
+            None, no_choices=True, completion_tokens=0, extra={"prompt_feedback": {"block_reason": reason}}
+        )
 
 
 # The body of a ``malformed`` fault: HTTP 200, cut off mid-JSON.

@@ -259,19 +259,17 @@ class ChatServer:
 
     def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         content = reply.content
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if reply.refusal is not None:
+            message["refusal"] = reply.refusal
+        choice = {"index": 0, "message": message, "finish_reason": reply.finish_reason, "logprobs": None}
         return {
+            **(reply.extra or {}),
             "id": f"chatcmpl-test-{next(self._ids)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": reply.model or self.model or body.get("model", "unknown"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": reply.finish_reason,
-                    "logprobs": None,
-                }
-            ],
+            "choices": [] if reply.no_choices else [choice],
             "usage": {
                 "prompt_tokens": reply.prompt_tokens
                 if reply.prompt_tokens is not None

@@ -218,7 +218,9 @@ class TaskFunctions:
     def bqa_cot_doc_to_text(
         self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
     ) -> str:
-        return _kwargs_text(it.bqa_prompt(self.bqa().row(doc["id"]), "rationale"), lmms_eval_specific_kwargs)
+        return _kwargs_text(
+            it.bqa_prompt(self.bqa().row(doc["id"]), "reason_then_answer"), lmms_eval_specific_kwargs
+        )
 
     def _bqa_results(self, doc: Mapping[str, Any], results: Sequence[Any], style: str) -> dict[str, Any]:
         config = self._template(BQA_TEMPLATE)
@@ -232,7 +234,7 @@ class TaskFunctions:
         return self._bqa_results(doc, results, "single_word")
 
     def bqa_cot_process_results(self, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-        return self._bqa_results(doc, results, "rationale")
+        return self._bqa_results(doc, results, "reason_then_answer")
 
     def _bqa_aggregation(self, metric: str) -> Callable[[Sequence[Mapping[str, Any]]], float]:
         def aggregate(lines: Sequence[Mapping[str, Any]]) -> float:

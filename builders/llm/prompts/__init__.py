@@ -12,11 +12,19 @@ A prompt is ``builders/llm/prompts/<name>.md``: YAML front matter, then the temp
 Variables are ``{{ name }}`` (letters, digits, underscores). Rendering is strict both ways: a
 variable the template uses but the caller omits, or one the caller passes that the template never
 uses, is an error. Any other braces (JSON examples) are left alone.
+
+Any packaged prompt can be replaced by a file of one's own (the paper's appendix wording, say):
+:func:`set_prompt_overrides` (``--prompt NAME=PATH`` on every LLM command). The file is the template
+text (front matter optional); its version becomes ``sha256-<16 hex digits of the text>``, so every
+record, cache key and report names exactly which text was sent, and reports refuse to lay runs made
+with different texts side by side.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -92,8 +100,70 @@ def parse_prompt(text: str, source: str = "<string>") -> Prompt:
 
 
 def load_prompt(name: str, directory: str | Path | None = None) -> Prompt:
-    """The prompt ``<directory>/<name>.md`` (default: this package's folder)."""
+    """The prompt ``<directory>/<name>.md`` (default: this package's folder, or the file that
+    replaces it: :func:`set_prompt_overrides`)."""
+    if directory is None and name in _overrides:
+        return _overrides[name]
     return _load(name, str(Path(directory) if directory is not None else PROMPT_DIR))
+
+
+#: Packaged prompts replaced by files, for this process (:func:`set_prompt_overrides`).
+_overrides: dict[str, Prompt] = {}
+OVERRIDE_VERSION_PREFIX = "sha256-"
+
+
+def prompt_from_file(name: str, path: str | Path) -> Prompt:
+    """The packaged prompt ``name`` with its text replaced by the file at ``path``.
+
+    The file holds the template (``{{ variable }}`` placeholders), with or without front matter; a
+    front-matter ``name`` must be ``name``. It must use exactly the variables of the prompt it
+    replaces (the callers fill those and no others). The version is the text's sha256 (16 hex
+    digits), whatever a front matter says: the text is what the model sees."""
+    original = _load(name, str(PROMPT_DIR))  # an unknown name is an error listing the known ones
+    file = Path(path)
+    try:
+        raw = file.read_text(encoding="utf-8")
+    except OSError as err:
+        raise FileNotFoundError(f"--prompt {name}={path}: cannot read the file ({err.strerror})") from None
+    if raw.lstrip().startswith("---"):
+        parsed = parse_prompt(raw, source=str(file))
+        if parsed.name != name:
+            raise ValueError(f"{file}: front matter names prompt {parsed.name!r}, but it replaces {name!r}")
+        text, description = parsed.text, parsed.description
+    else:
+        text, description = raw.strip("\n"), f"replaced by {file.name}"
+    if not text.strip():
+        raise ValueError(f"{file}: the prompt text is empty")
+    prompt = Prompt(
+        name=name,
+        version=OVERRIDE_VERSION_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
+        text=text,
+        description=description or original.description,
+    )
+    missing, unknown = original.variables - prompt.variables, prompt.variables - original.variables
+    if missing or unknown:
+        raise ValueError(
+            f"{file}: a replacement for prompt {name!r} must use its variables {sorted(original.variables)} "
+            "as {{ name }}; "
+            + "; ".join(p for p in (f"missing {sorted(missing)}" if missing else "",
+                                    f"unknown {sorted(unknown)}" if unknown else "") if p)
+        )  # fmt: skip
+    return prompt
+
+
+def set_prompt_overrides(files: Mapping[str, str | Path]) -> dict[str, str]:
+    """Replace packaged prompts by files (``{name: path}``) for this process, all checked before
+    any is used; an empty mapping restores the packaged prompts. Returns ``{name: version}``."""
+    loaded = {name: prompt_from_file(name, path) for name, path in files.items()}
+    _overrides.clear()
+    _overrides.update(loaded)
+    return prompt_overrides()
+
+
+def prompt_overrides() -> dict[str, str]:
+    """``{name: version}`` of the prompts replaced by files in this process (sorted by name); what a
+    work folder is bound to, so one folder never mixes two texts of a prompt."""
+    return {name: _overrides[name].version for name in sorted(_overrides)}
 
 
 @cache

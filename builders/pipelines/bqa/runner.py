@@ -30,16 +30,23 @@ from bqa.candidates import Candidates
 from bqa.features import SPLITS
 from bqa.records import BoLDAnnotation, BQARecord, Provenance, StepProvenance
 from bqa.sample import sample_root
-from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES, DEFAULT_GROUP_MAPPING, DIFFICULTIES, GroupMapping
+from bqa.vocabulary import (
+    DEFAULT_DEMOGRAPHIC_CODES,
+    DEFAULT_GROUP_MAPPING,
+    DIFFICULTIES,
+    DIFFICULTY_REASONS,
+    GroupMapping,
+)
 from bqa.workfolder import ReleaseMeta, make_record, meta_path, read_release, write_release
 from builders.files.jsonio import write_json_atomic
 from builders.files.text import plural
 from builders.llm import LLMClient, UsageSummary
+from builders.llm.prompts import prompt_overrides
 from builders.pipelines.bqa.prepare import CANDIDATES, CLIPS, run_candidates, run_clips
 from builders.pipelines.bqa.split import SPLIT_RULE, split_release
 from builders.pipelines.bqa.step2_questions import run_questions
 from builders.pipelines.bqa.step3_filter import run_filter
-from builders.pipelines.bqa.step4_difficulty import STEP4_UNPARSED, run_difficulty
+from builders.pipelines.bqa.step4_difficulty import HARD, STEP4_UNPARSED, UNANSWERED, run_difficulty
 from builders.runs.frames import FrameImages, Images, frames_dir
 from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
@@ -68,6 +75,8 @@ class BuildOptions:
     demographic_codes: Mapping[str, Mapping[int, str]] = field(
         default_factory=lambda: DEFAULT_DEMOGRAPHIC_CODES
     )
+    step4_unanswered: str = HARD  # a STEP4 reply naming no choice, or two: Hard (the paper) or drop (old)
+    preset: Mapping[str, Any] | None = None  # what --preset set (recorded in build.json and the release)
     # How the run goes; these do not change the records.
     ahead: int | None = None
     reject_llm_failures: bool = False
@@ -77,8 +86,15 @@ class BuildOptions:
     def __post_init__(self) -> None:
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"limit must be at least 1, got {self.limit}")
+        if self.step4_unanswered not in UNANSWERED:
+            raise ValueError(
+                f"step4_unanswered must be one of {list(UNANSWERED)}, got {self.step4_unanswered!r}"
+            )
 
     def identity(self) -> dict[str, Any]:
+        # Settings added after releases were built enter the identity only when not the default, so a
+        # folder built before them resumes as it was.
+        later = {"step4_unanswered": self.step4_unanswered} if self.step4_unanswered != HARD else {}
         return _plain(
             {
                 "bold_root": str(Path(self.bold_root).resolve()),
@@ -90,6 +106,8 @@ class BuildOptions:
                 "demographic_codes": {
                     k: {str(c): v for c, v in t.items()} for k, t in self.demographic_codes.items()
                 },
+                **later,
+                **({"preset": dict(self.preset)} if self.preset else {}),
             }
         )
 
@@ -140,7 +158,10 @@ class BuildSummary:
     rows: int  # BoLD rows taken (after --limit)
     missing_clips: list[str]  # rows left out by skip_missing: "file, line, column 1 (video): ..."
     steps: dict[str, StepSummary]
-    difficulty: dict[str, int]  # Easy/Hard of the labelled items, plus "unparsed" (rejected)
+    difficulty: dict[
+        str, int
+    ]  # Easy/Hard of the labelled items, plus "unparsed" (rejected with --step4-unanswered drop)
+    difficulty_reasons: dict[str, int]  # STEP4's reasons: right_choice, wrong_choice, no_answer, ambiguous
     splits: dict[str, dict[str, int]] | None  # per split: rows, films, Easy, Hard (None: no release yet)
     tokens: tuple[int, int]  # recorded prompt/completion tokens of every reply the finished steps use
     run: UsageSummary | None  # this run's LLM activity (None: no LLM step ran)
@@ -174,6 +195,7 @@ class BuildSummary:
             "missing_clips": self.missing_clips,
             "steps": {name: s.to_json() for name, s in self.steps.items()},
             "difficulty": self.difficulty,
+            "difficulty_reasons": self.difficulty_reasons,
             "splits": self.splits,
             "tokens": {"prompt": self.tokens[0], "completion": self.tokens[1]},
             "this_run": run,
@@ -193,6 +215,10 @@ class BuildSummary:
             lines.append(f"  {name:<11} {s.kept:>5}  {rejected}{state}")
         if self.difficulty:
             lines.append("  difficulty: " + ", ".join(f"{k} {v}" for k, v in self.difficulty.items()))
+        if self.difficulty_reasons:
+            lines.append(
+                "  STEP4 reasons: " + ", ".join(f"{k} {v}" for k, v in self.difficulty_reasons.items())
+            )
         if self.splits:
             parts = [
                 f"{s} {d['rows']} ({d['Easy']} Easy / {d['Hard']} Hard, {plural(d['films'], 'film')})"
@@ -248,7 +274,8 @@ def release_records(work_dir: Path, rows: Mapping[str, BoLDAnnotation]) -> list[
         records.append(
             make_record(
                 rows[i], cands, question=filtered[i]["question"], difficulty=item["difficulty"],
-                provenance=provenance, extra={"step4_answer": item["parsed"]},
+                difficulty_reason=item.get("difficulty_reason", ""), provenance=provenance,
+                extra={"step4_answer": item["parsed"]},
             )
         )  # fmt: skip
     return records
@@ -309,9 +336,15 @@ def build(
     work_dir.mkdir(parents=True, exist_ok=True)
     # An estimate sends nothing and records no reply: it does not bind the folder to a model.
     llm = client.settings.cache_identity() if needs_llm and client.estimate is None else None
+    prompts = prompt_overrides()
     bind_work_folder(
         work_dir,
-        {"data": options.identity(), "llm": llm, "inputs": source_fingerprint(options.bold_root)},
+        {
+            "data": options.identity(),
+            "llm": llm,
+            "inputs": source_fingerprint(options.bold_root),
+            "prompts": prompts,
+        },
         CONFIG_FILE,
         accept=("inputs",) if options.accept_changed_source else (),
         hints={"inputs": CHANGED_SOURCE_HINT},
@@ -336,8 +369,9 @@ def build(
             failures[step] = run_filter(work_dir, _items(work_dir, step), client, **llm_args)
         elif step == DIFFICULTY:
             failures[step] = run_difficulty(
-                work_dir, _items(work_dir, step), client, options.frames, images_of=images, **llm_args
-            )
+                work_dir, _items(work_dir, step), client, options.frames, images_of=images,
+                unanswered=options.step4_unanswered, **llm_args,
+            )  # fmt: skip
             if not failures[step]:
                 shutil.rmtree(frames_dir(work_dir), ignore_errors=True)  # no later step shows frames
         else:
@@ -365,6 +399,10 @@ def _write_split(work_dir: Path, options: BuildOptions, rows: Mapping[str, BoLDA
             "frames": options.frames.to_json(),
             "limit": options.limit,
             "llm": config.get("llm"),
+            "step4_unanswered": options.step4_unanswered,
+            "pipeline": pipeline_counts(work_dir),
+            **({"preset": dict(options.preset)} if options.preset else {}),
+            **({"prompts": config["prompts"]} if config.get("prompts") else {}),
             **(
                 {"sample": SAMPLE_REASON}
                 if Path(options.bold_root).resolve() == sample_root().resolve()
@@ -394,6 +432,7 @@ def summarize(
     steps: dict[str, StepSummary] = {}
     tokens = [0, 0]
     difficulty: dict[str, int] = {}
+    difficulty_reasons: dict[str, int] = {}
     for name in RECORD_STEPS:
         records = StepRecords(work_dir, name)
         tally = records.tally()
@@ -412,6 +451,8 @@ def summarize(
             labels = Counter(r["difficulty"] for r in records.kept())
             difficulty = {d: labels.get(d, 0) for d in DIFFICULTIES}
             difficulty["unparsed"] = rejected.get(STEP4_UNPARSED, 0)
+            reasons = Counter(r.get("difficulty_reason") for r in records.kept())
+            difficulty_reasons = {reason: reasons.get(reason, 0) for reason in DIFFICULTY_REASONS}
     splits = None
     if meta_path(work_dir).is_file():
         release = read_release(work_dir, check_clips=False)
@@ -424,5 +465,23 @@ def summarize(
             for name, records in release.splits.items()
         }
     return BuildSummary(
-        Path(work_dir), rows, missing, steps, difficulty, splits, (tokens[0], tokens[1]), run, not_run
-    )
+        Path(work_dir), rows, missing, steps, difficulty, difficulty_reasons, splits, (tokens[0], tokens[1]),
+        run, not_run,
+    )  # fmt: skip
+
+
+def pipeline_counts(work_dir: Path) -> dict[str, Any]:
+    """What each step kept and removed, for the release's statistics (the paper's Figure 5): per step
+    ``{"in", "kept", "rejected": {reason: n}}``; STEP4's kept items by difficulty and reason."""
+    out: dict[str, Any] = {}
+    for name in RECORD_STEPS:
+        tally = StepRecords(work_dir, name).tally()
+        rejected = dict(sorted(tally.rejected.items()))
+        kept = tally.kept
+        out[name] = {"in": kept + sum(rejected.values()), "kept": kept, "rejected": rejected}
+    labelled = StepRecords(work_dir, DIFFICULTY).kept()
+    out[DIFFICULTY]["labels"] = {d: sum(r["difficulty"] == d for r in labelled) for d in DIFFICULTIES}
+    out[DIFFICULTY]["reasons"] = {
+        reason: sum(r.get("difficulty_reason") == reason for r in labelled) for reason in DIFFICULTY_REASONS
+    }
+    return out

@@ -1,10 +1,15 @@
-"""STEP4: the LLM answers each kept question from the frames; right is Easy, wrong is Hard.
+"""STEP4: the LLM answers each kept question from the frames: Easy when it could answer, Hard if not.
 
-It is the evaluation runner's act (:mod:`builders.evaluation.bqa_answers`, single-word style). A
-reply that names no choice, or two, is not a wrong answer: the item is rejected with reason
-``step4_unparsed`` and difficulty ``unparsed`` in the rejects file, with the reply as detail. It is
-not re-asked: the reply is a valid (cached) answer of the model, so a rerun does not pay for it again,
-and forcing a choice out of a model that declined would label the item on a guess.
+It is the evaluation runner's act (:mod:`builders.evaluation.bqa_answers`, single-word style). As the
+paper labels it, a question is Easy when the model chose the correct answer and Hard when it could
+not answer it: it chose another choice (``wrong_choice``), named none (``no_answer``), or named two
+or more (``ambiguous``). The reason is recorded per item (``difficulty_reason``, a column of the
+release) and counted in the build summary and the card. Such a reply is not re-asked: it is a valid
+(cached) answer of the model, and forcing a choice out of a model that declined would label the
+item on a guess.
+
+``unanswered="drop"`` keeps the behaviour of earlier releases (not the paper's): a reply naming no
+choice, or two, rejects the item (reason ``step4_unparsed``) and it leaves the release.
 """
 
 from __future__ import annotations
@@ -13,24 +18,30 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from builders.evaluation.bqa_answers import answer_request, read_answer
+from bqa.vocabulary import AMBIGUOUS_ANSWER, DIFFICULTY_REASONS, NO_ANSWER, RIGHT_CHOICE, WRONG_CHOICE
+from builders.evaluation.bqa_answers import ReadAnswer, answer_request, read_answer
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.runs.frames import FrameImages, Images, frames_dir
 from builders.runs.llm_step import Outcome, llm_fields, run_llm_step
 from builders.runs.steps import REJECTED, StepRecords
+from builders.scoring.answer_parsing import AMBIGUOUS
 from builders.video.frame_spec import FrameSpec
 
 STEP = "difficulty"
 STYLE = "single_word"
-EASY, HARD, UNPARSED_DIFFICULTY = "Easy", "Hard", "unparsed"
 STEP4_UNPARSED = "step4_unparsed"
+#: What STEP4 does with a reply that answers no choice, or two: the paper's Hard, or the old drop.
+HARD, DROP = "hard", "drop"
+UNANSWERED: tuple[str, ...] = (HARD, DROP)
 
 
-def difficulty_of(answer: str | None, correct: str) -> str:
-    """Easy when the model chose the correct label, Hard for another choice, ``unparsed`` for none."""
-    if answer is None:
-        return UNPARSED_DIFFICULTY
-    return EASY if answer == correct else HARD
+def difficulty_of(read: ReadAnswer, correct: str) -> tuple[str, str]:
+    """``(difficulty, reason)`` of one STEP4 answer (:data:`bqa.vocabulary.DIFFICULTY_REASONS`)."""
+    if read.answer is None:
+        reason = AMBIGUOUS_ANSWER if read.reason == AMBIGUOUS else NO_ANSWER
+    else:
+        reason = RIGHT_CHOICE if read.answer == correct else WRONG_CHOICE
+    return DIFFICULTY_REASONS[reason], reason
 
 
 def run_difficulty(
@@ -42,9 +53,13 @@ def run_difficulty(
     ahead: int | None = None,
     reject_failures: bool = False,
     images_of: Images | None = None,
+    unanswered: str = HARD,
 ) -> dict[str, str]:
     """``items``: ``id``, ``clip``, ``question``, ``choices``, ``answer``. Returns ``{id: error}``.
-    ``images_of``: default, the frames STEP2 left in ``<work>/frames`` (decoded if missing)."""
+    ``images_of``: default, the frames STEP2 left in ``<work>/frames`` (decoded if missing).
+    ``unanswered``: ``hard`` (the paper) or ``drop`` (reject, the old behaviour)."""
+    if unanswered not in UNANSWERED:
+        raise ValueError(f"unanswered must be one of {list(UNANSWERED)}, got {unanswered!r}")
     images_of = images_of or FrameImages(frames_dir(work_dir))
     records = StepRecords(work_dir, STEP)
     if records.covers(items):
@@ -56,21 +71,22 @@ def run_difficulty(
 
     def outcome(item: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
         read = read_answer(result.value, item["choices"], STYLE)
-        difficulty = difficulty_of(read.answer, item["answer"])
+        difficulty, reason = difficulty_of(read, item["answer"])
         record = {
             "id": item["id"],
             "difficulty": difficulty,
+            "difficulty_reason": reason,
             "reply": result.value,
             "parsed": read.parsed,
+            "parse_reason": read.reason,
             **llm_fields(result, request, client),
         }
-        if difficulty == UNPARSED_DIFFICULTY:
-            return Outcome(
-                record,
-                REJECTED,
-                STEP4_UNPARSED,
-                f"the reply names none of the choices: {result.value[:200]!r}",
+        if unanswered == DROP and reason in (NO_ANSWER, AMBIGUOUS_ANSWER):
+            detail = (
+                f"the reply names {'two or more' if reason == AMBIGUOUS_ANSWER else 'none'} of the choices"
             )
+            return Outcome({**record, "difficulty": "unparsed"}, REJECTED, STEP4_UNPARSED,
+                           f"{detail}: {result.value[:200]!r}")  # fmt: skip
         return Outcome(record)
 
     failures = run_llm_step(
