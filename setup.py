@@ -1,6 +1,8 @@
 """Packaging that pyproject.toml cannot declare: the repository's top-level ``metrics/`` folder (the
 evaluate modules and their cards) ships inside the wheel as ``builders/metrics/``, where
-:func:`builders.metrics_dir` finds it. Everything else is in pyproject.toml."""
+:func:`builders.metrics_dir` finds it; ``builders/testing/`` (the test doubles: fake chat and Hub
+servers, media writers, scripted responders, and the scripts that write and record the bundled
+samples) stays out of it: it runs from a source checkout. Everything else is in pyproject.toml."""
 
 from pathlib import Path
 
@@ -13,7 +15,10 @@ METRICS = sorted(
 setup(
     # Namespace discovery, as for the bundled sample data folders (bqa/sample/...).
     packages=[
-        *find_namespace_packages(include=["bqa*", "marinelife16k*", "builders*"]),
+        *find_namespace_packages(
+            include=["bqa*", "marinelife16k*", "builders*"],
+            exclude=["builders.testing", "builders.testing.*"],
+        ),
         "builders.metrics",
         *(f"builders.metrics.{name}" for name in METRICS),
     ],

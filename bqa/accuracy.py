@@ -428,8 +428,9 @@ def _confusion(
     for i, ok in enumerate(correct):
         if ok:
             continue
-        if chosen[i] is not None:
-            answered: str | None = choices[i][chosen[i]]
+        picked = chosen[i]
+        if picked is not None:
+            answered: str | None = choices[i][picked]
         else:
             anywhere = parser.parse(predictions[i], EMOTIONS, ()).index
             answered = None if anywhere is None else EMOTIONS[anywhere]

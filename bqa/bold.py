@@ -171,7 +171,9 @@ def parse_row(
         bold_split=bold_split,
         source_file=file.name,
         line=line,
-        **labels,
+        gender=labels["gender"],
+        age=labels["age"],
+        ethnicity=labels["ethnicity"],
     )
 
 

@@ -201,7 +201,7 @@ def release_stats(
         score = None
         if scorer is not None and len(records) > 1:
             log.info("Self-BLEU of %d %s questions", len(records), name)
-            result = scorer([r.question for r in records])
+            result: Any = scorer([r.question for r in records])  # a float or an object with .score
             score = float(getattr(result, "score", result))
             signature = getattr(result, "signature", None)
             if signature:  # the sentence count differs per split; the settings do not

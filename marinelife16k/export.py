@@ -62,6 +62,7 @@ def export_release(
     ``repo_id`` only appears in the card's loading example. With ``check`` the written folder is
     loaded back with ``load_dataset`` (into a temporary cache) before returning.
     """
+    work_dir, out_dir = Path(work_dir), Path(out_dir)
     check_export_target(out_dir, work_dir)
     release = read_release(work_dir)
     configs = build_configs(work_dir, cache_dir=cache_dir)

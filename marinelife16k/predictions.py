@@ -12,9 +12,18 @@ multiple-choice number comes from one mapping of lines to
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from marinelife16k.vocabulary import DIMENSION_OF_TYPE, MULTIPLE_CHOICE
+
+
+class AccuracyInputs(TypedDict):
+    """:func:`marinelife16k.accuracy.marinelife_accuracy`'s keyword inputs."""
+
+    predictions: list[str | None]
+    references: list[str]
+    question_types: list[str]
+    options: list[list[str]]
 
 
 def item_fields(record: Mapping[str, Any], video: Mapping[str, Any]) -> dict[str, Any]:
@@ -50,7 +59,7 @@ def joined_lines(
     ]
 
 
-def accuracy_inputs(lines: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+def accuracy_inputs(lines: Sequence[Mapping[str, Any]]) -> AccuracyInputs:
     """The keyword inputs of ``marinelife_accuracy`` (and ``metrics/marinelife_qa``) from the
     multiple-choice lines among ``lines`` (open-ended ones are the judge's)."""
     mcq = [line for line in lines if line["question_format"] == MULTIPLE_CHOICE]

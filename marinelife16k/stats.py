@@ -166,14 +166,14 @@ def release_stats(
         for name in names
     }
     parts[TOTAL] = _part(videos, records, durations)
-    present = Counter(sum(bool(_value(v.get(a))) for a in OBJECT_SLOTS.values()) for v in videos)
+    objects = Counter(sum(bool(_value(v.get(a))) for a in OBJECT_SLOTS.values()) for v in videos)
     asked = {r["id"] for r in records if r["type"] == "central_object_motion"}
     return {
         "splits": parts,
         "objects": {
             slot: _counts(v.get(attribute) for v in videos) for slot, attribute in OBJECT_SLOTS.items()
         },
-        "objects_per_video": {k: present[k] for k in range(1, len(OBJECT_SLOTS) + 1)},
+        "objects_per_video": {k: objects[k] for k in range(1, len(OBJECT_SLOTS) + 1)},
         "attributes": {name: _counts(v.get(name) for v in videos) for name in FINE_GRAINED},
         "central_object_motion": {
             "asked": len(asked),

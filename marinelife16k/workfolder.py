@@ -210,7 +210,11 @@ def _check_not_asked(release: Release, meta_path: Path) -> None:
         return  # a release written before the reasons were recorded
     if not isinstance(recorded, list) or not all(isinstance(e, dict) for e in recorded):
         raise ValueError(f"{meta_path}: {NOT_ASKED!r} must be a list of objects")
-    motion = {e.get("id"): str(e.get("reason")) for e in recorded if e.get("why") == NOT_CENTRAL}
+    motion = {  # an entry without a string id matches no question: the comparison below names it
+        e["id"]: str(e.get("reason"))
+        for e in recorded
+        if e.get("why") == NOT_CENTRAL and isinstance(e.get("id"), str)
+    }
     expected = not_asked_questions(release.videos, release.records, motion)
     if recorded != expected:
         extra = [f"{e.get('id')}: {e.get('type')}" for e in recorded if e not in expected]

@@ -23,7 +23,6 @@ from bqa.candidates import extract_candidates
 from bqa.sample import sample_root
 from bqa.workfolder import read_release
 from builders.cli import main as cli_main
-from builders.demo.record_bqa_pipeline import oracle
 from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMSettings
 from builders.pipelines.bqa.runner import BuildOptions, build
@@ -38,6 +37,7 @@ from builders.testing.bqa_responder import (
 from builders.testing.chat_faults import Fault, Reply
 from builders.testing.chat_requests import image_count
 from builders.testing.chat_server import ChatServer
+from builders.testing.samples.record_bqa_pipeline import oracle
 
 MODEL = "scripted-bqa"
 RULE_REASONS = {"rule_no_question_mark", "rule_multiline", "rule_names_candidate"}

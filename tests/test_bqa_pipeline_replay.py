@@ -12,8 +12,8 @@ from http_trap import http_trap
 from bqa.workfolder import read_release
 from builders.cli import main as cli_main
 from builders.demo.bqa_sample import SAMPLE_DIR, SCRIPTED_NOTE, load_recording
-from builders.demo.record_bqa_pipeline import RECORDING, record
 from builders.llm import ReplayMissError, read_replies
+from builders.testing.samples.record_bqa_pipeline import RECORDING, record
 
 
 def _release(work) -> dict[str, bytes]:

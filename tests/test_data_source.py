@@ -15,11 +15,11 @@ import pytest
 from hub_helpers import use_endpoint
 
 from builders.cli import main as cli_main
-from builders.demo.record_marinelife_baseline import oracle
 from builders.files.jsonio import read_jsonl, write_jsonl_atomic
 from builders.hub.source import DataSourceError, folder_fingerprint, resolve_data
 from builders.testing.baseline_responder import BaselineModel, ScriptedJudge
 from builders.testing.hub_server import HubServer
+from builders.testing.samples.record_marinelife_baseline import oracle
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.export import export_release
 from marinelife16k.sample import write_sample_work_folder

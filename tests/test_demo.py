@@ -18,8 +18,6 @@ import pytest
 from plot_checks import assert_figures_fit, read_record
 
 from bqa.accuracy import bqa_accuracy
-from builders.demo import record_bqa_baseline as bqa_recording
-from builders.demo import record_marinelife_baseline as marine_recording
 from builders.demo.recordings import bqa_baseline, marine_baseline, marine_judge
 from builders.demo.run import MARKER, next_steps, prepare_output, score_everything
 from builders.demo.samples import BuiltSample
@@ -33,6 +31,8 @@ from builders.scoring.judge import Groups, judge_predictions
 from builders.scoring.self_bleu import self_bleu
 from builders.testing.baseline_responder import ScriptedJudge
 from builders.testing.chat_server import ChatServer
+from builders.testing.samples import record_bqa_baseline as bqa_recording
+from builders.testing.samples import record_marinelife_baseline as marine_recording
 from marinelife16k.accuracy import marinelife_accuracy
 from marinelife16k.vocabulary import CAMERA_KINDS, MULTIPLE_CHOICE
 

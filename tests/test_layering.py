@@ -12,7 +12,9 @@ mapped to its layer::
 A module may import its own unit (the longest key of :data:`LAYERS` that prefixes its name) and any
 unit of a lower layer. An import into a higher layer fails; an import sideways (another unit of
 the same layer) fails unless :data:`SIDEWAYS` allows it and says why. ``builders.testing`` (the test
-doubles) is a side layer: see :data:`TESTING_MAY_IMPORT` and :data:`MAY_IMPORT_TESTING`.
+doubles) is a side layer: see :data:`TESTING_MAY_IMPORT` and :data:`MAY_IMPORT_TESTING`. It is not in
+the wheel, and neither are ``builders.testing.samples`` (the scripts that write and record the bundled
+samples, above every layer): nothing that ships may import either.
 
 Separately, no two packages (``builders.<sub>``, ``builders.pipelines.bqa``, ``bqa``, ``bqa.sample``,
 ... every folder with an ``__init__.py``) may import each other, directly or round a longer loop:
@@ -53,6 +55,7 @@ LAYERS: dict[str, int] = {
     "metrics": 8,
 }
 TESTING = "builders.testing"
+SAMPLE_SCRIPTS = "builders.testing.samples"
 
 # Sideways imports (importer prefix, imported prefix) allowed between units of one layer, and why.
 SIDEWAYS: dict[tuple[str, str], str] = {
@@ -80,9 +83,9 @@ TESTING_MAY_IMPORT = (
     "bqa.vocabulary",
     "marinelife16k.vocabulary",
 )
-# Who may import a test double: the demo's sample-making and recording scripts (they play the
-# doubles into recordings); nothing the doubles could be testing.
-MAY_IMPORT_TESTING = ("builders.demo",)
+# Who may import a test double: the sample-making and recording scripts (they play the doubles into
+# recordings); nothing the doubles could be testing, and nothing in the wheel (the doubles are not).
+MAY_IMPORT_TESTING = (SAMPLE_SCRIPTS,)
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,8 @@ ALL_IMPORTS = [imp for module, path in MODULES.items() for imp in imports_of(mod
 
 
 def unit_of(module: str) -> str:
+    if module == SAMPLE_SCRIPTS or module.startswith(SAMPLE_SCRIPTS + "."):
+        return SAMPLE_SCRIPTS
     if module == TESTING or module.startswith(TESTING + "."):
         return TESTING
     best = max((unit for unit in LAYERS if module == unit or module.startswith(unit + ".")), key=len)
@@ -170,6 +175,10 @@ def layering_error(imp: Import) -> str | None:
     source, target = unit_of(imp.importer), unit_of(imp.imported)
     if source == target:
         return None
+    if target == SAMPLE_SCRIPTS:
+        return f"{imp}: the sample scripts are not in the wheel; nothing of the package may import them"
+    if source == SAMPLE_SCRIPTS:
+        return None  # scripts run from a checkout, over everything: above every layer
     if source == TESTING:
         if under(imp.imported, TESTING_MAY_IMPORT):
             return None

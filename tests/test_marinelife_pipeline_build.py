@@ -19,7 +19,6 @@ import pytest
 from http_trap import http_trap
 
 from builders.cli import main as cli_main
-from builders.demo.record_marinelife_pipeline import record
 from builders.llm import LLMClient, LLMSettings, ReplyCache
 from builders.pipelines.marinelife import captioner
 from builders.pipelines.marinelife.caption_engine import read_captions
@@ -27,6 +26,7 @@ from builders.pipelines.marinelife.runner import PipelineConfig, build, load_rec
 from builders.testing.chat_requests import message_text
 from builders.testing.chat_server import ChatServer
 from builders.testing.marinelife_responder import MarineLifeResponder, parse_attributes, review_score
+from builders.testing.samples.record_marinelife_pipeline import record
 from marinelife16k.annotations import read_annotations
 from marinelife16k.questions import applicable_types
 from marinelife16k.sample import sample_attributes_path, sample_qa_path, sample_root, sample_video_root

@@ -11,9 +11,9 @@ import datasets
 import pytest
 
 from builders.cli import main as cli_main
-from builders.demo.make_marinelife_sample import FPS, HEIGHT, WIDTH, write_sample
 from builders.hub.layout import read_card
 from builders.testing.clips import read_frame_code
+from builders.testing.samples.make_marinelife_sample import FPS, HEIGHT, WIDTH, write_sample
 from builders.video.sampler import sample_frames
 from marinelife16k.annotations import read_annotations
 from marinelife16k.builder import MarineLife16K, build_configs

@@ -2,7 +2,7 @@
 
 A release of two bundled sample videos: the green sea turtle (MVK--mvk-0103) and the kelp
 (MSC--msc-0052, whose movement_behavior is about a garibaldi, so it gets no central_object_motion
-question). Words were counted by hand from the captions in builders/demo/make_marinelife_sample.py;
+question). Words were counted by hand from the captions in builders/testing/samples/make_marinelife_sample.py;
 the durations come from a full sequential PyAV decode (frames / frame rate), not from the code under test.
 """
 

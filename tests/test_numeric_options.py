@@ -49,7 +49,10 @@ FRAMES = ["frames", "clip.mp4", "--num-frames", "4"]
         (FRAMES, "--quality", "100", "from 1 to 95"),
     ],
 )  # fmt: skip
-def test_out_of_range_values_are_usage_errors(command, option, value, says, capsys):
+def test_out_of_range_values_are_usage_errors(command, option, value, says, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the input paths exist: paths are checked at parse time too, and first
+    (tmp_path / "DATA").mkdir()
+    (tmp_path / "clip.mp4").write_bytes(b"")
     with pytest.raises(SystemExit) as done:
         cli_main([*command, f"{option}={value}"])
     assert done.value.code == 2

@@ -374,7 +374,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _finetune_data(args: argparse.Namespace) -> int:
     from bqa.data import open_split
     from builders.evaluation.bqa_finetune import FORMATS, export_finetune_data
-    from builders.hub.source import data_from_args
+    from builders.hub.source import required_data_from_args
 
     formats = (
         list(FORMATS)
@@ -383,7 +383,7 @@ def _finetune_data(args: argparse.Namespace) -> int:
     )
     if args.media == "frames" and args.format.strip() == "all":
         formats = [f for f in formats if f != "llava"]  # documented for videos only
-    data = open_split(data_from_args(args).folder, args.split)
+    data = open_split(required_data_from_args(args).folder, args.split)
     result = export_finetune_data(
         data, args.out, formats=formats, media=args.media, frames=frame_spec_from_args(args, None, 16),
         limit=args.limit, model=args.model, template=args.template,

@@ -129,7 +129,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _make(args: argparse.Namespace) -> int:
-    from builders.hub.source import data_from_args
+    from builders.hub.source import required_data_from_args
     from builders.human_study.designs import Settings, resolve
     from builders.human_study.draw import RANDOM
     from builders.human_study.make import make_study  # lazy: keeps 'vqabench --help' fast
@@ -143,7 +143,7 @@ def _make(args: argparse.Namespace) -> int:
         defaults=Settings(size=100, raters=["r1", "r2", "r3"], ratings_per_item=None, draw=RANDOM),
     )  # fmt: skip
     study = make_study(
-        benchmark, data_from_args(args).folder, args.out, split=args.split, size=settings.size, seed=args.seed,
+        benchmark, required_data_from_args(args).folder, args.out, split=args.split, size=settings.size, seed=args.seed,
         raters=settings.raters, ratings_per_item=settings.ratings_per_item, predictions=args.predictions,
         model=args.model, types=tuple(t.strip() for t in args.types.split(",")) if args.types else None,
         draw=settings.draw, design=settings.design,

@@ -154,11 +154,14 @@ def _score(args: argparse.Namespace) -> int:
                 ("evidence", args.evidence_key),
             )
         }
+    predictions, references = columns["predictions"], columns["references"]
+    if predictions is None or references is None:  # _column raises first for a required column
+        raise ValueError(f"{path}: no predictions or no references to judge")
     with judge_client_from_args(args) as client:
         price = apply_cost_arguments(args, client)
         result = judge_predictions(
-            columns["predictions"],
-            columns["references"],
+            predictions,
+            references,
             rubric,
             client,
             questions=columns["questions"],

@@ -442,7 +442,7 @@ def _validate(args: argparse.Namespace) -> int:
 def _stats(args: argparse.Namespace) -> int:
     import tempfile
 
-    from builders.hub.source import data_from_args
+    from builders.hub.source import required_data_from_args
     from builders.report.marinelife_stats import write_marinelife_stats
 
     if args.top < 1:
@@ -450,7 +450,7 @@ def _stats(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="marinelife-stats-") as tmp:
         out = args.out or Path(tmp)
         report, blocks = write_marinelife_stats(
-            data_from_args(args), out, measure=not args.no_durations, top=args.top
+            required_data_from_args(args), out, measure=not args.no_durations, top=args.top
         )
         print("\n\n".join(blocks))
     if args.out:

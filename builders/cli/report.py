@@ -179,14 +179,14 @@ def _print_done(report) -> None:
 
 
 def _bqa(args: argparse.Namespace) -> int:
-    from builders.hub.source import data_from_args
+    from builders.hub.source import required_data_from_args
     from builders.hub.subset import selection_from_args
     from builders.report import named_paths, write_bqa_report
     from builders.report.inputs import select_models
 
     answer_parser = _checked_parser(args)
     report = write_bqa_report(
-        data_from_args(args),
+        required_data_from_args(args),
         args.split,
         select_models(named_paths(args.predictions, "--predictions"), args.model),
         args.out,
@@ -214,14 +214,14 @@ def _bqa(args: argparse.Namespace) -> int:
 
 
 def _marinelife(args: argparse.Namespace) -> int:
-    from builders.hub.source import data_from_args
+    from builders.hub.source import required_data_from_args
     from builders.hub.subset import selection_from_args
     from builders.report import named_paths, write_marinelife_report
     from builders.report.inputs import select_models
 
     answer_parser = _checked_parser(args)
     report = write_marinelife_report(
-        data_from_args(args),
+        required_data_from_args(args),
         args.split,
         select_models(named_paths(args.predictions, "--predictions"), args.model),
         args.out,

@@ -1,7 +1,7 @@
 """Rebuild the bundled BoLD-format sample offline from its recorded replies (``bqa build --sample --replay``).
 
 The recording ``pipeline`` in ``bqa/sample/`` (:class:`builders.llm.Recording`:
-``pipeline_replies.jsonl`` + ``pipeline_settings.json``, written by ``python -m builders.demo.record_bqa_pipeline``)
+``pipeline_replies.jsonl`` + ``pipeline_settings.json``, written by ``python -m builders.testing.samples.record_bqa_pipeline``)
 holds the replies and the LLM settings and build options they were recorded with. The LLM cache key
 covers model, endpoint, sampling, prompt versions and the frames' bytes, so a replay must use exactly
 these settings: then every request is found and nothing is sent. The replies come from the scripted

@@ -6,7 +6,7 @@ keys, never a key, plus the options the requests depend on: frames, styles, spli
 replies come from :mod:`builders.testing.baseline_responder`, not from a model. A replay with the
 same settings and options computes the same keys and finds every reply; nothing is sent.
 
-Recorded with ``python -m builders.demo.record_bqa_baseline`` and ``python -m builders.demo.record_marinelife_baseline``
+Recorded with ``python -m builders.testing.samples.record_bqa_baseline`` and ``python -m builders.testing.samples.record_marinelife_baseline``
 (:func:`builders.testing.recorder.recording_session`), which run the same evaluation functions as the
 demo against a local scripted server reached under a fixed, never-resolving base URL.
 """

@@ -235,16 +235,16 @@ def all_tables(
     if leak:
         tables.append((f"BQA: chain-of-thought rationale leakage [{note}]", leak))
     # The report's renderers, one group per scope of splits (a group of one model has no Average row).
-    rows = {
+    scoped = {
         f"{MARINE_MODEL} ({SCOPE_LABELS.get(scope, scope)})": (SCOPE_LABELS.get(scope, scope), scope)
         for scope in marine["accuracy"]
     }
-    groups = arrange(rows, [ModelRow(name, group) for name, (group, _) in rows.items()])
-    judged = {name: marine["judge"][scope] for name, (_, scope) in rows.items()}
+    groups = arrange(scoped, [ModelRow(name, group) for name, (group, _) in scoped.items()])
+    judged = {name: marine["judge"][scope] for name, (_, scope) in scoped.items()}
     table3 = {
-        name: (marine["accuracy"][scope], judged[name].get("oemu")) for name, (_, scope) in rows.items()
+        name: (marine["accuracy"][scope], judged[name].get("oemu")) for name, (_, scope) in scoped.items()
     }
-    n_mcq = "; ".join(f"{name}: {table3[name][0]['n']['overall']}" for name in rows)
+    n_mcq = "; ".join(f"{name}: {table3[name][0]['n']['overall']}" for name in scoped)
     tables += [
         (f"MarineLife-16K: accuracy per dimension (0-100) and OEMU, paper Table 3 layout [{note}]",
          paper_tables.table3(groups, table3) + f"\n\nMultiple-choice questions: {n_mcq}."),
@@ -367,8 +367,8 @@ def predict_baseline(
     except ReplayMissError as err:
         raise RuntimeError(
             f"{err}\nThe bundled baseline replies do not answer these requests: a prompt, the runner, the frames "
-            "or the sample changed since they were recorded. Re-record them with 'python -m "
-            "builders.demo.record_bqa_baseline' and 'python -m builders.demo.record_marinelife_baseline'."
+            "or the sample changed since they were recorded. Re-record them from a source checkout with 'python -m "
+            "builders.testing.samples.record_bqa_baseline' and 'python -m builders.testing.samples.record_marinelife_baseline'."
         ) from None
     n_bqa = sum(len(read_jsonl(p)) for by_style in bqa_preds.values() for p in by_style.values())
     steps.note(
@@ -394,8 +394,8 @@ def score_baseline(
         scores = score_everything(metrics, bqa, bqa_preds, marine_preds)
     except ReplayMissError as err:
         raise RuntimeError(
-            f"{err}\nThe bundled judge replies do not answer these requests; re-record them with "
-            "'python -m builders.demo.record_marinelife_baseline'."
+            f"{err}\nThe bundled judge replies do not answer these requests; re-record them from a source checkout with "
+            "'python -m builders.testing.samples.record_marinelife_baseline'."
         ) from None
     failed = {
         f"{scope} {task}": result["n_failed"]

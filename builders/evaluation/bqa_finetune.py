@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,10 +80,14 @@ def _write_media(
     if media == "video":
         target = out / "videos" / f"{row_id}.mp4"
         target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(source, dict) and source.get("bytes"):  # a Hub folder's embedded clip
+        if isinstance(source, Mapping) and source.get("bytes"):  # a Hub folder's embedded clip
             target.write_bytes(source["bytes"])
+        elif isinstance(source, Mapping):
+            shutil.copyfile(source["path"], target)
+        elif isinstance(source, bytes | bytearray | memoryview):  # the clip's bytes themselves
+            target.write_bytes(bytes(source))
         else:
-            shutil.copyfile(source["path"] if isinstance(source, dict) else source, target)
+            shutil.copyfile(source, target)
         return [target.relative_to(out).as_posix()]
     sampled = frames.sample(source)
     folder = out / "frames" / row_id
@@ -172,7 +176,10 @@ def _write_configs(
 ) -> list[Path]:
     """Table 5's hyperparameters, as a record and as one ready run per trainer exported for."""
     hp = LORA_HYPERPARAMETERS
-    targets = list(hp["lora_target_modules"])  # type: ignore[arg-type]
+    modules = hp["lora_target_modules"]
+    if not isinstance(modules, list | tuple):
+        raise TypeError(f"LORA_HYPERPARAMETERS['lora_target_modules'] must be a list, got {modules!r}")
+    targets = [str(m) for m in modules]
     folder = out / "configs"
     written = [
         write_json_atomic(folder / "table5.json", {"source": "BQA paper, Appendix B.1, Table 5", **hp})

@@ -81,7 +81,7 @@ def parse_mcq(raw: str | None, record: Mapping[str, Any]) -> str:
     return read_mcq(raw, record).answer(OPTION_LABELS)
 
 
-def prediction_record(record: Mapping[str, Any], video: Mapping[str, Any], raw: str) -> dict[str, Any]:
+def prediction_record(record: Mapping[str, Any], video: Mapping[str, Any], raw: str | None) -> dict[str, Any]:
     """One line of the predictions file (without the LLM provenance fields)."""
     mcq = record["question_format"] == MULTIPLE_CHOICE
     read = read_mcq(raw, record) if mcq else None

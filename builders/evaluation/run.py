@@ -40,6 +40,10 @@ class PredictionRun:
     def ok(self) -> bool:
         return not self.failed
 
+    def format(self) -> str:
+        """The summary a command prints; each benchmark's runner adds its own score line."""
+        return self._lines(f"evaluation: {self.predicted} of {self.rows} items predicted", None)
+
     def _lines(self, header: str, score_line: str | None) -> str:
         lines = [header]
         if self.videos:

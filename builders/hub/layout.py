@@ -384,7 +384,7 @@ def _loadable(folder: Path) -> Iterator[Path]:
 
 @quiet_datasets()
 def check_hub_folder(
-    folder: str | Path, cache_dir: str | Path | None = None
+    folder: str | os.PathLike[str], cache_dir: str | os.PathLike[str] | None = None
 ) -> dict[str, datasets.DatasetDict]:
     """Validate a folder the way the Hub will read it; return each config loaded with `load_dataset`.
 

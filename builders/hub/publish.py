@@ -162,10 +162,11 @@ class PushResult:
 
 
 def _size(n: int) -> str:
+    size = float(n)
     for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
+        if size < 1024 or unit == "GB":
+            return f"{n} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
     raise AssertionError("unreachable")
 
 
@@ -448,13 +449,13 @@ def push(plan: PushPlan, *, token: str | None = None, verify: bool = True) -> Pu
         "the commit",
         in_commit=True,
     )
-    if plan.tag:
+    if tag := plan.tag:
         landed = f"commit {info.oid} landed ({info.pr_url or info.commit_url})"
         try:
             _call(
                 lambda: api.create_tag(
                     plan.repo_id,
-                    tag=plan.tag,
+                    tag=tag,
                     revision=info.oid,
                     repo_type=REPO_TYPE,
                     tag_message=plan.commit_message,

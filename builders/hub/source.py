@@ -170,6 +170,14 @@ def add_data_arguments(
     )
 
 
+def required_data_from_args(args: argparse.Namespace) -> DataSource:
+    """:func:`data_from_args` for commands whose ``--data`` is required (argparse already enforces it)."""
+    source = data_from_args(args)
+    if source is None:
+        raise DataSourceError("--data is required: a local folder or a Hub dataset repo id")
+    return source
+
+
 def data_from_args(args: argparse.Namespace) -> DataSource | None:
     """The :class:`DataSource` of ``--data``/``--revision`` (None when ``--data`` was not given)."""
     if args.data is None:

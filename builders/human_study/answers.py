@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from builders.files.jsonio import read_json_object
 from builders.human_study.study import ANSWERS_FORMAT, BQA, FORMAT_VERSION, Study
@@ -26,7 +26,7 @@ class RaterAnswers:
     time_ms: dict[str, int]
 
 
-def _whole(value: Any) -> bool:
+def _whole(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

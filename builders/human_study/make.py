@@ -126,8 +126,9 @@ def make_study(
     (:mod:`builders.human_study.designs`)."""
     raters = check_rater_ids(raters)  # before any data is read
     inputs = {"the dataset": data, **({"the predictions file": predictions} if predictions else {})}
-    owner = {"marker": STUDY_MARKER, "protect": inputs, "legacy": (STUDY_FILE, RATERS_DIR)}
-    check_replaceable(out, **owner)  # and again when it is replaced: a folder that is not ours stays
+    legacy = (STUDY_FILE, RATERS_DIR)
+    # and again when it is replaced: a folder that is not ours stays
+    check_replaceable(out, marker=STUDY_MARKER, protect=inputs, legacy=legacy)
     if benchmark == BQA:
         if predictions is not None:
             raise ValueError(
@@ -147,7 +148,7 @@ def make_study(
         model=model, predictions=predictions, draw=draw, design=design,
     )  # fmt: skip
     by_id = {c.id: c for c in candidates.items}
-    with atomic_directory(out, **owner) as tmp:
+    with atomic_directory(out, marker=STUDY_MARKER, protect=inputs, legacy=legacy) as tmp:
         staged: dict[str, Path] = {}  # clip key -> one audio-free copy, reused for every rater
         for rater in study.raters:
             folder = tmp / RATERS_DIR / rater

@@ -33,7 +33,7 @@ def models_on_study_items(
     rows = {r["id"]: r for r in split.rows}
     ids = [i.id for i in study.items]
     others = [i for i in rows if i not in set(ids)]
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, path in predictions.items():
         aligned = align(read_predictions(path, "id"), ids, source=str(path), split=f"{split.split} (study items)",
                         allow_missing=False, ignored_ids=others)  # fmt: skip

@@ -21,7 +21,7 @@ def anchors(rubric: Rubric) -> list[dict[str, Any]]:
     """``[{"score", "text"}]`` from high to low, as the prompt lists them; [] when it lists none."""
     lo = min(c.min for c in rubric.criteria)
     hi = max(c.max for c in rubric.criteria)
-    found = {}
+    found: dict[int, str] = {}
     for line in rubric.prompt.text.splitlines():
         match = _ANCHOR.match(line)
         if match and lo <= int(match.group(1)) <= hi:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ def bqa_candidates(data: str | os.PathLike[str], split: str) -> Candidates:
             row["difficulty"],
             {"question": row["question"], "choices": list(row["choices"])},
             row["id"],
-            lambda i=i: opened.video(i),
+            partial(opened.video, i),
         )
         for i, row in enumerate(opened.rows)
     ]
@@ -96,7 +97,7 @@ def marinelife_candidates(
                 "rubric": RUBRIC_OF_TYPE[row["type"]],
             },
             row["id"],
-            lambda vid=row["id"]: opened.video(vid),
+            partial(opened.video, row["id"]),
         )
         for row in rows
     ]

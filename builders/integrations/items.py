@@ -52,12 +52,15 @@ def video_file(source: SourceLike) -> str:
     written once to :func:`video_cache_dir` as ``<sha256>.mp4`` (harnesses dispatch on the suffix)."""
     if isinstance(source, (str, os.PathLike)):
         return str(source)
-    data = source.get("bytes") if isinstance(source, Mapping) else bytes(source)
-    if data is None:
-        path = source.get("path")
-        if not path or not Path(path).is_file():
-            raise FileNotFoundError(f"video value has neither bytes nor a readable path: {path!r}")
-        return str(path)
+    if isinstance(source, Mapping):
+        data = source.get("bytes")
+        if data is None:
+            path = source.get("path")
+            if not path or not Path(path).is_file():
+                raise FileNotFoundError(f"video value has neither bytes nor a readable path: {path!r}")
+            return str(path)
+    else:
+        data = bytes(source)
     target = video_cache_dir() / f"{hashlib.sha256(data).hexdigest()}.mp4"
     if not target.is_file():
         write_file_atomic(target, lambda tmp: Path(tmp).write_bytes(data))

@@ -185,9 +185,9 @@ def blocked_signal(completion: Any) -> str | None:
     extra = getattr(completion, "model_extra", None) or {}
     feedback = extra.get("prompt_feedback") or extra.get("promptFeedback") or {}
     if isinstance(feedback, Mapping):
-        reason = feedback.get("block_reason") or feedback.get("blockReason")
-        if reason:
-            return f"prompt blocked: {reason}"
+        blocked = feedback.get("block_reason") or feedback.get("blockReason")
+        if blocked:
+            return f"prompt blocked: {blocked}"
     return None
 
 

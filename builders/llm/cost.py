@@ -131,7 +131,9 @@ def estimate_request(request: Any, model: str, max_tokens: int | None = None) ->
     for message in request.messages:
         est.text_tokens += MESSAGE_OVERHEAD
         content = message.get("content")
-        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        parts: list[dict[str, Any]] = (
+            [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        )
         for part in parts:
             if part.get("type") == "text":
                 est.text_tokens += text_tokens(part["text"])

@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import BaseModel, ValidationError
 
@@ -109,7 +109,7 @@ def gemini_safe_schema(schema: type[BaseModel] | dict[str, Any]) -> dict[str, An
     return clean(inline_refs(raw))
 
 
-def _is_model(schema: Any) -> bool:
+def _is_model(schema: Any) -> TypeGuard[type[BaseModel]]:
     return isinstance(schema, type) and issubclass(schema, BaseModel)
 
 

@@ -437,7 +437,7 @@ def _inputs_table(metrics: Mapping[str, Any]) -> str:
 
 
 def write_bqa_report(
-    data: str | os.PathLike[str],
+    data: str | os.PathLike[str] | DataSource,
     split: str,
     predictions: Mapping[str, str | os.PathLike[str]],
     out_dir: str | os.PathLike[str],

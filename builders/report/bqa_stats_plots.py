@@ -52,7 +52,7 @@ def write_stats_plots(stats: ReleaseStats, out_dir: str | os.PathLike[str]) -> l
             series={"share of the step's items": [_share_bar(n, of) for _, n, of in shares]},
             xlabel="step outcome", ylabel="share of the items the step saw", ylim=(0.0, 1.0),
         ))  # fmt: skip
-    measured = {sp: stats.splits[sp].clips for sp in splits if stats.splits[sp].clips}
+    measured = {sp: clips for sp in splits if (clips := stats.splits[sp].clips)}
     if measured:
         bins = list(next(iter(measured.values())).histogram)
         written.append(grouped_bars(

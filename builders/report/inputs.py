@@ -50,7 +50,7 @@ class PredictionsFile(os.PathLike):
 
 def select_models(
     paths: Mapping[str, Path], specs: Iterable[str], option: str = "--model"
-) -> dict[str, Path]:
+) -> dict[str, Path | PredictionsFile]:
     """``paths`` (name -> file) with ``NAME=MODEL`` selections applied: that name's file is read for
     that model's lines only (a file holding several models is refused without one)."""
     chosen: dict[str, str] = {}
@@ -64,7 +64,7 @@ def select_models(
     return {
         name: PredictionsFile(Path(path), chosen[name]) if name in chosen else path
         for name, path in paths.items()
-    }  # type: ignore[misc]
+    }
 
 
 def named_paths(specs: Iterable[str], option: str) -> dict[str, Path]:

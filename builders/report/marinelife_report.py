@@ -90,7 +90,7 @@ class MarineLifeSplit:
     split: str
     rows: list[dict[str, Any]]  # multiple-choice only, as a predictions line's item fields
     open_ended_ids: list[str]
-    data: DataSource | None = None  # where the split was read from (provenance)
+    data: DataSource  # where the split was read from (provenance)
     subset: VideoSubset | None = None  # the videos scored (None: all of the split's)
     outside_ids: tuple[str, ...] = ()  # questions of the split's other videos (their replies are ignored)
 
@@ -157,8 +157,8 @@ def judgeable_rows(
         if videos is None:
             return rows, [], None
         in_file = sorted({row["video"] for row in rows})
-        subset = replace(videos.choose(in_file, split=split, source=str(path)), of=None)
-        return filter_by_video(rows, lambda row: row["video"], subset), [], subset
+        chosen = replace(videos.choose(in_file, split=split, source=str(path)), of=None)
+        return filter_by_video(rows, lambda row: row["video"], chosen), [], chosen
     opened = open_split(data.folder, split, check_videos=False)
     subset = videos.choose(list(opened.videos), split=split, source=opened.source) if videos else None
     kept = filter_by_video(opened.rows, lambda r: r["id"], subset)
@@ -493,7 +493,7 @@ def split_model_warning(prediction_names: Iterable[str], judge_names: Iterable[s
 
 
 def write_marinelife_report(
-    data: str | os.PathLike[str],
+    data: str | os.PathLike[str] | DataSource,
     split: str,
     predictions: Mapping[str, str | os.PathLike[str]],
     out_dir: str | os.PathLike[str],
@@ -569,7 +569,7 @@ def write_marinelife_report(
             for task, by_model in judged_items.items()
         },
     }
-    metrics = {
+    metrics: dict[str, Any] = {
         "benchmark": "MarineLife-16K",
         "data": reference.source,
         "split": split,
@@ -634,9 +634,9 @@ def write_marinelife_report(
         intro.append(
             f"Listed in the models file without results here (not shown): {', '.join(groups.without_results)}."
         )
-    judged = _judge_section(judge, out, split)
-    if judged:
-        sections.append(judged)
+    judge_section = _judge_section(judge, out, split)
+    if judge_section:
+        sections.append(judge_section)
     paired_tests = paired_section(paired["accuracy"], {JUDGE_TASKS[t]: paired[t] for t in JUDGE_TASKS})
     if paired_tests:
         sections.append(paired_tests)

@@ -118,11 +118,11 @@ def bias_table(results: Mapping[str, Mapping[str, Any]]) -> str:
         groups = list(dict.fromkeys(g for b in breakdowns.values() for g in b["groups"]))
         for g in groups:
             cells = [breakdowns[label]["groups"].get(g) for label in labels]
-            rows.append([field, g] + [
+            rows.append([field, g, *(
                 f"{fmt_number(c['error_rate'])} ({c['errors']}/{c['n']})" if c else None for c in cells
-            ])  # fmt: skip
+            )])  # fmt: skip
         rows.append(
-            [field, "chi-square p"] + [fmt_p_value(b["disparity"]["p_value"]) for b in breakdowns.values()]
+            [field, "chi-square p", *(fmt_p_value(b["disparity"]["p_value"]) for b in breakdowns.values())]
         )
     header = ["Attribute", "Group", *(f"error rate, {label}" for label in labels)]
     return markdown_table(header, rows, "ll" + "r" * len(labels))
@@ -138,9 +138,9 @@ def confusion_table(confusion: Mapping[str, Mapping[str, int]]) -> str:
 
 def leakage_line(result: Mapping[str, Any] | None, label: str) -> str | None:
     """One sentence on chain-of-thought rationales that give the answer away; None without rationales."""
-    leak = result and result.get("leakage")
-    if not leak:
+    if result is None or not result.get("leakage"):
         return None
+    leak = result["leakage"]
     return (
         f"Rationale leakage ({label}): {leak['n_leaking']} of {result['n']} rationales "
         f"name the correct choice and no other ({leak['leak_rate']:.0%}); accuracy without them "
@@ -192,11 +192,11 @@ def group_averages(groups: Arranged, table: GroupedValues) -> list[dict[str, Any
         if group is None or len(members) < 2:
             continue  # models in no group are not averaged; the average of one would repeat its row
         means = [_mean(column) for column in zip(*(table.values[m.name] for m in members), strict=True)]
-        delta = {
-            table.columns[k]: means[k][0] - means[other][0]
-            for k, other in table.delta_of.items()
-            if means[k][0] is not None and means[other][0] is not None
-        }
+        delta = {}
+        for k, other in table.delta_of.items():
+            mean, compared = means[k][0], means[other][0]
+            if mean is not None and compared is not None:
+                delta[table.columns[k]] = mean - compared
         out.append(
             {
                 "group": group,

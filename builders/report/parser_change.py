@@ -73,11 +73,11 @@ def parser_change_section(
     changes: Mapping[str, Mapping[str, Any] | None], scale: float = 1.0
 ) -> Section | None:
     """One row per compared model; ``scale`` multiplies accuracies (100 for a 0-100 benchmark)."""
-    changes = {name: c for name, c in changes.items() if c}
-    if not changes:
+    compared = {name: c for name, c in changes.items() if c}
+    if not compared:
         return None
     rows, notes = [], []
-    for name, c in changes.items():
+    for name, c in compared.items():
         if "unavailable" in c:
             notes.append(f"- {name}: not compared with `{c['from']}`: {c['unavailable']}.")
             continue

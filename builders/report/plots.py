@@ -175,9 +175,9 @@ def heatmaps(
         dpi=DPI,
     )
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
-    image = None
+    images = []  # one per panel; all share vmin/vmax, so the colour bar of one is every panel's
     for ax, (name, matrix) in zip(axes, panels.items(), strict=True):
-        image = ax.imshow(matrix, cmap="Blues", vmin=0, vmax=vmax, aspect="auto")
+        images.append(ax.imshow(matrix, cmap="Blues", vmin=0, vmax=vmax, aspect="auto"))
         for i, row in enumerate(matrix):
             for j, count in enumerate(row):
                 ax.text(
@@ -189,7 +189,7 @@ def heatmaps(
         ax.set_title(_wrap(f"{name} ({total_label}: {sum(map(sum, matrix))})", _LEGEND_WIDTH), fontsize=9)
         ax.set_xlabel(xlabel)
     axes[0].set_ylabel(ylabel)
-    bar = fig.colorbar(image, ax=list(axes), label="count", shrink=0.8)
+    bar = fig.colorbar(images[-1], ax=list(axes), label="count", shrink=0.8)
     bar.locator = MaxNLocator(integer=True)
     bar.update_ticks()
     fig.suptitle(textwrap.fill(title, width=int(fig.get_figwidth() * 9)))
@@ -308,7 +308,8 @@ def count_histograms(
         mean = sum(k * c for k, c in counts.items()) / n
         ax.bar(list(counts), list(counts.values()), width=0.9, color="tab:blue")
         ax.axvline(mean, color="tab:red", linestyle="--", linewidth=1, label=f"mean {mean:.2f}")
-        low, high = min(counts), max(counts)
+        low: float = min(counts)
+        high: float = max(counts)
         if references and name in references:
             value, label = references[name]
             ax.axvline(value, color="0.35", linestyle=":", linewidth=1.5, label=f"{label} {value:g}")

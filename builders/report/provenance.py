@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from builders import tool_version
 from builders.hub.source import DataSource, resolve_data
@@ -55,7 +55,7 @@ OPTIONAL_FIELDS: tuple[str, ...] = (
 MIXED_FLAG = "--allow-mixed"
 
 
-def frames_known(value: Any) -> bool:
+def frames_known(value: Any) -> TypeGuard[Mapping[str, Any]]:
     """Whether a recorded frames value names frames a registered rule reproduces."""
     return isinstance(value, Mapping) and value.get("sampled_by") is None and _frame_key(value) is not None
 
@@ -80,7 +80,8 @@ def _frames(line: Mapping[str, Any], run: Mapping[str, Any]) -> Any:
 
 
 def _line_values(line: Mapping[str, Any]) -> dict[str, Any]:
-    run = line.get("provenance") if isinstance(line.get("provenance"), Mapping) else {}
+    recorded = line.get("provenance")
+    run: Mapping[str, Any] = recorded if isinstance(recorded, Mapping) else {}
     preset = run.get("preset")
     if isinstance(preset, Mapping):
         frame_flags = {"--fps", "--num-frames", "--max-side", "--frame-rule", "--video-input"}
@@ -279,7 +280,7 @@ def report_provenance(
 def runs_section_body(
     runs: Mapping[str, Mapping[str, Any]],
     mixed: list[str],
-    extra: Mapping[str, Mapping[str, str]] | None = None,
+    extra: Mapping[str, Mapping[str, str | None]] | None = None,
 ) -> list[str]:
     """Markdown: one row per model with how its run was made, and the mixed-settings warning.
     ``extra``: more columns per model (e.g. the judge's rubric signature)."""

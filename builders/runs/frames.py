@@ -28,7 +28,7 @@ import subprocess
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -49,18 +49,17 @@ _FORMAT = 1  # of the files under cache_dir; bump to stop reading old ones
 
 def clip_digest(source: SourceLike) -> str:
     """sha256 of a clip's bytes (a path, bytes, or a ``{"path", "bytes"}`` video value)."""
-    if isinstance(source, dict):
-        source = source.get("bytes") or source["path"]
-    if isinstance(source, bytes | bytearray | memoryview):
-        return hashlib.sha256(source).hexdigest()
+    value = (source.get("bytes") or source["path"]) if isinstance(source, Mapping) else source
+    if isinstance(value, bytes | bytearray | memoryview):
+        return hashlib.sha256(value).hexdigest()
     digest = hashlib.sha256()
-    with open(source, "rb") as handle:
+    with open(value, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
-def decode_images(source: SourceLike, spec: FrameSpec) -> list[ImageURL]:
+def decode_images(source: SourceLike, spec: FrameSpec) -> list[str]:
     """Sample and encode a clip's frames, nothing kept (the plain :data:`Images` provider); in a
     worker process while :func:`decoding_processes` is active.
 
@@ -74,7 +73,7 @@ def decode_images(source: SourceLike, spec: FrameSpec) -> list[ImageURL]:
     return _decode_here(source, spec)
 
 
-def _decode_here(source: SourceLike, spec: FrameSpec) -> list[ImageURL]:
+def _decode_here(source: SourceLike, spec: FrameSpec) -> list[str]:
     if spec.video_input != "images":
         return list(spec.data_urls(source))
     with ClipReader(source, threads=1) as reader:
@@ -119,7 +118,7 @@ class DecodeProcesses:
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
 
-    def decode(self, source: SourceLike, spec: FrameSpec) -> list[ImageURL]:
+    def decode(self, source: SourceLike, spec: FrameSpec) -> list[str]:
         with self._lock:
             self.asked += 1
             local = self.local_clips is None or self.asked <= self.local_clips
@@ -237,9 +236,8 @@ def decoding_processes(workers: int, local_clips: int | None = 0) -> Iterator[De
     global _active
     with _active_lock:
         outer = _active
-        if outer is None:
-            _active = DecodeProcesses(workers, local_clips)
-        processes = _active
+        processes = outer if outer is not None else DecodeProcesses(workers, local_clips)
+        _active = processes
     try:
         yield processes
     finally:
@@ -276,12 +274,12 @@ class FrameImages:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.memory_bytes = memory_bytes
         self.decoded = 0  # clips decoded by this object (not found in memory or on disk)
-        self._memory: OrderedDict[str, list[ImageURL]] = OrderedDict()
+        self._memory: OrderedDict[str, list[str]] = OrderedDict()
         self._held = 0  # characters of the URLs in memory
         self._lock = threading.Lock()
         self._busy: dict[str, threading.Lock] = {}
 
-    def __call__(self, source: SourceLike, spec: FrameSpec) -> list[ImageURL]:
+    def __call__(self, source: SourceLike, spec: FrameSpec) -> list[str]:
         key = self._key(source, spec)
         with self._lock:
             if key in self._memory:
@@ -312,7 +310,7 @@ class FrameImages:
     def _key(self, source: SourceLike, spec: FrameSpec) -> str:
         # Paths are keyed by content only when there is a disk cache (it must survive a moved clip);
         # in memory the path (or the bytes' digest) is enough.
-        if self.cache_dir is None and not isinstance(source, dict | bytes | bytearray | memoryview):
+        if self.cache_dir is None and isinstance(source, str | os.PathLike):
             clip = f"path:{Path(source).resolve()}"
         else:
             clip = clip_digest(source)
@@ -322,7 +320,7 @@ class FrameImages:
     def _path(self, key: str) -> Path | None:
         return self.cache_dir / key[:2] / f"{key}.jpgs" if self.cache_dir is not None else None
 
-    def _load(self, key: str) -> list[ImageURL] | None:
+    def _load(self, key: str) -> list[str] | None:
         path = self._path(key)
         if path is None or not path.is_file():
             return None
@@ -334,13 +332,14 @@ class FrameImages:
             return None  # not ours, or torn: decode again (and overwrite)
         if sum(sizes) != len(body):
             return None
-        urls, start = [], 0
+        urls: list[str] = []
+        start = 0
         for size in sizes:
             urls.append(jpeg_data_url(body[start : start + size]))
             start += size
         return urls
 
-    def _store(self, key: str, urls: list[ImageURL]) -> None:
+    def _store(self, key: str, urls: list[str]) -> None:
         path = self._path(key)
         if path is None:
             return
@@ -359,7 +358,7 @@ class ProbeImages:
         self._blank: dict[tuple[int, int], ImageURL] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, source: SourceLike, spec: FrameSpec) -> list[ImageURL]:
+    def __call__(self, source: SourceLike, spec: FrameSpec) -> list[str]:
         if spec.video_input != "images":
             return decode_images(source, spec)  # a video's tokens follow its frames: encode it
         with ClipReader(source, threads=1) as reader:

@@ -244,11 +244,12 @@ async def _pipeline(
                     if not paid:
                         mark_paid(records.work_dir)  # before the first reply is recorded: options lock now
                         paid = True
-                    following = decide(request, result)
-                    if isinstance(following, Outcome):
-                        records.add(following.record, status=following.status, reason=following.reason,
-                                    detail=following.detail)  # fmt: skip
+                    decided = decide(request, result)
+                    if isinstance(decided, Outcome):
+                        records.add(decided.record, status=decided.status, reason=decided.reason,
+                                    detail=decided.detail)  # fmt: skip
                         break
+                    following = decided
                 session = await session_of(following.client or client)
                 request, decide = following.request, following.outcome_of
             bar.update(1)

@@ -522,15 +522,17 @@ class _Item:
             self.option_of = {_key(o): i for i, o in enumerate(texts)}
             shared: set[str] = set()
             spelled = {_key(o): o for o in texts}
+            tables = (aliases.names, aliases.forms) if aliases else ()
+            forms = aliases.forms if aliases else None
             for i, text in enumerate(texts):
-                for table in (aliases.names, aliases.forms) if aliases else ():
+                for table in tables:
                     for alias in table.get(text, ()):
                         k = _key(alias)
                         if self.option_of.get(k, i) != i:
                             shared.add(k)  # names two options: evidence for neither
                         elif k not in spelled:
                             self.option_of[k], spelled[k] = i, alias
-                            if table is aliases.forms:
+                            if table is forms:
                                 self.forms.add(k)
             for k in shared:
                 if spelled[k] not in texts:
@@ -608,7 +610,8 @@ class _Item:
     @staticmethod
     def _right_after_cue(text: str, pos: int, cue_ends: list[int]) -> bool:
         k = bisect_right(cue_ends, pos) - 1
-        return k >= 0 and _LEAD.match(text, cue_ends[k]).end() >= pos
+        lead = _LEAD.match(text, cue_ends[k]) if k >= 0 else None  # it matches everywhere (all optional)
+        return lead is not None and lead.end() >= pos
 
     def mentions(self, text: str, cues: list[tuple[int, int, int]]) -> list[_Mention]:
         """Every option mention in reading order, with echo and negation marks."""
@@ -632,16 +635,20 @@ class _Item:
                 live.append(m)
         if rules.coordinated_exclusion:
             run: list[_Mention] = []  # options coordinated by commas, "and", "or": "options C and D"
-            for m in [*live, None]:
-                if m is not None and run and rules.coordinated.fullmatch(text, run[-1].end, m.start):
-                    run.append(m)
+            for following in [*live, None]:
+                if (
+                    following is not None
+                    and run
+                    and rules.coordinated.fullmatch(text, run[-1].end, following.start)
+                ):
+                    run.append(following)
                     continue
                 last = run[-1] if run else None
                 if last and len(run) > 1 and _PLURAL_NEGATION.match(text, last.end):
                     if rules.negation_after.match(text, last.end):  # "... can be excluded", "... are not"
                         for x in run:
                             x.negated = True
-                run = [] if m is None else [m]
+                run = [] if following is None else [following]
         return found
 
     def _mark_echoes(self, text: str, found: list[_Mention]) -> None:

@@ -22,7 +22,11 @@ import numpy as np
 Level = Literal["nominal", "interval"]
 
 
-def _counts(table: Sequence[Sequence[int]]) -> np.ndarray:
+#: ``table[item][category]`` = how many raters put the item in the category (a list of rows or an array).
+CountTable = Sequence[Sequence[int]] | np.ndarray
+
+
+def _counts(table: CountTable) -> np.ndarray:
     counts = np.asarray(table, dtype=float)
     if counts.ndim != 2 or counts.shape[0] == 0 or counts.shape[1] == 0:
         raise ValueError("need an items x categories table of rating counts")
@@ -40,7 +44,7 @@ def _counts(table: Sequence[Sequence[int]]) -> np.ndarray:
     return counts
 
 
-def observed_agreement(table: Sequence[Sequence[int]]) -> float:
+def observed_agreement(table: CountTable) -> float:
     """Mean over items of the share of rater pairs that agree (Fleiss' P-bar)."""
     counts = _counts(table)
     n = counts.sum(axis=1)[0]

@@ -97,7 +97,7 @@ def judge_client(
     if replies_path is not None:
         return LLMClient(config, replies_path=replies_path)
     mode = mode or environ.get(MODE_ENV) or "normal"
-    return LLMClient(config, cache_path=cache_path or default_cache_path(environ), mode=mode)  # type: ignore[arg-type]
+    return LLMClient(config, cache_path=cache_path or default_cache_path(environ), mode=mode)
 
 
 def judge_client_from_args(args: argparse.Namespace) -> LLMClient:

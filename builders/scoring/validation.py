@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 
 def check_same_length(**columns: Sequence | None) -> int:
@@ -28,7 +28,7 @@ def check_reply(index: int, reply: object) -> str | None:
     return reply
 
 
-def is_column(value: object) -> bool:
+def is_column(value: object) -> TypeGuard[Iterable[Any]]:
     """A column of items: a list, tuple, numpy array, pandas Series or datasets column (not text, not
     a mapping such as a setting's JSON)."""
     return isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping))
@@ -44,7 +44,7 @@ def as_column(name: str, values: object) -> list[Any]:
     its order, never by its index labels (a filtered DataFrame's labels do not start at 0)."""
     if not is_column(values):
         raise ValueError(f"{name}: expected a list (or a pandas/numpy column), got {type(values).__name__}")
-    return [_plain(v) for v in values]  # type: ignore[union-attr]
+    return [_plain(v) for v in values]
 
 
 class NamedInputs:
@@ -59,7 +59,7 @@ class NamedInputs:
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Score (see the inputs description); every column may be a list, a numpy array or a pandas column."""
         columns = {k: as_column(k, v) if is_column(v) else v for k, v in kwargs.items()}
-        return super().compute(  # type: ignore[misc]
+        return super().compute(
             predictions=as_column("predictions", predictions) if predictions is not None else None,
             references=as_column("references", references) if is_column(references) else references,
             **columns,
@@ -78,12 +78,12 @@ class NamedInputs:
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add a batch of inputs (every input the metric needs, as keyword arguments)."""
         self._check_inputs({"predictions": predictions, "references": references, **kwargs}, "add_batch()")
-        return super().add_batch(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """Add one item's inputs (every input the metric needs, as keyword arguments)."""
         self._check_inputs({"predictions": prediction, "references": reference, **kwargs}, "add()")
-        return super().add(prediction=prediction, reference=reference, **kwargs)  # type: ignore[misc]
+        return super().add(prediction=prediction, reference=reference, **kwargs)
 
 
 def is_missing(value: object) -> bool:

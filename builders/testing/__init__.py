@@ -1,4 +1,7 @@
-"""Real test doubles shared by tests, benchmarks and the demo's recording scripts.
+"""Real test doubles shared by tests, benchmarks and the sample-recording scripts (:mod:`.samples`).
+
+Not in the wheel (``setup.py`` leaves ``builders.testing`` out; ``.ci/run`` checks the file list): it
+runs from a source checkout, where an editable install (``pip install -e .``) imports it.
 
 Media: :mod:`.clips` (MP4 writers with the frame index painted in). Servers on 127.0.0.1:
 :mod:`.chat_server` (OpenAI-compatible; its replies and faults in :mod:`.chat_faults`, request

@@ -10,14 +10,14 @@ import base64
 import binascii
 import hashlib
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import av
 import numpy as np
 
 
-def response_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+def response_schema(body: Mapping[str, Any]) -> dict[str, Any] | None:
     """The JSON schema a request asked for (``response_format.json_schema.schema``), or None."""
     fmt = body.get("response_format") or {}
     if fmt.get("type") == "json_schema":
@@ -33,13 +33,13 @@ def message_text(message: dict[str, Any]) -> str:
     return content or ""
 
 
-def last_user_text(body: dict[str, Any]) -> str:
+def last_user_text(body: Mapping[str, Any]) -> str:
     """The text of the last user message of a request: what most scripted handlers key on."""
     users = [m for m in body.get("messages", []) if m.get("role") == "user"]
     return message_text(users[-1]) if users else ""
 
 
-def image_urls(body: dict[str, Any]) -> list[str]:
+def image_urls(body: Mapping[str, Any]) -> list[str]:
     """The image URLs (frames as data URLs) of a request's messages, in order."""
     return [
         part["image_url"]["url"]
@@ -50,7 +50,7 @@ def image_urls(body: dict[str, Any]) -> list[str]:
     ]
 
 
-def video_urls(body: dict[str, Any]) -> list[str]:
+def video_urls(body: Mapping[str, Any]) -> list[str]:
     """The ``video_url`` URLs of a request's messages, in order."""
     return [
         part["video_url"]["url"]
@@ -81,12 +81,12 @@ def decode_video_url(url: str) -> list[np.ndarray]:
     return frames
 
 
-def video_frames(body: dict[str, Any]) -> list[list[np.ndarray]]:
+def video_frames(body: Mapping[str, Any]) -> list[list[np.ndarray]]:
     """The decoded frames of each ``video_url`` part of a request (:func:`decode_video_url`)."""
     return [decode_video_url(url) for url in video_urls(body)]
 
 
-def image_count(body: dict[str, Any]) -> int:
+def image_count(body: Mapping[str, Any]) -> int:
     """How many images the request's messages carry."""
     return len(image_urls(body))
 
@@ -100,6 +100,6 @@ def frames_digest(urls: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def count_prompt_tokens(body: dict[str, Any]) -> int:
+def count_prompt_tokens(body: Mapping[str, Any]) -> int:
     """A stand-in tokenizer for the reported usage: words, plus 85 per image (OpenAI's low-detail cost)."""
     return sum(len(message_text(m).split()) for m in body.get("messages", [])) + 85 * image_count(body)

@@ -456,5 +456,7 @@ class _Handler(BaseHTTPRequestHandler):
                 pass
         elif answer.raw is not None:
             self._send(answer.status, answer.raw)
-        else:
+        elif answer.reply is not None:
             self._send(answer.status, json.dumps(chat._completion(body, answer.reply)).encode())
+        else:  # apply_fault always gives one of the above
+            self._error(500, "test server: the fault left no reply, error or raw body", "server_error")

@@ -183,7 +183,7 @@ class HubServer:
     def url(self) -> str:
         assert self._server is not None, "start the server with `with HubServer() as hub`"
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host.decode() if isinstance(host, bytes) else host}:{port}"
 
     # --- inspection ----------------------------------------------------------------------------------
     def files(self, repo_id: str, revision: str = MAIN, repo_type: str = "dataset") -> dict[str, bytes]:

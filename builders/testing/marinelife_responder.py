@@ -194,7 +194,7 @@ class MarineLifeResponder:
             urls = frames.data_urls(Path(video_root) / row["video_path"])
             self.videos[frames_digest(urls)] = row
 
-    def __call__(self, body: dict[str, Any]) -> Any:
+    def __call__(self, body: Mapping[str, Any]) -> Any:
         name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
         first_text = next((message_text(m) for m in body.get("messages", []) if m.get("role") == "user"), "")
         if name == DRAFT:
@@ -208,7 +208,7 @@ class MarineLifeResponder:
             return self.distractors(first_text, response_schema(body) or {}, first_attempt)
         return None  # anything else: the server's schema-valid default
 
-    def draft(self, body: dict[str, Any]) -> dict[str, str]:
+    def draft(self, body: Mapping[str, Any]) -> dict[str, str]:
         row = self.videos.get(frames_digest(image_urls(body)))
         if row is None:
             return {"caption": "An underwater video shows some marine life moving through the water."}

@@ -90,6 +90,9 @@ class FrameRule:
     fps_caps_with_num_frames: bool = False
 
 
+NO_REQUEST = "give num_frames or fps"
+
+
 def _truncated_linspace(stop: int, count: int) -> list[int]:
     """``np.linspace(0, stop, count, dtype=int)``: evenly spaced, truncated toward zero."""
     import numpy as np  # lazy, like every PyAV/numpy import here: FrameSpec's options import this module
@@ -102,6 +105,8 @@ def _uniform(clip: ClipTiming, num_frames: int | None, fps: float | None) -> lis
 
     if num_frames is not None:
         return uniform_indices(clip.total, num_frames)
+    if fps is None:
+        raise ValueError(NO_REQUEST)
     return fps_indices(clip.times, fps)
 
 
@@ -116,6 +121,8 @@ def _lmms_eval(clip: ClipTiming, num_frames: int | None, fps: float | None) -> l
 def _lmms_eval_openai(clip: ClipTiming, num_frames: int | None, fps: float | None) -> list[int]:
     last = clip.total - 1
     if fps is None:
+        if num_frames is None:
+            raise ValueError(NO_REQUEST)
         chosen = _truncated_linspace(last, min(num_frames, clip.total))
         return sorted(set([*chosen, last]))
     step = max(1, int(round(clip.duration_rate("lmms-eval-openai") / fps)))
@@ -133,6 +140,8 @@ def _vlmevalkit(clip: ClipTiming, num_frames: int | None, fps: float | None) -> 
     if num_frames is not None:
         step = clip.total / (num_frames + 1)
         return [int(i * step) for i in range(1, num_frames + 1)]
+    if fps is None:
+        raise ValueError(NO_REQUEST)
     rate = clip.duration_rate("vlmevalkit")
     required = int(clip.total / rate * fps)
     step = rate / fps
@@ -168,7 +177,7 @@ def check_request(rule: str, num_frames: int | None, fps: float | None) -> None:
     """A clear ValueError unless ``rule`` takes this combination of ``num_frames`` and ``fps``."""
     spec = get_rule(rule)
     if fps is None and num_frames is None:
-        raise ValueError("give num_frames or fps")
+        raise ValueError(NO_REQUEST)
     if fps is not None and num_frames is not None and not spec.fps_caps_with_num_frames:
         raise ValueError(f"the {rule} frame rule takes num_frames or fps, not both")
     if fps is not None and (isinstance(fps, bool) or not math.isfinite(fps) or fps <= 0):

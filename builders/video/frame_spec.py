@@ -12,6 +12,7 @@ rule or input is a new key.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +80,7 @@ class FrameSpec:
             return [frames_to_video_url(frames)]
         return frames_to_data_urls(frames)
 
-    def frame_count(self, urls: list[str] | tuple[str, ...]) -> int:
+    def frame_count(self, urls: Sequence[str]) -> int:
         """How many frames ``data_urls`` put in ``urls`` (a video's are counted from its header)."""
         if self.video_input == "images":
             return len(urls)

@@ -136,7 +136,8 @@ class FrameIndex:
     def without(self, dropped: Iterable[int]) -> FrameIndex:
         """The same packets, with ``dropped`` (positions a sequential decode outputs nothing for) no frames."""
         gone = set(dropped)
-        return replace(self, **_frames(self.pts, [s and p not in gone for p, s in enumerate(self.shown)]))
+        frame_at, packet_of = _frames(self.pts, [s and p not in gone for p, s in enumerate(self.shown)])
+        return replace(self, frame_at=frame_at, packet_of=packet_of)
 
     @classmethod
     def build(
@@ -227,17 +228,20 @@ class FrameIndex:
         told, from_start, one_thread = _x264_plan(builds, sps)
         if unproven is None and len(set(pts)) != len(pts):
             unproven = "packets share timestamps"
+        # Every packet has a timestamp unless the index is unproven; then -1 holds the place.
+        stamps = [p if p is not None else -1 for p in pts]
         if unproven is None:
-            frames = _frames(pts, shown)
-            if not frames["packet_of"]:
+            frame_at, packet_of = _frames(stamps, shown)
+            if not packet_of:
                 raise VideoError(f"video {name} has no frames")
         else:  # placeholders: the frames come from a decode
-            pts = [p if p is not None else -1 for p in pts]
-            frames = {"frame_at": (-1,) * len(pts), "packet_of": ()}
+            frame_at, packet_of = (-1,) * len(stamps), ()
+        if stream.time_base is None:
+            raise VideoError(f"video {name}: its video stream has no time base")
         return cls(
             name=name,
             time_base=Fraction(stream.time_base),
-            pts=tuple(pts),
+            pts=tuple(stamps),
             dts=tuple(dts),
             keyframe=tuple(key),
             size=tuple(size),
@@ -249,7 +253,8 @@ class FrameIndex:
             x264_build=told,
             one_thread=one_thread,
             rejected_at=rejected_at,
-            **frames,
+            frame_at=frame_at,
+            packet_of=packet_of,
         )
 
 
@@ -303,13 +308,13 @@ def decoder_takes_x264_build() -> bool:
     return X264_BUILD_OPTION not in decoder.options  # an option the decoder has is consumed
 
 
-def _frames(pts: Sequence[int], is_frame: Sequence[bool]) -> dict[str, tuple[int, ...]]:
+def _frames(pts: Sequence[int], is_frame: Sequence[bool]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """``frame_at`` and ``packet_of``: frames are the packets that are frames, in pts order."""
     order = sorted((p, i) for i, p in enumerate(pts) if is_frame[i])
     frame_at = [-1] * len(pts)
     for rank, (_, position) in enumerate(order):
         frame_at[position] = rank
-    return {"frame_at": tuple(frame_at), "packet_of": tuple(position for _, position in order)}
+    return tuple(frame_at), tuple(position for _, position in order)
 
 
 @dataclass(frozen=True)
@@ -343,8 +348,9 @@ class DecodedIndex:
         pts: Sequence[int | None], time_base: Fraction, rate: Fraction | None
     ) -> tuple[Fraction, ...]:
         """Frame times from the output frames' timestamps, as the class docstring says."""
-        if pts and None not in pts and len(set(pts)) == len(pts):
-            ordered = sorted(pts)
+        known = [p for p in pts if p is not None]
+        if known and len(known) == len(pts) and len(set(known)) == len(known):
+            ordered = sorted(known)
             return tuple((p - ordered[0]) * time_base for p in ordered)
         step = 1 / rate if rate else Fraction(1, 25)
         return tuple(i * step for i in range(len(pts)))

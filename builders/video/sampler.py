@@ -54,9 +54,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Literal
 
 import av
 import numpy as np
+from av.video.codeccontext import VideoCodecContext
 from av.video.reformatter import VideoReformatter
 
 from builders.video.index import (
@@ -218,7 +220,7 @@ class ClipReader:
         except BaseException:
             self.close()
             raise
-        self._frame_of_pts: dict[int, int] = {}
+        self._frame_of_pts: dict[int | None, int] = {}
         if self._index is not None:
             self._frame_of_pts = {index.pts[p]: f for f, p in enumerate(index.packet_of)}
 
@@ -246,7 +248,7 @@ class ClipReader:
     def index(self) -> FrameIndex | DecodedIndex:
         """The frames: from the packets, or (files whose packets prove nothing) counted by decoding."""
         if self._index is None:
-            self._count_frames(None)
+            self._index = self._count_frames(None)
         return self._index
 
     @property
@@ -264,14 +266,14 @@ class ClipReader:
 
     def sample_indices(self, num_frames: int | None = None, fps: float | None = None) -> list[int]:
         """Uniform indices (``num_frames``) or one frame per ``1/fps`` seconds (``fps``); exactly one."""
-        if (num_frames is None) == (fps is None):
-            raise ValueError(f"give exactly one of num_frames or fps to sample {self.name}")
         try:
-            if num_frames is not None:
+            if num_frames is not None and fps is None:
                 return uniform_indices(self.num_frames, num_frames)
-            return fps_indices(self.index.times(), fps)
+            if fps is not None and num_frames is None:
+                return fps_indices(self.index.times(), fps)
         except ValueError as err:
             raise VideoError(f"cannot sample {self.name}: {err}") from err
+        raise ValueError(f"give exactly one of num_frames or fps to sample {self.name}")
 
     # -- decoding --------------------------------------------------------------------------------
     def get_frames_at(
@@ -316,26 +318,28 @@ class ClipReader:
                 out[slot] = rgb
             done.add(frame_no)
 
-        if slots and isinstance(self.index, DecodedIndex):
+        index = self.index
+        if not slots:
+            pass
+        elif isinstance(index, DecodedIndex):
             self._decode_sequential(set(slots), store)
-        elif slots:
-            segments = plan_segments(self.index, slots)
+        else:
+            segments = plan_segments(index, slots)
             try:
                 if self._use_parallel(segments):
                     self._decode_parallel(segments, store)
                 else:
-                    self._decode_streaming(plan_segments(self.index, slots, join_adjacent=True), store)
+                    self._decode_streaming(plan_segments(index, slots, join_adjacent=True), store)
             except _Concealed as concealed:
                 # Concealment fills damaged blocks from the frames decoded before (even across a
                 # keyframe): only a decode from the first packet shows what a full decode shows.
                 log.debug("%s; decoding %s from its first packet, on one thread", concealed, self.name)
-                index = self._packets_index
-                self._index = self._packets_index = replace(
+                index = self._index = self._packets_index = replace(
                     index,
                     from_start=index.from_start or str(concealed),
                     one_thread=index.one_thread or str(concealed),
                 )
-                last = max(self.index.packet_of[f] for f in slots)
+                last = max(index.packet_of[f] for f in slots)
                 self._decode_segment(
                     self._new_decoder(), Segment(0, last, tuple(sorted(slots))), self._packets(0, last), store
                 )
@@ -345,7 +349,7 @@ class ClipReader:
                 log.debug("%s; decoding %s from its first packet instead", missing, self.name)
                 rest = sorted(set(slots) - done)
                 self._decode_streaming(
-                    [Segment(0, max(self.index.packet_of[f] for f in rest), tuple(rest))], store
+                    [Segment(0, max(index.packet_of[f] for f in rest), tuple(rest))], store
                 )
         return self._frames(wanted, out, rotate)
 
@@ -411,10 +415,12 @@ class ClipReader:
         try:
             if num_frames is not None:
                 return set(uniform_indices(len(pts), num_frames))
-            rate = self._stream.average_rate or self._stream.guessed_rate
-            return set(fps_indices(list(DecodedIndex.frame_times_of(pts, index.time_base, rate)), fps))
+            if fps is not None:
+                rate = self._stream.average_rate or self._stream.guessed_rate
+                return set(fps_indices(list(DecodedIndex.frame_times_of(pts, index.time_base, rate)), fps))
         except (TypeError, ValueError):  # bad arguments: sample_indices says so after the count
-            return set()
+            pass
+        return set()
 
     def _frames(self, wanted: list[int], out: np.ndarray, rotate: bool) -> Frames:
         if rotate and self._quarter_turns():
@@ -427,9 +433,10 @@ class ClipReader:
         """How :meth:`get_frames_at` would decode ``indices``: ``"parallel"``, ``"streaming"`` or
         ``"sequential"`` (a file whose frames are counted by decoding: one decode from the start)."""
         wanted = {self._check_index(i) for i in indices}
-        if isinstance(self.index, DecodedIndex):
+        index = self.index
+        if isinstance(index, DecodedIndex):
             return "sequential"
-        return "parallel" if self._use_parallel(plan_segments(self.index, wanted)) else "streaming"
+        return "parallel" if self._use_parallel(plan_segments(index, wanted)) else "streaming"
 
     def _quarter_turns(self) -> int:
         """Counter-clockwise quarter turns of the display matrix (``VideoFrame.rotation``).
@@ -441,7 +448,7 @@ class ClipReader:
         if self._rotation is None:
             with self.source.open() as container:
                 frame = next(container.decode(container.streams[self._stream.index]), None)
-                self._rotation = frame.rotation if frame is not None else 0
+                self._rotation = frame.rotation if isinstance(frame, av.VideoFrame) else 0
         if self._rotation % 90:
             raise VideoError(
                 f"{self.name} is displayed rotated by {self._rotation} degrees; only quarter turns are supported"
@@ -461,7 +468,7 @@ class ClipReader:
     def _use_parallel(self, segments: list[Segment]) -> bool:
         if self.threads < 2 or len(segments) < 2 or self.codec not in PARALLEL_CODECS:
             return False
-        sizes = [sum(self.index.size[s.start : s.end + 1]) for s in segments]
+        sizes = [sum(self._packets_index.size[s.start : s.end + 1]) for s in segments]
         if max(sizes) > SEGMENT_BYTES_LIMIT:
             return False
         # Compare the parallel finish time (longest-first scheduling, in packets decoded by one
@@ -479,7 +486,7 @@ class ClipReader:
         """Decode and convert on the calling thread: one thread allowed, or too little to share out."""
         return self.threads == 1 or self._packets_index.num_packets <= SMALL_FILE_PACKETS
 
-    def _streaming_decoder(self, start: int) -> av.CodecContext:
+    def _streaming_decoder(self, start: int) -> VideoCodecContext:
         """The stream's own decoder, with FFmpeg's frame threads (set before its first packet), for a
         decode from packet ``start``; a new one where the stream's has decoded and ``start`` is no
         random-access point.
@@ -495,7 +502,7 @@ class ClipReader:
             self._use_frame_threads(decoder)
         return decoder
 
-    def _use_frame_threads(self, decoder: av.CodecContext) -> None:
+    def _use_frame_threads(self, decoder: VideoCodecContext) -> None:
         """Threads and options of a decoder that starts at the first packet or streams through."""
         decoder.options = {**decoder.options, **self._packets_index.decoder_options()}
         if self._packets_index.one_thread or self._inline:
@@ -530,7 +537,7 @@ class ClipReader:
 
     def _decode_parallel(self, segments: list[Segment], store: Callable[[int, av.VideoFrame], None]) -> None:
         """Stretches decode concurrently, each on a single-threaded decoder; this thread demuxes."""
-        idle: queue.SimpleQueue[av.CodecContext] = queue.SimpleQueue()
+        idle: queue.SimpleQueue[VideoCodecContext] = queue.SimpleQueue()
         in_flight = threading.BoundedSemaphore(self.threads + 1)
 
         def work(segment: Segment, packets: list[tuple[int, av.Packet]]) -> None:
@@ -570,8 +577,10 @@ class ClipReader:
                     future.cancel()
                 raise
 
-    def _new_decoder(self) -> av.CodecContext:
+    def _new_decoder(self) -> VideoCodecContext:
         decoder = av.CodecContext.create(self.codec, "r")
+        if not isinstance(decoder, VideoCodecContext):  # the codec of a video stream: never
+            raise VideoError(f"{self.name}: FFmpeg's {self.codec} decoder is not a video decoder")
         decoder.extradata = self._stream.codec_context.extradata
         decoder.codec_tag = self._stream.codec_context.codec_tag
         decoder.options = self._packets_index.decoder_options()
@@ -581,16 +590,17 @@ class ClipReader:
 
     def _decode_segment(
         self,
-        decoder: av.CodecContext,
+        decoder: VideoCodecContext,
         segment: Segment,
         packets: Iterable[tuple[int, av.Packet]],
         deliver: Callable[[int, av.VideoFrame], None],
     ) -> None:
         """Feed one stretch to a fresh decoder state, drain it, and deliver each wanted frame once."""
         wanted = set(segment.frames)
+        index = self._packets_index  # segments are planned on the packets
         # Skipping frames is exact only where decoding depends on nothing but references.
-        can_skip = self.codec in NONREF_SKIP_CODECS and not self.index.from_start
-        skip = "DEFAULT"
+        can_skip = self.codec in NONREF_SKIP_CODECS and not index.from_start
+        skip: Literal["DEFAULT", "NONREF"] = "DEFAULT"
         position = segment.start
 
         def pick(frames: list[av.VideoFrame]) -> None:
@@ -598,14 +608,16 @@ class ClipReader:
                 if frame.is_corrupt and segment.start:
                     raise _Concealed(f"a decoder started at packet {segment.start} concealed decode errors")
                 frame_no = self._frame_of_pts.get(frame.pts)
-                if frame_no in wanted:
+                if frame_no is not None and frame_no in wanted:
                     wanted.discard(frame_no)
                     deliver(frame_no, frame)
 
         try:
             for position, packet in packets:
                 if can_skip:
-                    needed = "DEFAULT" if self.index.frame_at[position] in wanted else "NONREF"
+                    needed: Literal["DEFAULT", "NONREF"] = (
+                        "DEFAULT" if index.frame_at[position] in wanted else "NONREF"
+                    )
                     if needed != skip:
                         decoder.skip_frame = skip = needed
                 pick(decoder.decode(packet))
@@ -631,7 +643,7 @@ class ClipReader:
         """(decode position, packet) for positions ``start..end``, seeking when that is shorter."""
         if self._next is None or not 0 <= start - self._next <= READ_THROUGH_PACKETS:
             self._seek(start)
-        while self._next <= end:
+        while self._next is not None and self._next <= end:  # a failed read raises (and unsets it)
             position, packet = self._read()
             if position >= start:
                 yield position, packet
@@ -642,7 +654,9 @@ class ClipReader:
         Seeks to a packet before the first keyframe (a cut that starts mid-GOP) can land after
         it; reopening the file is the last resort, and always lands on the first packet.
         """
-        known = [t for t in (self.index.pts[start], self.index.dts[start]) if t is not None]
+        index = self._packets_index  # positions are the packets'
+        known = [t for t in (index.pts[start], index.dts[start]) if t is not None]
+        container = self._open_container()
         attempts = [
             *((t, False) for t in known),
             *((t, True) for t in known[:1]),
@@ -652,12 +666,12 @@ class ClipReader:
         for timestamp, any_frame in attempts:
             try:
                 if timestamp is not None:
-                    self._container.seek(timestamp, stream=self._stream, backward=True, any_frame=any_frame)
+                    container.seek(timestamp, stream=self._stream, backward=True, any_frame=any_frame)
                 elif not any_frame:
-                    self._container.seek(0)
+                    container.seek(0)
                 else:
-                    self._rewind()
-                self._reader = self._container.demux(self._stream)
+                    container = self._rewind()
+                self._reader = container.demux(self._stream)
                 self._next = None
                 position, packet = self._read()
             except (av.FFmpegError, VideoError):
@@ -669,13 +683,20 @@ class ClipReader:
         self._reader = self._next = None
         raise VideoError(f"cannot seek back to packet {start} of {self.name}")
 
-    def _rewind(self) -> None:
+    def _rewind(self) -> av.container.InputContainer:
         """Demux from a freshly opened file; the spent one stays open (its stream owns our decoder)."""
+        spent = self._open_container()
         container = self.source.open_container()
-        self._spent.append(self._container)
+        self._spent.append(spent)
         self._container = container
-        self._stream = container.streams[self._stream.index]
+        self._stream = video_stream(container, self.name, self._stream.index)
         demux_only(self._stream)
+        return container
+
+    def _open_container(self) -> av.container.InputContainer:
+        if self._container is None:
+            raise VideoError(f"reader of {self.name} is closed")
+        return self._container
 
     # -- frames that only a decode can count ---------------------------------------------------------
     def _probe_start(self, index: FrameIndex) -> FrameIndex:
@@ -704,7 +725,7 @@ class ClipReader:
             log.debug("%s: the decoder outputs nothing for packets %s at its start", self.name, dropped)
         return index.without(dropped)
 
-    def _count_frames(self, keep: Callable[[int, av.VideoFrame], None] | None) -> None:
+    def _count_frames(self, keep: Callable[[int, av.VideoFrame], None] | None) -> DecodedIndex:
         """Count the frames by decoding all of them (the definition, for files nothing else proves);
         ``keep`` sees each frame as it comes out."""
         pts: list[int | None] = []
@@ -721,13 +742,17 @@ class ClipReader:
         if not pts:
             raise VideoError(f"video {self.name} has no frames" + (f" ({damage})" if damage else ""))
         rate = self._stream.average_rate or self._stream.guessed_rate
-        self._index = DecodedIndex(
+        if self._stream.time_base is None:
+            raise VideoError(f"video {self.name}: its video stream has no time base")
+        index = DecodedIndex(
             name=self.name,
             frame_times=DecodedIndex.frame_times_of(pts, Fraction(self._stream.time_base), rate),
             width=size[0][0],
             height=size[0][1],
             damage=damage,
         )
+        self._index = index
+        return index
 
     def _decode_sequential(self, wanted: set[int], store: Callable[[int, av.VideoFrame], None]) -> None:
         """Decode from the first packet and keep the wanted frames, counted as they come out."""
@@ -764,7 +789,7 @@ class ClipReader:
 
         container = self.source.open_container()
         try:
-            stream = container.streams[self._stream.index]
+            stream = video_stream(container, self.name, self._stream.index)
             demux_only(stream)
             decoder = stream.codec_context
             self._use_frame_threads(decoder)
@@ -804,11 +829,13 @@ class ClipReader:
             pending, self._pending = self._pending, None
             self._next = pending[0] + 1
             return pending
+        if self._reader is None:
+            raise VideoError(f"{self.name}: no packet to read before a seek")
         try:
             for packet in self._reader:
                 if packet.size == 0:
                     continue
-                position = self._positions.get(packet.pts)
+                position = self._positions.get(packet.pts) if packet.pts is not None else None
                 if position is None or (self._next is not None and position != self._next):
                     raise VideoError(
                         f"video {self.name} does not demux the same way twice (packet pts={packet.pts}); "

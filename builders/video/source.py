@@ -74,7 +74,7 @@ class VideoSource:
     def open_container(self) -> av.container.InputContainer:
         """Open for reading; the caller closes it (prefer :meth:`open`)."""
         try:
-            return av.open(io.BytesIO(self.data) if self.data is not None else str(self.path))
+            return av.open(io.BytesIO(self.data) if self.data is not None else str(self.path), mode="r")
         except av.FFmpegError as err:
             raise VideoError(f"cannot open video {self.name}: {describe_error(err)}") from err
 
@@ -100,7 +100,7 @@ def video_stream(
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(container.streams):
             raise VideoError(f"{name} has no stream {index!r} (it has {len(container.streams)} streams)")
         chosen = container.streams[index]
-        if chosen.type != "video":
+        if not isinstance(chosen, av.VideoStream):
             raise VideoError(f"stream {index} of {name} is {chosen.type}, not video")
         candidates = [chosen]
     else:

@@ -1,6 +1,6 @@
 """The bundled MarineLife-16K sample: 24 short real MP4 clips, their attribute rows and QA records.
 
-Regenerate with ``python -m builders.demo.make_marinelife_sample`` (deterministic). The clips are
+Regenerate with ``python -m builders.testing.samples.make_marinelife_sample`` (deterministic). The clips are
 synthetic pictures standing in for the real footage; the attributes, captions and questions are
 realistic values written for the sample. ``qa.jsonl`` holds hand-written sample QA records (distractors
 from fixed pools, no LLM), the ground truth of the sample work folder (:func:`write_sample_work_folder`).
@@ -8,12 +8,12 @@ from fixed pools, no LLM), the ground truth of the sample work folder (:func:`wr
 ``pipeline_replies.jsonl`` and ``pipeline_settings.json`` are recorded replies of a deterministic *scripted
 responder* (not a model) with the settings they were recorded under: ``vqabench marinelife build --work WORK
 --sample --replay`` reruns the regeneration pipeline on the sample offline from them. Re-record with
-``python -m builders.demo.record_marinelife_pipeline``.
+``python -m builders.testing.samples.record_marinelife_pipeline``.
 
 ``baseline_replies.jsonl`` / ``baseline_settings.json`` (answers of a *scripted baseline*, not a model,
 to the rebuilt release's questions) and ``judge_replies.jsonl`` / ``judge_settings.json`` (a scripted
 judge's scores of those answers) are what ``vqabench demo`` replays and scores; re-record with
-``python -m builders.demo.record_marinelife_baseline``.
+``python -m builders.testing.samples.record_marinelife_baseline``.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from builders.files.folders import atomic_directory
@@ -55,5 +55,10 @@ def configure_lmms_eval(shipped: Path, out: Path, data: Mapping[str, Path]) -> P
             text = template.read_text(encoding="utf-8")
             cache = datasets_cache(Path(out), Path(folder))  # where the folder will be, not the temporary one
             line = f"dataset_path: {Path(folder).resolve()}\ndataset_kwargs:\n  cache_dir: {cache}"
-            template.write_text(_DATASET_PATH.sub(lambda _, line=line: line, text, count=1), encoding="utf-8")
+            template.write_text(_DATASET_PATH.sub(_literally(line), text, count=1), encoding="utf-8")
     return Path(out)
+
+
+def _literally(text: str) -> Callable[[re.Match[str]], str]:
+    """A ``re.sub`` replacement that inserts ``text`` as it is (a path's backslashes are no escapes)."""
+    return lambda _: text

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from builders.integrations.items import unknown_frames
@@ -55,7 +56,7 @@ def _is_lmms_model(value: Any) -> bool:
 
 def calling_model() -> Any | None:
     """The lmms-eval model instance on the call stack (see the module doc), or None."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         local = frame.f_locals
         for name in ("self", "lm"):

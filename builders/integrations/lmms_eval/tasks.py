@@ -168,6 +168,8 @@ class TaskFunctions:
         if frames.hand == "images":
             from PIL import Image  # lazy: only a model that takes images gets here
 
+            if frames.spec is None:  # model_frames hands images only with the spec that samples them
+                raise RuntimeError(f"{frames.model}: images to hand but no frame spec to sample them")
             return [Image.fromarray(rgb) for rgb in frames.spec.sample(video()).frames]
         return [video()]
 

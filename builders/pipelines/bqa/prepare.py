@@ -61,6 +61,8 @@ def run_clips(work_dir: Path, ids: Sequence[str], rows: Mapping[str, BoLDAnnotat
         for item in pending:
             row = rows[item["id"]]
             clip = clip_relpath(row.id)
+            if row.clip_path is None:  # read_bold resolves the clip of every row it keeps
+                raise ValueError(f"row {row.id}: its clip was never located under the BoLD video root")
             try:
                 remove_audio(row.clip_path, Path(work_dir) / clip)  # atomic: never a half-written clip
             except (VideoError, FileNotFoundError) as err:

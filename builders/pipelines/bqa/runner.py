@@ -335,7 +335,11 @@ def build(
     source = read_bold(options.bold_root, codes=options.demographic_codes, skip_missing=options.skip_missing)
     work_dir.mkdir(parents=True, exist_ok=True)
     # An estimate sends nothing and records no reply: it does not bind the folder to a model.
-    llm = client.settings.cache_identity() if needs_llm and client.estimate is None else None
+    llm = (
+        client.settings.cache_identity()
+        if client is not None and needs_llm and client.estimate is None
+        else None
+    )
     prompts = prompt_overrides()
     bind_work_folder(
         work_dir,
@@ -353,7 +357,7 @@ def build(
     by_id = {a.id: a for a in rows}
     before = client.usage.snapshot() if client is not None else None
     failures: dict[str, dict[str, str]] = {}
-    llm_args = {"ahead": options.ahead, "reject_failures": options.reject_llm_failures}
+    ahead, reject = options.ahead, options.reject_llm_failures
     images = images_of or FrameImages(frames_dir(work_dir))  # one for both steps: shared in memory too
     for step in todo:
         log.info("BQA build: step %s", step)
@@ -363,14 +367,17 @@ def build(
             run_clips(work_dir, list(_kept(work_dir, CANDIDATES)), by_id)
         elif step == QUESTIONS:
             failures[step] = run_questions(
-                work_dir, _items(work_dir, step), client, options.frames, images_of=images, **llm_args
-            )
+                work_dir, _items(work_dir, step), client, options.frames, images_of=images,
+                ahead=ahead, reject_failures=reject,
+            )  # fmt: skip
         elif step == FILTER:
-            failures[step] = run_filter(work_dir, _items(work_dir, step), client, **llm_args)
+            failures[step] = run_filter(
+                work_dir, _items(work_dir, step), client, ahead=ahead, reject_failures=reject
+            )
         elif step == DIFFICULTY:
             failures[step] = run_difficulty(
                 work_dir, _items(work_dir, step), client, options.frames, images_of=images,
-                unanswered=options.step4_unanswered, **llm_args,
+                unanswered=options.step4_unanswered, ahead=ahead, reject_failures=reject,
             )  # fmt: skip
             if not failures[step]:
                 shutil.rmtree(frames_dir(work_dir), ignore_errors=True)  # no later step shows frames

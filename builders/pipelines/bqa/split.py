@@ -44,8 +44,8 @@ def grouped_stratified_split(
         members.setdefault(str(group(item)), []).append(i)
     strata = {g: Counter(stratum(items[i]) for i in idx) for g, idx in members.items()}
     totals: Counter[Hashable] = Counter()
-    for counts in strata.values():
-        totals.update(counts)
+    for stratum_counts in strata.values():
+        totals.update(stratum_counts)
     n = len(items)
 
     order = sorted(members)

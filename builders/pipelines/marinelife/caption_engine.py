@@ -76,10 +76,10 @@ def run_caption_engine(
     with ``reject_failures``) have no caption and drop out.
     """
     work = Path(work_dir)
-    common = {"ahead": ahead, "reject_failures": reject_failures}
     failed = captioner.run_drafts(
-        work, rows, video_root, client, num_frames=settings.num_frames, max_side=settings.max_side, **common
-    )
+        work, rows, video_root, client, num_frames=settings.num_frames, max_side=settings.max_side,
+        ahead=ahead, reject_failures=reject_failures,
+    )  # fmt: skip
     if failed:
         return _failures(captioner.STEP, failed)
     drafts = _kept(work, captioner.STEP)
@@ -87,14 +87,16 @@ def run_caption_engine(
         {**row, "draft_caption": drafts[row["id"]]["draft_caption"]} for row in rows if row["id"] in drafts
     ]
 
-    failed = reviewer.run_reviews(work, drafted, client, **common)
+    failed = reviewer.run_reviews(work, drafted, client, ahead=ahead, reject_failures=reject_failures)
     if failed:
         return _failures(reviewer.STEP, failed)
     reviews = _kept(work, reviewer.STEP)
     reviewed = [{**item, "s_c": reviews[item["id"]]["s_c"]} for item in drafted if item["id"] in reviews]
 
     low = [item for item in reviewed if item["s_c"] < settings.tau]
-    failed = refiner.run_refinements(work, low, client, tau=settings.tau, **common)
+    failed = refiner.run_refinements(
+        work, low, client, tau=settings.tau, ahead=ahead, reject_failures=reject_failures
+    )
     if failed:
         return _failures(refiner.STEP, failed)
     refinements = _kept(work, refiner.STEP)

@@ -165,16 +165,19 @@ def build(
               "prompts": prompt_versions()}  # fmt: skip
     bind_work_folder(work, wanted, CONFIG_FILE, llm_part="model")
     before = client.usage.snapshot()
-    common = {"ahead": config.ahead, "reject_failures": config.reject_failures}
+    ahead, reject = config.ahead, config.reject_failures
 
     released = False
-    failures = run_caption_engine(work, rows, video_root, client, config.caption_settings, **common)
+    failures = run_caption_engine(
+        work, rows, video_root, client, config.caption_settings, ahead=ahead, reject_failures=reject
+    )
     if not failures:
         final = {c["id"]: c["final_caption"] for c in read_captions(work)}
         captioned = [{**row, "caption": final[row["id"]]} for row in rows if row["id"] in final]
         failed = qa_generation.run_qa(
-            work, captioned, client, seed=config.seed, reference=config.llm_reference, **common
-        )
+            work, captioned, client, seed=config.seed, reference=config.llm_reference,
+            ahead=ahead, reject_failures=reject,
+        )  # fmt: skip
         failures = [Failure(i, qa_generation.STEP, e) for i, e in failed.items()]
         if not failures:
             _release(work, captioned, video_root, client, config, note)

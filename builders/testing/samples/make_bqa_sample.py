@@ -1,4 +1,4 @@
-"""Write the bundled BoLD-format sample (``bqa/sample/bold/``); run ``python -m builders.demo.make_bqa_sample``.
+"""Write the bundled BoLD-format sample (``bqa/sample/bold/``); run ``python -m builders.testing.samples.make_bqa_sample``.
 
 Everything is drawn from one seeded generator, so a rerun writes the same annotations and clips
 painted with the same pictures. The encoded bytes are not guaranteed to repeat (we saw a few clips

@@ -1,4 +1,4 @@
-"""Record the scripted baseline's BQA answers that ``vqabench demo`` scores: ``python -m builders.demo.record_bqa_baseline``.
+"""Record the scripted baseline's BQA answers that ``vqabench demo`` scores: ``python -m builders.testing.samples.record_bqa_baseline``.
 
 There is no model here. The sample is rebuilt from its recorded pipeline replies and exported (as
 the demo does), then the BQA evaluation runner asks every question of every split in both prompt
@@ -50,7 +50,7 @@ RECORDING = Recording(
         "responder": RESPONDER,
     },
     note=f"BQA answers of a {SCRIPTED_NOTE} (builders/testing/baseline_responder.py) on the bundled sample, "
-    "recorded by 'python -m builders.demo.record_bqa_baseline' for 'vqabench demo'; they say nothing about any model.",
+    "recorded by 'python -m builders.testing.samples.record_bqa_baseline' for 'vqabench demo'; they say nothing about any model.",
 )
 
 
@@ -70,7 +70,9 @@ def record(out_dir: str | Path = BQA_SAMPLE_DIR, hub: str | Path | None = None) 
         root = Path(tmp)
         if hub is None:
             hub = rebuild_bqa(root / "work", root / "hub", root / "cache").hub
-        handler = BaselineModel(bqa=oracle(hub), **RESPONDER)
+        handler = BaselineModel(
+            bqa=oracle(hub), easy=RESPONDER["easy"], hard=RESPONDER["hard"], unparsed=RESPONDER["unparsed"]
+        )
         session = recording_session(recording, handler, root / "llm-cache.sqlite", REPORTED_MODEL)
         with session as (client, _):
             predict_bqa(recording, hub, client, root / "eval", root / "predictions")

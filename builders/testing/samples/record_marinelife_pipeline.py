@@ -1,4 +1,4 @@
-"""Record the replies that rebuild the bundled sample offline: ``python -m builders.demo.record_marinelife_pipeline``.
+"""Record the replies that rebuild the bundled sample offline: ``python -m builders.testing.samples.record_marinelife_pipeline``.
 
 There is no model here. The replies come from a deterministic *scripted responder*
 (:mod:`builders.testing.marinelife_responder`) served by the real test chat server, and the whole

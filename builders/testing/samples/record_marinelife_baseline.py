@@ -1,5 +1,5 @@
 """Record the scripted baseline's MarineLife-16K answers and the scripted judge's scores of them, which
-``vqabench demo`` replays: ``python -m builders.demo.record_marinelife_baseline``.
+``vqabench demo`` replays: ``python -m builders.testing.samples.record_marinelife_baseline``.
 
 There is no model here. The sample is rebuilt from its recorded pipeline replies and exported (as
 the demo does); the MarineLife-16K evaluation runner then asks every question of every split of a
@@ -49,7 +49,7 @@ BASELINE_RECORDING = Recording(
     settings=scripted_settings("scripted-baseline"),
     options={"frames": FrameSpec(fps=None, num_frames=8).to_json(), "splits": list(SPLITS)},
     note=f"MarineLife-16K answers of a {SCRIPTED_NOTE} (builders/testing/baseline_responder.py) on the bundled "
-    "sample, recorded by 'python -m builders.demo.record_marinelife_baseline' for 'vqabench demo'.",
+    "sample, recorded by 'python -m builders.testing.samples.record_marinelife_baseline' for 'vqabench demo'.",
 )
 JUDGE_RECORDING = Recording(
     folder=MARINE_SAMPLE_DIR,
@@ -66,7 +66,7 @@ def oracle(
     hub: str | Path, frames: FrameSpec
 ) -> dict[str, tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]:
     """Frames digest of each video, as the runner sends them -> (video row, its QA records)."""
-    videos = {}
+    videos: dict[str, tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]] = {}
     for split in BASELINE_RECORDING.options["splits"]:
         data = open_split(hub, split)
         for video_id, row in data.videos.items():

@@ -1,4 +1,4 @@
-"""Record the LLM replies that rebuild the bundled sample offline; run ``python -m builders.demo.record_bqa_pipeline``.
+"""Record the LLM replies that rebuild the bundled sample offline; run ``python -m builders.testing.samples.record_bqa_pipeline``.
 
 It builds the sample with the full pipeline against a local :class:`ChatServer` whose replies come
 from the scripted test responder (:class:`builders.testing.bqa_responder.BQAResponder`, with STEP1's

@@ -1,4 +1,4 @@
-"""Regenerate the bundled MarineLife-16K sample (deterministic): ``python -m builders.demo.make_marinelife_sample``.
+"""Regenerate the bundled MarineLife-16K sample (deterministic): ``python -m builders.testing.samples.make_marinelife_sample``.
 
 Writes, next to this file (or under ``--out``):
 
