@@ -109,7 +109,7 @@ def test_full_build_keeps_and_rejects_for_the_stated_reasons(reference):
     asked = Counter(responder(b)["question"].strip() for b in by_kind["question"])
     assert Counter(q["question"] for q in questions.values()) == asked
     assert {(q["model"], q["prompt"], q["prompt_version"]) for q in questions.values()} == {
-        (MODEL, "bqa_question", "1")
+        (MODEL, "bqa_question", "2")
     }
 
     # STEP3: rules first (each reject checked independently), the LLM sees only what passed.
@@ -410,7 +410,7 @@ class Declining:
         if step == "filter" and u == 1:
             self.blocked[step] += 1
             return Reply.prompt_blocked("PROHIBITED_CONTENT")  # no choices, a prompt block reason
-        if step == "answer" and u == 2:
+        if step == "answer" and u in (2, 6):
             self.blocked[step] += 1
             return Reply.blocked("content_filter")  # OpenAI's
         if step == "answer" and u in (3, 4):

@@ -17,7 +17,7 @@ import pytest
 from builders.llm import LLMClient, LLMSettings
 from builders.pipelines.marinelife.qa_generation import run_qa
 from builders.runs.steps import StepRecords
-from builders.testing.chat_requests import message_text
+from builders.testing.chat_requests import message_text, with_item_id
 from marinelife16k.annotations import video_row
 from marinelife16k.card import card_body
 from marinelife16k.questions import assemble_records, motion_source_problems
@@ -91,7 +91,7 @@ def _handler(body: dict) -> dict:
         "central_object_motion": WRONG_MOVES if check["describes_central_object"] else [],
         "camera_object_reference": f"The static camera shows the full scene with the {central}.",
     }
-    return reply
+    return with_item_id(body, reply)  # a bound request: the reply names its video
 
 
 @pytest.fixture(scope="module")

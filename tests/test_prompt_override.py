@@ -46,7 +46,7 @@ def test_a_file_replaces_a_prompt_and_its_hash_is_the_version(tmp_path):
     }
     prompt = load_prompt("bqa_answer_single_word")
     assert (prompt.text, prompt.version) == (PAPER_WORDING, version_of(PAPER_WORDING))
-    assert load_prompt("bqa_question").version == "1"  # the others stay packaged
+    assert load_prompt("bqa_question").version == "2"  # the others stay packaged
     fronted = tmp_path / "fronted.md"
     fronted.write_text(
         "---\nname: bqa_answer_single_word\nversion: 7\n---\n" + PAPER_WORDING, encoding="utf-8"

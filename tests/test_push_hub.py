@@ -1,5 +1,8 @@
 """``vqabench push`` against a real HTTP Hub on 127.0.0.1 (builders.testing.hub_server): dry run,
-one-commit upload, pull request, tag, and every error path, with the token never shown.
+one-commit upload, pull request, tag, and every error path, with the token never shown; and content,
+not presence, verified (issue 32, case 6 and case 11's interrupted push): a Hub that stores a shard with
+one byte changed, two push processes at once, a push killed right after its tag landed, a damaged
+shard in a local folder read by ``report``.
 
 Nothing reaches the real Hub: ``HF_ENDPOINT`` (and huggingface_hub's import-time copy of it) point
 at the test server, and a guard refuses any connection or name lookup outside the loopback.
@@ -10,11 +13,14 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from hub_helpers import use_endpoint
 
@@ -195,12 +201,16 @@ def test_reply_lost_during_the_commit_is_not_called_a_clean_failure(hub, folder,
     assert hub.repos[REPO].tags == {}  # and the tag was not attempted
 
 
-def test_taken_tag_stops_before_anything_is_pushed(hub, folder, capsys, caplog):
+def test_taken_tag_stops_before_anything_is_pushed(hub, folder, capsys, caplog, tmp_path):
     assert _push(capsys, caplog, str(folder), REPO, "--tag", "v1")[0] == 0
     head = hub.repos[REPO].branches["main"]
-    code, out = _push(capsys, caplog, str(folder), REPO, "--tag", "v1", "--create-pr")
+    other = tmp_path / "other"  # another release: one line more in its card
+    shutil.copytree(folder, other)
+    (other / "README.md").write_text((folder / "README.md").read_text() + "\nA later revision.\n")
+    code, out = _push(capsys, caplog, str(other), REPO, "--tag", "v1", "--create-pr")
     assert code == 2
-    assert f"tag 'v1' already exists in org/bench (at {head})" in out and "nothing was pushed" in out
+    assert f"tag 'v1' already exists in org/bench (at {head}) and does not hold this folder" in out
+    assert "README.md: sha256" in out and "nothing was pushed" in out
     assert len(_commits(hub)) == 1 and hub.repos[REPO].pull_requests == {}
 
 
@@ -249,3 +259,160 @@ def test_push_in_a_fresh_process_reads_the_environment(folder, tmp_path):
         assert SECRET not in done.stdout + done.stderr
         assert 'revision="v3"' in done.stdout
         assert set(server.files(REPO, "v3")) - {".gitattributes"} == set(_local_files(folder))
+
+
+# --- content, not presence (issue 32) ---------------------------------------------------------------
+
+
+def _flip_in_choices(path) -> None:
+    """Flip the high bit of the first byte of a label stored in the ``choices`` column chunk."""
+    meta = pq.ParquetFile(path).metadata
+    index = [meta.schema.column(i).path for i in range(meta.num_columns)].index("choices.list.element")
+    column = meta.row_group(0).column(index)
+    start = column.dictionary_page_offset or column.data_page_offset
+    data = bytearray(path.read_bytes())
+    chunk = bytes(data[start : start + column.total_compressed_size])
+    at = start + min(
+        chunk.find(label) for label in (b"Happiness", b"Sadness", b"Anger", b"Pleasure") if label in chunk
+    )
+    data[at] ^= 0x80
+    path.write_bytes(bytes(data))
+
+
+def test_a_byte_changed_on_the_hub_fails_the_push_before_its_tag(hub, folder, capsys, caplog):
+    """The Hub stores a shard and the card with one byte changed each: the push must name both files
+    and leave the commit untagged (before, it tagged first, and a change that still loads was "verified")."""
+    damaged = "data/qa/train-00000-of-00001.parquet"
+
+    def damage(path: str, data: bytes) -> bytes:
+        changed = bytearray(data)
+        if path == damaged:
+            changed[len(changed) // 2] ^= 0x01
+        elif path == "README.md":  # a letter of the card's prose: it still loads, the old check passed it
+            changed[-2] ^= 0x01
+        return bytes(changed)
+
+    hub.damage = damage
+    code, out = _push(capsys, caplog, str(folder), REPO, "--tag", "v1")
+    assert code == 2, out
+    head = hub.repos[REPO].branches["main"]
+    assert f"commit {head} landed" in out and "that revision is not this folder, so it was not tagged" in out
+    assert f"{damaged}: sha256" in out and "README.md: sha256" in out and "on the Hub" in out
+    assert "verified:" not in out and hub.repos[REPO].tags == {}
+
+    hub.damage = None  # the damage was on the way: pushing again replaces it, then tags
+    code, out = _push(capsys, caplog, str(folder), REPO, "--tag", "v1")
+    assert code == 0, out
+    assert hub.files(REPO, "v1")[damaged] == (folder / damaged).read_bytes()
+
+
+def _push_process(folder, hf_home, url: str, *args: str) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": url,
+        "HF_TOKEN": SECRET,
+        "HF_HUB_OFFLINE": "0",
+        "HF_HOME": str(hf_home),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "builders.cli", "push", str(folder), REPO, "--allow-sample", *args],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+
+
+def test_two_pushes_at_once_cannot_both_land(folder, built_samples, tmp_path):
+    """Two ``vqabench push`` processes, two releases, one repo: the Hub holds both commit requests
+    until both have arrived (so both started from the same main). One lands; the other is refused
+    by its parent_commit and says nothing of it landed (before, both landed and main mixed the two
+    releases' shards)."""
+    other = built_samples["bqa"].hub
+    with HubServer(tokens={SECRET: "write"}, repos=[REPO]) as server:
+        server.commit_barrier = threading.Barrier(2, timeout=120)
+        pushes = [
+            _push_process(folder, tmp_path / "a", server.url, "--tag", "ml"),
+            _push_process(other, tmp_path / "b", server.url, "--tag", "bqa"),
+        ]
+        outputs = [p.communicate(timeout=300)[0] for p in pushes]
+        codes = [p.returncode for p in pushes]
+        assert sorted(codes) == [0, 2], outputs
+        lost = outputs[codes.index(2)]
+        assert "another commit landed on main of org/bench after" in lost and "nothing of it landed" in lost
+        assert "(nothing was pushed)" in lost
+        won = [folder, other][codes.index(0)]
+        repo = server.repos[REPO]
+        assert len(repo.commits) == 2  # the initial commit and one push
+        assert set(server.files(REPO)) - {".gitattributes"} == set(_local_files(won))
+        assert list(repo.tags) == [["ml", "bqa"][codes.index(0)]]
+
+
+def test_a_push_killed_after_its_tag_is_verified_by_the_rerun(folder, tmp_path):
+    """The push process is killed the moment its tag is stored (before it could say anything). The
+    same command again finds the tag, downloads that revision, compares every file and reports the push
+    done; a rerun with another folder under that tag is refused, naming what differs."""
+    with HubServer(tokens={SECRET: "write"}, repos=[REPO]) as server:
+        process: list[subprocess.Popen] = []
+
+        def kill_after_tag(kind: str) -> None:
+            if kind == "tag":
+                os.kill(process[0].pid, signal.SIGKILL)
+                process[0].wait()
+
+        server.after_write = kill_after_tag
+        process.append(_push_process(folder, tmp_path / "hf", server.url, "--tag", "v1"))
+        killed = process[0].communicate(timeout=300)[0]
+        assert process[0].returncode == -signal.SIGKILL, killed
+        tagged = server.repos[REPO].tags["v1"]
+        server.after_write = None
+
+        rerun = _push_process(folder, tmp_path / "hf", server.url, "--tag", "v1")
+        output = rerun.communicate(timeout=300)[0]
+        assert rerun.returncode == 0, output
+        assert f"already pushed: tag v1 -> commit {tagged} holds exactly this folder" in output
+        assert (
+            f"verified: revision {tagged[:12]} downloaded, every file's sha256 equal to the folder's"
+            in output
+        )
+        assert len([r for r in server.requests if "/commit/" in r.path]) == 1  # nothing pushed again
+
+        other = tmp_path / "other"
+        shutil.copytree(folder, other)
+        (other / "README.md").write_text((folder / "README.md").read_text() + "\nA later revision.\n")
+        refused = _push_process(other, tmp_path / "hf", server.url, "--tag", "v1")
+        output = refused.communicate(timeout=300)[0]
+        assert refused.returncode == 2, output
+        assert "tag 'v1' already exists" in output and "README.md: sha256" in output
+
+
+def test_a_damaged_shard_is_named_by_report_and_refused_by_push(built_samples, tmp_path, capsys, caplog, hub):
+    """One bit flipped in a label of a shard's ``choices``: ``load_dataset`` does not notice, so the
+    old check let push through and ``report`` later failed on a bare UTF-8 error naming no file."""
+    folder = tmp_path / "BQA"
+    shutil.copytree(built_samples["bqa"].hub, folder)
+    shard = folder / "data" / "default" / "test-00000-of-00001.parquet"
+    _flip_in_choices(shard)
+    ids = [
+        i
+        for f in sorted(shard.parent.glob("*.parquet"))
+        for i in pq.read_table(f, columns=["id"])["id"].to_pylist()
+    ]
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text("".join(f'{{"id": "{i}", "raw_output": "Anger"}}\n' for i in ids))
+    code = cli_main(
+        [
+            "report",
+            "bqa",
+            "--data",
+            str(folder),
+            "--predictions",
+            f"m={predictions}",
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{shard}: column 'choices', row" in err and "is not valid UTF-8 text: the file is damaged" in err
+
+    code, out = _push(capsys, caplog, str(folder), REPO, "--tag", "v1")
+    assert code == 2 and f"{shard}: column 'choices'" in out
+    assert _commits(hub) == []

@@ -101,7 +101,11 @@ def test_a_shard_count_change_leaves_exactly_the_new_shards(hub, exports, capsys
             "videos": {"train": 16, "validation": 2, "test": 6},
         }
     )
-    verified = re.search(r"verified: revision (\w+) downloaded and loaded with load_dataset \((.*)\)", out)
+    verified = re.search(
+        r"verified: revision (\w+) downloaded, every file's sha256 equal to the folder's, loaded with "
+        r"load_dataset \((.*)\)",
+        out,
+    )
     assert verified and hub.repos[REPO].tags["v2"].startswith(verified.group(1))
     assert "qa: train 134, validation 17, test 52" in verified.group(2)
     # the revision was really fetched back: a HEAD/GET of every file at the new commit
@@ -138,7 +142,8 @@ def test_a_revision_that_does_not_load_back_is_reported(hub, exports, capsys, mo
     monkeypatch.setattr(HubServer, "_send_file", send_corrupt)
     code, out = push(capsys, str(exports["v2"]), REPO, "--tag", "v9")
     assert code == 2, out
-    assert "landed" in out and "does not load as the folder did" in out
+    assert "landed" in out and "that revision is not this folder, so it was not tagged" in out
+    assert hub.repos[REPO].tags == {}
 
 
 @pytest.mark.parametrize(

@@ -120,9 +120,11 @@ def main(argv: list[str] | None = None) -> int:
 
             apply_prompt_arguments(args)
         return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:  # Ctrl-C, or builders.llm.client.Interrupted (SIGINT, SIGTERM)
+        said = f": {err}" if str(err) else ""
+        print(f"vqabench: interrupted{redact_text(said.removeprefix(': interrupted'))}; rerun the same command to resume",
+              file=sys.stderr)  # fmt: skip
+        return getattr(err, "exit_status", 130)
     except Exception as err:
         # Expected user-facing failures: one clear line, no traceback (use -v to see it).
         message = user_error(err)

@@ -18,13 +18,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Check FOLDER the way the Hub will read it (load_dataset round trip, card YAML with exactly one "
             "default config, no *.py or __pycache__ anywhere, regular files only - no links -, split sizes as "
             "the card says and as the shards hold), then, in one commit onto main (or a pull request with "
-            "--create-pr), upload every file and delete the repo's data files this release no longer has; tag "
-            "that commit with --tag; download that revision and load it again to verify it. Prints the commit, "
-            "the deletions, the verification and how to load that revision. The token comes from HF_TOKEN or "
-            "'hf auth login' and is never printed; HF_ENDPOINT selects another Hub. Before anything changes, "
-            "the repo must be reachable, writable and exist (or use --create-repo), and the tag free. If "
-            "tagging or the verification fails after the commit landed, the error names the commit. A release "
-            "built from a bundled sample is refused unless --allow-sample."
+            "--create-pr), upload every file and delete the repo's data files this release no longer has; the "
+            "commit names the revision it starts from, so a push landing in between makes the Hub refuse it. "
+            "Then download that revision, compare every file with the folder's (sha256) and load it again, and "
+            "only then tag it with --tag. Prints the commit, the deletions, the verification and how to load "
+            "that revision. The token comes from HF_TOKEN or 'hf auth login' and is never printed; HF_ENDPOINT "
+            "selects another Hub. Before anything changes, the repo must be reachable, writable and exist (or "
+            "use --create-repo), and the tag free - or, for a rerun after an interruption, already on a "
+            "revision holding exactly this folder (then checked again and reported done). If the verification "
+            "or tagging fails after the commit landed, the error names the commit. A release built from a "
+            "bundled sample is refused unless --allow-sample."
         ),
         epilog="Example: vqabench push hub/BQA naist-nlp/BQA --create-pr --tag v1.1 --dry-run",
     )
@@ -33,7 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--create-pr", action="store_true", help="open a pull request instead of committing to main"
     )
-    parser.add_argument("--tag", help="tag the new commit, e.g. v1.1 (must not exist yet)")
+    parser.add_argument(
+        "--tag",
+        help="tag the new commit, e.g. v1.1 (must not exist yet, unless it holds exactly this folder)",
+    )
     parser.add_argument("--message", help="commit message (default: 'Release <tag>' or 'Upload <folder>')")
     parser.add_argument(
         "--dry-run",

@@ -20,12 +20,13 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import datasets
+import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 from datasets.info import DatasetInfosDict
@@ -355,6 +356,44 @@ def _shard_problems(name: str, split: str, files: list[Path]) -> list[str]:
     return []
 
 
+def _has_text(kind: pa.DataType) -> bool:
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return True
+    return any(_has_text(kind.field(i).type) for i in range(kind.num_fields))
+
+
+def shard_damage(path: str | Path, columns: Iterable[str] | None = None) -> str | None:
+    """Why a Parquet shard's text cannot be read (bytes that are not UTF-8, as a flipped bit leaves
+    them), naming the file, the column and the first row; None when its text reads. Only the text
+    columns are read (``columns``: of those, only these), so checking a shard of videos is cheap."""
+    try:
+        with pq.ParquetFile(path) as file:
+            schema = file.schema_arrow
+            names = [f.name for f in schema if _has_text(f.type) and (columns is None or f.name in columns)]
+            table = file.read(columns=names) if names else None
+    except (OSError, pa.ArrowException) as err:
+        return f"{path}: not a readable Parquet file ({type(err).__name__}: {err})"
+    if table is None:
+        return None  # no text column to read
+    for name in table.column_names:
+        column = table.column(name)
+        try:
+            column.validate(full=True)
+        except pa.ArrowInvalid:
+            row = next((i for i in range(len(column)) if not _valid_cell(column, i)), None)
+            at = f", row {row}" if row is not None else ""
+            return f"{path}: column {name!r}{at} is not valid UTF-8 text: the file is damaged"
+    return None
+
+
+def _valid_cell(column: pa.ChunkedArray, index: int) -> bool:
+    try:
+        column[index].as_py()
+    except (UnicodeDecodeError, pa.ArrowException):
+        return False
+    return True
+
+
 @contextlib.contextmanager
 def quiet_datasets() -> Iterator[None]:
     """datasets' own progress bars off (restored after): an export or a push check prints one summary,
@@ -393,7 +432,9 @@ def check_hub_folder(
     whatever a YAML tool did to their key order, an ``eval.yaml`` (if there is one) that declares
     tasks on the card's configs and splits, every config loads, each split's Parquet files are one
     whole set of shards and hold (by their own metadata) the rows loaded, and split sizes match
-    ``dataset_info`` where the card has it. Raises ValueError listing every problem found.
+    ``dataset_info`` where the card has it, and every shard's text reads as UTF-8 (:func:`shard_damage`:
+    ``load_dataset`` does not look, and a reader would fail on it later). Raises ValueError listing every
+    problem found.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -447,6 +488,7 @@ def check_hub_folder(
             for split, files in _split_files(folder, config).items():
                 problems += _shard_problems(name, split, files)
                 parquet = [f for f in files if f.suffix == ".parquet"]
+                problems += [d for d in map(shard_damage, parquet) if d]
                 if parquet and len(parquet) == len(files) and split in got:
                     rows = sum(pq.ParquetFile(f).metadata.num_rows for f in parquet)
                     if rows != got[split]:

@@ -9,24 +9,33 @@ points at), a device or pipe, a ``*.py`` file or a ``__pycache__`` anywhere is r
 :func:`push` then:
 
 1. checks the repo (reachable, token accepted, repo exists - or creates it with ``create_repo``,
-   private unless asked otherwise - and the tag is free), before anything changes;
+   private unless asked otherwise - and the tag free), before anything changes;
 2. in **one** commit (``HfApi.create_commit``), onto ``main`` or as a pull request, uploads every
    file and deletes the repo's data files the release no longer has (:func:`deletions`: a release
-   whose shards were renamed must not leave the old ones beside the new);
-3. tags that commit;
-4. verifies the revision it made: downloads it (``snapshot_download`` at the commit) and runs the
-   same ``load_dataset`` check as before the push, with the same split sizes.
+   whose shards were renamed must not leave the old ones beside the new). The commit names its parent
+   (``parent_commit``: ``main`` as it was read for the deletions), so if another push lands in
+   between, the Hub refuses this one (HTTP 412) and nothing of it lands: two pushes at once cannot
+   both land and mix their shards;
+3. verifies the revision it made: downloads it (``snapshot_download`` at the commit), compares the
+   sha256 of every file with the folder's (content, not presence: a byte changed on the way or in
+   storage is named), and runs the same ``load_dataset`` check as before the push, with the same split
+   sizes;
+4. only then tags that commit.
 
 A commit is atomic on the Hub, so a failure in steps 1-2 leaves the repo as it was (except a repo
-that step 1 created, which the error says). A failure in step 3 happens after the commit landed:
-the error names the commit and how to tag it by hand. The token comes from ``HF_TOKEN`` or the
+that step 1 created, which the error says). A failure in step 3 or 4 happens after the commit landed:
+the error names the commit (untagged). A rerun of a push that was interrupted after tagging finds the
+tag: when the tagged revision holds exactly this folder (sha256 of every file), it is verified again
+and the push reports it done, instead of refusing the tag as taken. The token comes from ``HF_TOKEN`` or the
 saved ``hf auth login`` (:func:`huggingface_hub.get_token`); it is sent only as a header and is
 scrubbed from every message this module raises.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable
@@ -120,6 +129,7 @@ class PushResult:
     configs: tuple[str, ...]
     deleted: tuple[str, ...] = ()
     verified: dict[str, dict[str, int]] | None = None  # config -> split -> rows, loaded from the Hub
+    already_pushed: bool = False  # the tag already held exactly this folder (a rerun): nothing sent
 
     @property
     def revision(self) -> str:
@@ -137,6 +147,11 @@ class PushResult:
 
     def describe(self) -> str:
         lines = []
+        if self.already_pushed:
+            lines.append(
+                f"already pushed: tag {self.tag} -> commit {self.commit_oid} holds exactly this folder "
+                "(sha256 of every file); nothing was sent"
+            )
         if self.created_repo:
             lines.append(f"created dataset repo {self.repo_id}")
         lines.append(f"commit {self.commit_oid}: {self.commit_url}")
@@ -146,7 +161,7 @@ class PushResult:
             lines.append(
                 f"deleted {len(self.deleted)} file(s) the release no longer has: {', '.join(self.deleted)}"
             )
-        if self.tag:
+        if self.tag and not self.already_pushed:
             lines.append(f"tag {self.tag} -> {self.commit_oid}")
         if self.verified is not None:
             sizes = "; ".join(
@@ -154,7 +169,8 @@ class PushResult:
                 for c, splits in self.verified.items()
             )
             lines.append(
-                f"verified: revision {self.commit_oid[:12]} downloaded and loaded with load_dataset ({sizes})"
+                f"verified: revision {self.commit_oid[:12]} downloaded, every file's sha256 equal to the "
+                f"folder's, loaded with load_dataset ({sizes})"
             )
         lines.append("load this revision with:")
         lines += [f"  {line}" for line in self.load_instructions()]
@@ -295,13 +311,15 @@ def _call(
     *,
     repo_missing_ok: bool = False,
     in_commit: bool = False,
+    parent: str | None = None,
 ) -> T:
     """Run one Hub call; turn its failure (worded by :func:`builders.hub.errors.describe`, the one
     error path of every Hub call) into a PushError that says what already happened.
 
     ``done`` names what has changed on the Hub so far ("" = nothing) and ``step`` this call. A
     commit is atomic, so a refused commit changed nothing; a connection lost during the commit
-    (``in_commit``) may have lost only the answer, and the message says so.
+    (``in_commit``) may have lost only the answer, and the message says so. ``parent``: the commit a
+    commit names as its parent; the Hub's 412 then means another commit landed first.
     """
     from huggingface_hub.errors import OfflineModeIsEnabled, RepositoryNotFoundError
 
@@ -321,6 +339,13 @@ def _call(
             + unchanged
         ) from None
     except Exception as err:
+        status = getattr(getattr(err, "response", None), "status_code", None)
+        if status == 412 and parent is not None:  # parent_commit: main moved since it was read
+            raise PushError(
+                f"{prefix}another commit landed on main of {plan.repo_id} after {parent[:12]}, the revision "
+                f"this push started from (a push at the same time?), so the Hub refused this commit: nothing of "
+                f"it landed{unchanged}; look at the repo's history, then push again"
+            ) from None
         found = describe(
             err,
             endpoint=plan.endpoint,
@@ -342,11 +367,17 @@ def _call(
 
 def _remote_files(api: Any, plan: PushPlan, token: str | None, done: str = "") -> tuple[str, ...]:
     """The repo's files at ``main`` (what a commit onto main, or a pull request against it, starts from)."""
+    return _main(api, plan, token, done)[1]
+
+
+def _main(api: Any, plan: PushPlan, token: str | None, done: str = "") -> tuple[str, tuple[str, ...]]:
+    """``main``'s commit and its files, read in one call: the parent a commit names and the files it
+    deletes are those of one and the same revision."""
     info = _call(
         lambda: api.repo_info(plan.repo_id, repo_type=REPO_TYPE, revision="main"),
         plan, token, done, "reading the repo's files", repo_missing_ok=True,
     )  # fmt: skip
-    return tuple(sorted(s.rfilename for s in info.siblings or ()))
+    return info.sha, tuple(sorted(s.rfilename for s in info.siblings or ()))
 
 
 def with_remote(plan: PushPlan, *, token: str | None = None) -> PushPlan:
@@ -368,6 +399,30 @@ def with_remote(plan: PushPlan, *, token: str | None = None) -> PushPlan:
         return replace(plan, remote_files=())
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def content_differences(plan: PushPlan, local: Path) -> list[str]:
+    """How the downloaded revision in ``local`` differs from the folder, file by file (sha256), the
+    data files the release lacks included; empty when it holds exactly the folder."""
+    problems = []
+    for f in plan.files:
+        there = local / f.path_in_repo
+        if not there.is_file():
+            problems.append(f"{f.path_in_repo}: missing from the revision")
+        elif (theirs := _sha256(there)) != (ours := _sha256(f.local)):
+            problems.append(f"{f.path_in_repo}: sha256 {theirs[:16]}… on the Hub, {ours[:16]}… in the folder")
+    remote = [p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file()]
+    extra = deletions([f.path_in_repo for f in plan.files], remote)
+    problems += [f"{path}: a data file the folder does not have" for path in extra]
+    return problems
+
+
 def verify_revision(
     plan: PushPlan,
     revision: str,
@@ -375,8 +430,9 @@ def verify_revision(
     token: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, dict[str, int]]:
-    """Download ``revision`` of the repo and load it as :func:`plan_push` loaded the folder; ValueError
-    when it does not load or its split sizes differ from the folder's."""
+    """Download ``revision`` of the repo, check that every file is byte for byte the folder's
+    (:func:`content_differences`), and load it as :func:`plan_push` loaded the folder; ValueError naming
+    each file that differs, or when it does not load or its split sizes differ from the folder's."""
     from huggingface_hub import snapshot_download
 
     with tempfile.TemporaryDirectory(prefix="vqabench-push-verify-") as tmp:
@@ -385,6 +441,12 @@ def verify_revision(
             plan.repo_id, repo_type=REPO_TYPE, revision=revision, local_dir=local, token=token,
             endpoint=plan.endpoint, cache_dir=Path(tmp) / "hub-cache",
         )  # fmt: skip
+        shutil.rmtree(local / ".cache", ignore_errors=True)  # snapshot_download's own bookkeeping
+        differ = content_differences(plan, local)
+        if differ:
+            raise ValueError(
+                f"revision {revision} does not hold this folder's bytes:\n  - " + "\n  - ".join(differ)
+            )
         loaded = check_hub_folder(local, cache_dir=cache_dir or Path(tmp) / "datasets-cache")
     got = {name: {s: len(d) for s, d in loaded[name].items()} for name in plan.configs if name in loaded}
     if got != plan.splits:
@@ -423,13 +485,11 @@ def push(plan: PushPlan, *, token: str | None = None, verify: bool = True) -> Pu
         )
         existing = {t.name: t.target_commit for t in refs.tags}
         if plan.tag in existing:
-            raise PushError(
-                (f"{done}; " if done else "")
-                + f"tag {plan.tag!r} already exists in {plan.repo_id} (at {existing[plan.tag]}); choose another tag"
-                + ("" if done else " (nothing was pushed)")
-            )
-    # Read now, not at planning time: the deletions are those of the repo this commit lands on.
-    plan = replace(plan, remote_files=() if created else _remote_files(api, plan, token, done))
+            return _already_pushed(plan, existing[plan.tag], token, done, verify)
+    # Read now, not at planning time: the deletions are those of the revision this commit names as
+    # its parent, so that a commit landing in between makes the Hub refuse this one.
+    parent, remote = _main(api, plan, token, done)
+    plan = replace(plan, remote_files=remote)
     operations: list[Any] = [
         CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=str(f.local)) for f in plan.files
     ]
@@ -442,15 +502,28 @@ def push(plan: PushPlan, *, token: str | None = None, verify: bool = True) -> Pu
             commit_description=plan.commit_description,
             repo_type=REPO_TYPE,
             create_pr=plan.create_pr,
+            parent_commit=parent,
         ),
         plan,
         token,
         done,
         "the commit",
         in_commit=True,
+        parent=parent,
     )
+    landed = f"commit {info.oid} landed ({info.pr_url or info.commit_url})"
+    verified = None
+    if verify:  # before the tag: a revision that does not hold the folder is never tagged
+        try:
+            verified = _call(
+                lambda: verify_revision(plan, info.oid, token=token), plan, token, landed, "verifying it"
+            )
+        except (ValueError, OSError) as err:  # other bytes, does not load, other sizes, a failed download
+            raise PushError(
+                f"{landed}, but that revision is not this folder, so it was not tagged: {scrub(str(err), token)}"
+                "\npush again (a new commit replaces it); if this repeats, the upload is damaged on the way"
+            ) from None
     if tag := plan.tag:
-        landed = f"commit {info.oid} landed ({info.pr_url or info.commit_url})"
         try:
             _call(
                 lambda: api.create_tag(
@@ -462,7 +535,7 @@ def push(plan: PushPlan, *, token: str | None = None, verify: bool = True) -> Pu
                 ),
                 plan,
                 token,
-                landed,
+                landed + (" and was verified" if verify else ""),
                 f"tag {plan.tag!r}",
             )
         except PushError as err:
@@ -470,22 +543,6 @@ def push(plan: PushPlan, *, token: str | None = None, verify: bool = True) -> Pu
                 f"{err}\nthe upload is complete and loadable with revision={info.oid!r}; tag it later with "
                 f"huggingface_hub.HfApi().create_tag({plan.repo_id!r}, tag={plan.tag!r}, revision={info.oid!r}, "
                 f"repo_type={REPO_TYPE!r})"
-            ) from None
-    verified = None
-    if verify:
-        landed = f"commit {info.oid} landed ({info.pr_url or info.commit_url})" + (
-            f" and was tagged {plan.tag!r}" if plan.tag else ""
-        )
-        try:
-            verified = _call(
-                lambda: verify_revision(plan, info.oid, token=token), plan, token, landed, "verifying it"
-            )
-        except (
-            ValueError,
-            OSError,
-        ) as err:  # does not load, other sizes, or a download that fails its checks
-            raise PushError(
-                f"{landed}, but that revision does not load as the folder did: {scrub(str(err), token)}"
             ) from None
     return PushResult(
         repo_id=plan.repo_id,
@@ -499,4 +556,35 @@ def push(plan: PushPlan, *, token: str | None = None, verify: bool = True) -> Pu
         configs=plan.configs,
         deleted=plan.deletions,
         verified=verified,
+    )
+
+
+def _already_pushed(plan: PushPlan, oid: str, token: str | None, done: str, verify: bool) -> PushResult:
+    """The tag exists: a rerun of a push interrupted after tagging, or a tag that is taken. Verified
+    again (the tagged revision downloaded, every file compared): the same folder is done, anything else
+    is refused as before."""
+    taken = (f"{done}; " if done else "") + f"tag {plan.tag!r} already exists in {plan.repo_id} (at {oid})"
+    unchanged = "" if done else " (nothing was pushed)"
+    if not verify:
+        raise PushError(f"{taken}; choose another tag{unchanged}")
+    try:
+        verified = _call(
+            lambda: verify_revision(plan, oid, token=token), plan, token, done, "reading the tag"
+        )
+    except (ValueError, OSError) as err:
+        raise PushError(
+            f"{taken} and does not hold this folder ({scrub(str(err), token)}); choose another tag{unchanged}"
+        ) from None
+    return PushResult(
+        repo_id=plan.repo_id,
+        commit_oid=oid,
+        commit_url=f"{plan.endpoint}/datasets/{plan.repo_id}/commit/{oid}",
+        pr_url=None,
+        pr_revision=None,
+        tag=plan.tag,
+        created_repo=False,
+        default_config=plan.configs[0],
+        configs=plan.configs,
+        verified=verified,
+        already_pushed=True,
     )

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from builders.files.folders import confined_path
-from builders.hub.layout import CARD_FILE, read_card
+from builders.hub.layout import CARD_FILE, read_card, shard_damage
 
 #: The split of a data file given without one (the Hub's rule).
 DEFAULT_SPLIT = "train"
@@ -185,11 +185,17 @@ class HubSplit:
         """Every row, as dicts of ``columns`` (default: all), in split order."""
         names = list(columns) if columns is not None else self.column_names
         self._check(names)
-        tables = []
+        rows: list[dict[str, Any]] = []
         for shard in self.shards:
             with pq.ParquetFile(shard) as file:
-                tables.append(file.read(columns=names))
-        return pa.concat_tables(tables).to_pylist()
+                table = file.read(columns=names)
+            try:
+                rows += table.to_pylist()
+            except (UnicodeDecodeError, pa.ArrowException) as err:
+                raise ValueError(
+                    shard_damage(shard, names) or f"{shard}: {type(err).__name__}: {err}"
+                ) from None
+        return rows
 
     def video(self, index: int, column: str = "video", item: str | None = None) -> dict[str, Any]:
         """Row ``index``'s video cell, safe to read: ``{"path", "bytes"}`` with its bytes, or with
@@ -223,7 +229,12 @@ class HubSplit:
                 with pq.ParquetFile(shard) as file:
                     values = file.read_row_group(group, columns=[column]).column(column)
                 self._cached = ((shard, group, column), values)
-            return self._cached[1][index - self._starts[at]].as_py()
+            try:
+                return self._cached[1][index - self._starts[at]].as_py()
+            except (UnicodeDecodeError, pa.ArrowException) as err:
+                raise ValueError(
+                    shard_damage(shard, [column]) or f"{shard}: {type(err).__name__}: {err}"
+                ) from None
 
 
 def read_split(

@@ -6,6 +6,13 @@ prompt's name and version). The API key is not part of it, and nothing secret is
 holds the reply (raw text and parsed value), the model id the server reported, token usage and
 timings. Only validated replies are written (the client never caches a failure).
 
+Every row carries a sha256 of its own content (:func:`reply_digest`: the key, the reply and all its
+metadata), checked on every read. A row that fails it - a flipped bit, an edited letter, a row moved
+under another key, text that is no longer UTF-8 - is never used: it is logged (naming the cache and
+the key), counted in :attr:`ReplyCache.damaged` and reads as missing, so the client asks again (normal
+mode) or reports it (replay mode). A file SQLite itself cannot read is :class:`CacheDamaged`, one
+line naming it. Rows written before digests existed get theirs once, when a cache is first opened.
+
 Recorded replies travel as JSONL (:func:`export_replies` / :func:`import_replies`): one row per
 reply, sorted by key, so a release can ship the replies that built it and be rebuilt offline in
 replay mode (:func:`load_replies`).
@@ -15,18 +22,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import socket
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from builders.files.jsonio import dumps_line, iter_jsonl
+from builders.files.space import writing
 from builders.llm.messages import MEDIA_PARTS, data_url_bytes
+
+log = logging.getLogger(__name__)
 
 KEY_VERSION = 1  # bump when the key recipe changes, so old rows stop matching instead of lying
 
@@ -43,7 +55,8 @@ CREATE TABLE IF NOT EXISTS replies (
     completion_tokens INTEGER NOT NULL,
     attempts INTEGER NOT NULL,
     created TEXT NOT NULL,
-    elapsed REAL NOT NULL
+    elapsed REAL NOT NULL,
+    digest TEXT
 )
 """
 # Who is asking for a key right now: two processes sharing one cache (two work folders, one
@@ -58,10 +71,24 @@ CREATE TABLE IF NOT EXISTS claims (
 )
 """
 CLAIM_MAX_AGE = 6 * 3600.0
-_COLUMNS = (
+_FIELDS = (
     "key, model, model_reported, prompt_name, prompt_version, raw, value, "
     "prompt_tokens, completion_tokens, attempts, created, elapsed"
 )
+_COLUMNS = _FIELDS + ", digest"
+
+
+# What SQLite says of a file whose pages or schema no longer read as written.
+_DAMAGE = ("malformed", "not a database", "corrupt", "no such column", "no such table", "unrecognized token",
+           "syntax error")  # fmt: skip
+
+
+class CacheDamaged(RuntimeError):
+    """SQLite cannot read a reply cache file (its pages are damaged): one line naming the file."""
+
+
+class DamagedRow(ValueError):
+    """A cached row that fails its content hash, or no longer decodes (see the module doc)."""
 
 
 @dataclass(frozen=True)
@@ -82,8 +109,16 @@ class CachedReply:
     elapsed: float  # seconds from first call to validated reply
 
     def to_json(self) -> str:
-        """One JSONL line (no newline), as :func:`export_replies` writes it."""
-        return dumps_line(asdict(self)).removesuffix("\n")
+        """One JSONL line (no newline), as :func:`export_replies` writes it: the fields and their
+        ``sha256`` (:func:`reply_digest`)."""
+        return dumps_line({**asdict(self), "sha256": reply_digest(self)}).removesuffix("\n")
+
+
+def reply_digest(reply: CachedReply) -> str:
+    """sha256 of everything a row holds (canonical JSON of the fields in order, the value included)."""
+    fields = [getattr(reply, name) for name in CachedReply.__dataclass_fields__]
+    fields[-1] = float(fields[-1])  # elapsed: 1 and 1.0 are one value, in SQLite as in JSON
+    return hashlib.sha256(_canonical(fields).encode("utf-8")).hexdigest()
 
 
 def _canonical(value: Any) -> str:
@@ -192,8 +227,16 @@ class ReplyCache:
         except sqlite3.Error as err:
             raise type(err)(f"reply cache {self.path}: {err}") from None
         self._db.path = self.path
+        # Text comes back as bytes and is decoded row by row: a flipped bit that breaks UTF-8 damages
+        # one row, instead of failing the query that reads it and every other row with it.
+        self._db.text_factory = bytes
         self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        self._setup(busy_timeout)
+        #: key -> why, for every row found damaged since this cache was opened (module doc).
+        self.damaged: dict[str, str] = {}
+        self.repaired = 0  # rows a damaged index or key hid, found again (:meth:`_recover`)
+        self._scan: tuple[set[str], dict[int, Sequence[Any]]] | None = None
+        with self._readable():
+            self._setup(busy_timeout)
 
     def _setup(self, busy_timeout: float) -> None:
         # Switching to WAL and creating the table take locks that SQLite may refuse at once (no busy
@@ -206,11 +249,68 @@ class ReplyCache:
                     self._db.execute("PRAGMA synchronous = NORMAL")
                 self._db.execute(_SCHEMA)
                 self._db.execute(_CLAIMS)
+                self._add_digests()
                 return
             except sqlite3.OperationalError as err:
                 if "locked" not in str(err) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.01)
+
+    def _add_digests(self) -> None:
+        """Give rows written before digests existed theirs (once: a cache from an older version)."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(replies)")}
+        if b"digest" not in columns and "digest" not in columns:
+            self._db.execute("ALTER TABLE replies ADD COLUMN digest TEXT")
+        legacy = self._db.execute(f"SELECT {_FIELDS} FROM replies WHERE digest IS NULL").fetchall()
+        if not legacy:
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for row in legacy:
+                try:
+                    reply = _from_row((*row, None), check=False)
+                except DamagedRow:
+                    continue  # left without a digest: read as damaged
+                self._db.execute(
+                    "UPDATE replies SET digest = ? WHERE key = ? AND digest IS NULL",
+                    (reply_digest(reply), reply.key),
+                )
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+        log.info(
+            "%s: %d cached replies from an older version now carry a content hash", self.path, len(legacy)
+        )
+
+    @contextmanager
+    def _readable(self) -> Iterator[None]:
+        """SQLite's "file is not a database" / "malformed" as one :class:`CacheDamaged` line."""
+        try:
+            yield
+        except sqlite3.DatabaseError as err:
+            if isinstance(err, sqlite3.OperationalError) and not any(m in str(err) for m in _DAMAGE):
+                raise  # locked, busy, disk full, I/O: not the file's content
+            # One line (SQLite may quote a damaged schema), the path said once.
+            said = " ".join(str(err).removeprefix(f"reply cache {self.path}: ").split())[:160]
+            raise CacheDamaged(
+                f"reply cache {self.path} is damaged and cannot be read (SQLite: {said}); move it aside and "
+                "rerun (its replies will be asked again), or restore it from a backup"
+            ) from None
+
+    def _checked(self, rows: Iterable[Sequence[Any]]) -> Iterator[CachedReply]:
+        """The rows that pass their content hash; each other one is logged and kept in :attr:`damaged`."""
+        for row in rows:
+            try:
+                yield _from_row(row)
+            except DamagedRow as err:
+                key = _text(row[0], errors="replace")
+                if key not in self.damaged:
+                    log.warning(
+                        "reply cache %s: the row of key %s is damaged (%s): not used",
+                        self.path, key[:16], err,
+                    )  # fmt: skip
+                self.damaged[key] = str(err)
 
     def __repr__(self) -> str:
         return f"ReplyCache({self.path!r})"
@@ -226,7 +326,7 @@ class ReplyCache:
             self._db.close()
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._lock, self._readable():
             return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
 
     def get(self, key: str) -> CachedReply | None:
@@ -235,14 +335,66 @@ class ReplyCache:
     def get_many(self, keys: Iterable[str]) -> dict[str, CachedReply]:
         keys = list(dict.fromkeys(keys))
         found: dict[str, CachedReply] = {}
-        with self._lock:
+        with self._lock, self._readable():
             for start in range(0, len(keys), 500):  # stay under SQLite's bound-parameter limit
                 chunk = keys[start : start + 500]
                 marks = ",".join("?" * len(chunk))
                 rows = self._db.execute(f"SELECT {_COLUMNS} FROM replies WHERE key IN ({marks})", chunk)
-                for row in rows:
-                    found[row[0]] = _from_row(row)
+                for reply in self._checked(rows.fetchall()):
+                    if reply.key in chunk:  # a row whose key changed is damaged: its digest says so
+                        found[reply.key] = reply
+            missing = [k for k in keys if k not in found and k not in self.damaged]
+            if missing and self.path != ":memory:":
+                found.update(self._recover(missing))
         return found
+
+    def _recover(self, missing: list[str]) -> dict[str, CachedReply]:
+        """Rows of ``missing`` keys that a damaged index or a damaged key hides, found before anything
+        is paid for again (called with the lock held).
+
+        On the first miss, the table is read once without its index: every row is checked, so damage
+        anywhere is logged now. A key the table holds but the index cannot find means a damaged index:
+        it is rebuilt (``REINDEX``). A row whose key was damaged fails its hash; the hash, which covers
+        the key, says whether it is the row of a missing key: then it is stored under that key again."""
+        if self._scan is None:
+            keys, orphans = set(), {}
+            rows = self._db.execute(f"SELECT rowid, {_COLUMNS} FROM replies NOT INDEXED").fetchall()
+            for rowid, *row in rows:
+                if list(self._checked([row])):
+                    keys.add(_text(row[0]))
+                else:
+                    orphans[rowid] = row
+            self._scan = (keys, orphans)
+        keys, orphans = self._scan
+        recovered: dict[str, CachedReply] = {}
+        hidden = [k for k in missing if k in keys]
+        if hidden:
+            log.warning(
+                "reply cache %s: its key index is damaged (%d stored replies could not be found); rebuilding it",
+                self.path, len(hidden),
+            )  # fmt: skip
+            self._db.execute("REINDEX replies")
+            marks = ",".join("?" * len(hidden))
+            found = self._db.execute(f"SELECT {_COLUMNS} FROM replies WHERE key IN ({marks})", hidden)
+            recovered.update((r.key, r) for r in self._checked(found.fetchall()))
+            self.repaired += len(hidden)
+        for key in (k for k in missing if k not in recovered):
+            for rowid, row in list(orphans.items()):
+                try:
+                    reply = _from_row([key.encode(), *row[1:]])
+                except DamagedRow:
+                    continue
+                log.warning(
+                    "reply cache %s: the reply of key %s was stored under a damaged key; restored",
+                    self.path, key[:16],
+                )  # fmt: skip
+                self._db.execute("UPDATE replies SET key = ? WHERE rowid = ?", (key, rowid))
+                del orphans[rowid]
+                keys.add(key)
+                recovered[key] = reply
+                self.repaired += 1
+                break
+        return recovered
 
     def put(self, reply: CachedReply) -> None:
         """Insert or replace one row (refresh mode overwrites)."""
@@ -250,11 +402,11 @@ class ReplyCache:
 
     def put_many(self, replies: Iterable[CachedReply]) -> None:
         rows = [_to_row(r) for r in replies]
-        with self._lock:
+        with self._lock, self._readable(), writing(f"the reply cache {self.path}"):
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.executemany(
-                    f"INSERT OR REPLACE INTO replies ({_COLUMNS}) VALUES ({','.join('?' * 12)})", rows
+                    f"INSERT OR REPLACE INTO replies ({_COLUMNS}) VALUES ({','.join('?' * 13)})", rows
                 )
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -265,13 +417,17 @@ class ReplyCache:
         """Claim ``key`` for this process before calling the model: True when it is ours now, False
         while another live process holds it (wait for its reply with :meth:`get`, then try again)."""
         me = (os.getpid(), socket.gethostname())
-        with self._lock:
+        with self._lock, self._readable(), writing(f"the reply cache {self.path}"):
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 row = self._db.execute(
                     "SELECT pid, host, claimed FROM claims WHERE key = ?", (key,)
                 ).fetchone()
-                if row is not None and (row[0], row[1]) != me and _claim_live(row[0], row[1], row[2]):
+                if (
+                    row is not None
+                    and (row[0], _text(row[1])) != me
+                    and _claim_live(row[0], _text(row[1]), row[2])
+                ):
                     self._db.execute("COMMIT")
                     return False
                 self._db.execute(
@@ -286,37 +442,39 @@ class ReplyCache:
 
     def release(self, key: str) -> None:
         """Drop this process's claim on ``key`` (after its reply was stored, or its call failed)."""
-        with self._lock:
+        with self._lock, self._readable(), writing(f"the reply cache {self.path}"):
             self._db.execute(
                 "DELETE FROM claims WHERE key = ? AND pid = ? AND host = ?",
                 (key, os.getpid(), socket.gethostname()),
             )
 
     def __iter__(self) -> Iterator[CachedReply]:
-        """All rows in key order (deterministic)."""
-        with self._lock:
+        """All sound rows in key order (deterministic); damaged ones are left out (:attr:`damaged`)."""
+        with self._lock, self._readable():
             rows = self._db.execute(f"SELECT {_COLUMNS} FROM replies ORDER BY key").fetchall()
-        return (_from_row(row) for row in rows)
+        return iter(list(self._checked(rows)))
 
     def stats(self) -> dict[str, Any]:
         """Row count, tokens, and counts per reported model and per prompt name@version."""
-        with self._lock:
+        with self._lock, self._readable():
             db = self._db
             rows, tokens_in, tokens_out = db.execute(
                 "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) "
                 "FROM replies"
             ).fetchone()
-            models = dict(
-                db.execute(
+            models = {
+                _text(name, errors="replace"): count
+                for name, count in db.execute(
                     "SELECT COALESCE(model_reported, model), COUNT(*) FROM replies GROUP BY 1 ORDER BY 1"
-                ).fetchall()
-            )
-            prompts = dict(
-                db.execute(
+                )
+            }
+            prompts = {
+                _text(name, errors="replace"): count
+                for name, count in db.execute(
                     "SELECT COALESCE(prompt_name || '@' || prompt_version, '(none)'), COUNT(*) "
                     "FROM replies GROUP BY 1 ORDER BY 1"
-                ).fetchall()
-            )
+                )
+            }
         return {
             "path": self.path,
             "replies": rows,
@@ -342,6 +500,10 @@ def _claim_live(pid: int, host: str, claimed: float) -> bool:
     return True
 
 
+def _text(value: Any, errors: str = "strict") -> Any:
+    return value.decode("utf-8", errors) if isinstance(value, bytes) else value
+
+
 def _to_row(r: CachedReply) -> tuple[Any, ...]:
     return (
         r.key,
@@ -356,13 +518,22 @@ def _to_row(r: CachedReply) -> tuple[Any, ...]:
         int(r.attempts),
         r.created,
         float(r.elapsed),
+        reply_digest(r),
     )
 
 
-def _from_row(row: Sequence[Any]) -> CachedReply:
-    values = list(row)
-    values[6] = json.loads(values[6])
-    return CachedReply(*values)
+def _from_row(row: Sequence[Any], *, check: bool = True) -> CachedReply:
+    """A stored row (text as bytes) as a :class:`CachedReply`; :class:`DamagedRow` when it no longer
+    decodes or (``check``) fails its digest."""
+    try:
+        values = [_text(v) for v in row]
+        values[6] = json.loads(values[6])
+        reply = CachedReply(*values[:12])
+    except (UnicodeDecodeError, ValueError, TypeError) as err:
+        raise DamagedRow(f"unreadable: {type(err).__name__}") from None
+    if check and values[12] != reply_digest(reply):
+        raise DamagedRow("content hash mismatch" if values[12] else "no content hash")
+    return reply
 
 
 def export_replies(cache_path: str | Path, jsonl_path: str | Path, *, stable: bool = False) -> int:
@@ -384,12 +555,20 @@ def export_replies(cache_path: str | Path, jsonl_path: str | Path, *, stable: bo
                 reply = replace(reply, created="", elapsed=0.0)
             out.write(reply.to_json() + "\n")
             count += 1
+        damaged = dict(cache.damaged)
+    if damaged:
+        tmp.unlink()
+        raise CacheDamaged(
+            f"reply cache {cache_path}: {len(damaged)} damaged row(s) (first: key {next(iter(damaged))[:16]}…, "
+            f"{next(iter(damaged.values()))}); nothing written: rerun what made them to ask again, then export"
+        )
     tmp.replace(jsonl_path)
     return count
 
 
 def read_replies(jsonl_path: str | Path) -> list[CachedReply]:
-    """Parse a recorded-replies JSONL file; a bad row is an error naming the file and line."""
+    """Parse a recorded-replies JSONL file; a bad row is an error naming the file and line, and so is
+    one whose ``sha256`` does not match its content (rows recorded before the hash have none)."""
     jsonl_path = Path(jsonl_path)
     if not jsonl_path.is_file():
         raise FileNotFoundError(f"no recorded replies at {jsonl_path}")
@@ -399,10 +578,14 @@ def read_replies(jsonl_path: str | Path) -> list[CachedReply]:
         try:
             if not isinstance(row, dict):
                 raise ValueError("a row must be a JSON object")
+            digest = row.pop("sha256", None)
             missing, unknown = fields - row.keys(), row.keys() - fields
             if missing or unknown:
                 raise ValueError(f"missing fields {sorted(missing)}, unknown fields {sorted(unknown)}")
-            replies.append(CachedReply(**row))
+            reply = CachedReply(**row)
+            if digest is not None and digest != reply_digest(reply):
+                raise ValueError(f"key {reply.key[:16]}…: its content does not match its sha256 (damaged)")
+            replies.append(reply)
         except (ValueError, TypeError) as err:
             raise ValueError(f"{jsonl_path}, line {number}: not a recorded reply: {err}") from None
     return replies

@@ -35,6 +35,7 @@ SETTING_OPTIONS: dict[str, str] = {
     "llm_api_key_env": "api_key_env",
     "llm_concurrency": "max_concurrency",
     "llm_timeout": "timeout",
+    "llm_max_reply_mb": "max_reply_mb",
     "llm_max_retries": "max_retries",
     "llm_max_validation_retries": "max_validation_retries",
     "llm_temperature": "temperature",
@@ -49,6 +50,7 @@ SHOWN_DEFAULTS: dict[str, Any] = {
     "api_key_env": "OPENAI_API_KEY",
     "max_concurrency": 8,
     "timeout": 120.0,
+    "max_reply_mb": 16.0,
     "max_retries": 4,
     "max_validation_retries": 2,
     "temperature": 0.0,
@@ -103,9 +105,12 @@ def _setting_flags(p: str) -> list[tuple[str, dict[str, Any]]]:
         ("concurrency", {"type": POSITIVE_INT,
                          "help": f"requests in flight at once ({_env_default(p, 'max_concurrency')})"}),
         ("timeout", {"type": POSITIVE_NUMBER, "metavar": "SECONDS",
-                     "help": f"seconds per HTTP attempt ({_env_default(p, 'timeout')}); an endpoint that "
-                     "hangs holds an item for attempts x (1 + retries) x this, plus backoff (said once, at the "
-                     "first timeout)"}),
+                     "help": "seconds per HTTP attempt, all of it: connecting, the headers and the whole reply "
+                     f"body ({_env_default(p, 'timeout')}); an endpoint that hangs holds an item for "
+                     "attempts x (1 + retries) x this, plus backoff (said once, at the first timeout)"}),
+        ("max-reply-mb", {"type": POSITIVE_NUMBER, "metavar": "MB",
+                          "help": "largest reply body read; a longer one fails the call at once, unread "
+                          f"({_env_default(p, 'max_reply_mb')})"}),
         ("max-retries", {"type": NON_NEGATIVE_INT, "metavar": "N", "help": "the SDK's retries on "
                          f"408/409/429/5xx and timeouts ({_env_default(p, 'max_retries')})"}),
         ("max-validation-retries", {"type": NON_NEGATIVE_INT, "metavar": "N", "help": "re-asks after a reply "

@@ -21,9 +21,11 @@ import enum
 import json
 import logging
 import os
+import signal
+import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager, nullcontext
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -33,6 +35,7 @@ from pydantic import BaseModel
 
 from builders.files.progress import progress_bar
 from builders.files.redact import redact_text, redact_url
+from builders.files.space import DiskFull
 from builders.llm.cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
 from builders.llm.cost import Budget, Estimate, estimate_request
 from builders.llm.messages import (
@@ -43,8 +46,16 @@ from builders.llm.messages import (
     user_message,
 )
 from builders.llm.prompts import Prompt
-from builders.llm.schema import ReplyError, ReplySchema, check_value, validate_reply
+from builders.llm.schema import (
+    ITEM_ID_FIELD,
+    ReplyError,
+    ReplySchema,
+    bind_to_item,
+    check_value,
+    validate_reply,
+)
 from builders.llm.settings import LLMSettings
+from builders.llm.transport import BoundedAsyncClient, ReplyTooLarge
 from builders.llm.usage import TokenUsage, UsageSummary
 
 log = logging.getLogger(__name__)
@@ -58,6 +69,16 @@ class _NoBar:
 CLAIM_POLL_SECONDS = 0.1  # how often a request another process is asking for looks for its reply
 Mode = Literal["normal", "refresh", "replay"]
 MODES: tuple[str, ...] = ("normal", "refresh", "replay")
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by SIGINT or SIGTERM once the replies in flight had arrived and been recorded
+    (:meth:`LLMClient.session`). ``exit_status``: 128 + the signal number, as a shell reports it."""
+
+    def __init__(self, signum: int, message: str) -> None:
+        super().__init__(message)
+        self.signum = signum
+        self.exit_status = 128 + signum
 
 
 class ReplayMissError(RuntimeError):
@@ -77,7 +98,10 @@ class LLMRequest:
     :class:`~builders.llm.prompts.Prompt` (or ``(name, version)``) the messages were rendered from; it
     is part of the cache key and recorded with the reply. ``validator(value)``: an optional domain
     check that raises ValueError to have the model re-asked. ``metadata``: yours, copied to the
-    result untouched (not part of the key).
+    result untouched (not part of the key). ``item_id``: the item the request is about; the reply schema
+    then gets a required ``item_id`` field (:data:`~builders.llm.schema.ITEM_ID_FIELD`), the messages
+    must show the id, and a reply (or cached reply) that carries another id is refused and re-asked,
+    never applied to this item.
     """
 
     messages: Sequence[Message]
@@ -87,6 +111,7 @@ class LLMRequest:
     validator: Callable[[Any], object] | None = None
     schema_name: str | None = None  # json_schema.name sent; default: the model's class name
     output_tokens: int | None = None  # expected reply length, for cost estimates (not in the key)
+    item_id: str | None = None
 
     @classmethod
     def from_prompt(
@@ -99,12 +124,19 @@ class LLMRequest:
         schema: type[BaseModel] | dict[str, Any] | None = None,
         validator: Callable[[Any], object] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        item_id: str | None = None,
     ) -> LLMRequest:
         """A request whose user turn is ``prompt`` rendered with ``variables`` (strict), after the
-        images; ``system`` adds a system turn first."""
+        images; ``system`` adds a system turn first. ``item_id`` binds the reply to the item (the
+        prompt shows it as ``{{ item_id }}``)."""
+        variables = dict(variables or {})
+        if item_id is not None:
+            variables[ITEM_ID_FIELD] = item_id
         messages = [system_message(system)] if system is not None else []
-        messages.append(user_message(prompt.render(**dict(variables or {})), images))
-        return cls(messages, schema, prompt, metadata=dict(metadata or {}), validator=validator)
+        messages.append(user_message(prompt.render(**variables), images))
+        return cls(
+            messages, schema, prompt, metadata=dict(metadata or {}), validator=validator, item_id=item_id
+        )
 
     @property
     def prompt_ref(self) -> tuple[str, str] | None:
@@ -125,6 +157,7 @@ class Status(enum.Enum):
     OVER_BUDGET = "over_budget"  # not sent: its estimated cost would cross the --max-cost budget
     ESTIMATED = "estimated"  # --estimate: counted into the estimate, not sent
     BLOCKED = "blocked"  # the provider's safety filter stopped it: final, never cached, never re-asked
+    STOPPED = "stopped"  # not sent: the run is stopping (Ctrl-C/SIGTERM, a full disk); left pending
 
 
 @dataclass(frozen=True)
@@ -196,6 +229,7 @@ class _Prepared:
     request: LLMRequest
     schema: ReplySchema | None
     key: str
+    validator: Callable[[Any], object] | None  # the request's own, after the item binding's check
 
 
 class LLMClient:
@@ -243,6 +277,8 @@ class LLMClient:
         self.budget: Budget | None = None
         #: When set, sessions send nothing: every request is counted into it (``--estimate``).
         self.estimate: Estimate | None = None
+        #: The signal (SIGINT, SIGTERM) that stopped the last session, if one did (:meth:`session`).
+        self.interrupted: int | None = None
         self.timeout_noted = False  # the worst-case wait was said (at the first timeout)
         #: Errors already logged as a warning (sessions log each distinct one once).
         self.failures_said: set[str] = set()
@@ -271,14 +307,35 @@ class LLMClient:
             raise TypeError(f"expected an LLMRequest, got {type(request).__name__}")
         if not request.messages:
             raise ValueError("an LLMRequest needs at least one message")
-        schema = ReplySchema.of(request.schema, request.schema_name)
+        bound = request.item_id is not None
+        if bound and request.schema is None:
+            raise ValueError("a request bound to an item (item_id) needs a JSON reply schema to carry the id")
+        schema = ReplySchema.of(request.schema, request.schema_name, bound=bound)
         key = cache_key(
             **self.settings.cache_identity(),
             messages=request.messages,
             schema=schema.response_format() if schema else None,
             prompt=request.prompt_ref,
         )
-        return _Prepared(request, schema, key)
+        validator = (
+            bind_to_item(request.item_id, request.validator)
+            if request.item_id is not None
+            else request.validator
+        )
+        return _Prepared(request, schema, key, validator)
+
+    def miss_reason(self, keys: Iterable[str]) -> str:
+        """Why replay keys were missed: damaged recorded replies, or requests that differ."""
+        keys = list(keys)
+        cache = self.cache
+        damaged = [k for k in keys if cache is not None and k in cache.damaged]
+        if cache is not None and damaged:
+            rest = "" if len(damaged) == len(keys) else "; the others differ from those recorded"
+            return (
+                f"{len(damaged)} of them have a damaged recorded reply in {cache.path} (it fails its "
+                f"content hash){rest}"
+            )
+        return "the requests or settings differ from those recorded"
 
     def key_of(self, request: LLMRequest) -> str:
         """The cache key of a request under this client's settings."""
@@ -291,7 +348,11 @@ class LLMClient:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.arun(requests, desc=desc))
+            try:
+                return asyncio.run(self.arun(requests, desc=desc))
+            except asyncio.CancelledError:  # a second signal stopped the session at once
+                self.raise_if_interrupted()
+                raise
         raise RuntimeError(
             "LLMClient.run() was called inside a running event loop; use 'await client.arun()'"
         )
@@ -321,7 +382,7 @@ class LLMClient:
                 raise ReplayMissError(
                     f"replay: {len(missing)} of {len(prepared)} requests have no recorded reply "
                     f"(first: key {first.key[:16]}…, prompt {prompt}, model {self.settings.model}); "
-                    f"the requests or settings differ from those recorded",
+                    + self.miss_reason([p.key for p in missing]),
                     list(dict.fromkeys(p.key for p in missing)),
                 )
         with progress_bar(len(requests), 0, desc) if self.settings.progress else nullcontext(_NoBar()) as bar:
@@ -334,18 +395,27 @@ class LLMClient:
 
                 results = await asyncio.gather(*(one(r) for r in requests))
         log.info("%s", self.last_usage)
+        self.raise_if_interrupted()
         return list(results)
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[LLMSession]:
         """A :class:`LLMSession` for sending requests one at a time as they become ready (the step
-        loop's way); its counts are merged into :attr:`usage` when it closes."""
+        loop's way); its counts are merged into :attr:`usage` when it closes.
+
+        While it is open (in the main thread), SIGINT (Ctrl-C) and SIGTERM stop it gently: nothing more
+        is sent, and the requests already sent - paid for, whatever happens now - are waited for, each
+        bounded by the timeout, so that their replies are cached and recorded as usual; :attr:`interrupted`
+        then holds the signal, and the runner raises :class:`Interrupted` once they are. A second
+        signal stops at once (the replies still out are lost)."""
         started = time.perf_counter()
         run = UsageSummary()
         sdk = None if self.mode == "replay" or self.estimate is not None else self._sdk()
+        self.interrupted = None
         try:
             session = LLMSession(self, await sdk.__aenter__() if sdk is not None else None, run)
-            yield session
+            with _stopped_by_signals(session):
+                yield session
         finally:
             if sdk is not None:
                 await sdk.__aexit__(None, None, None)
@@ -353,16 +423,31 @@ class LLMClient:
             self.last_usage = run
             self.usage.merge(run)
 
+    def raise_if_interrupted(self) -> None:
+        """Raise :class:`Interrupted` if the last session was stopped by a signal (call it once the
+        event loop is done: the replies in flight have been recorded by then)."""
+        if self.interrupted is not None:
+            name = signal.Signals(self.interrupted).name
+            raise Interrupted(
+                self.interrupted,
+                f"interrupted ({name}): stopped sending; the replies already paid for were recorded",
+            )
+
     @asynccontextmanager
     async def _sdk(self):
         # One SDK client per batch: it binds its connection pool to the running event loop, and the
         # key is read from the environment now ("at call time"), never kept on this object.
+        # The HTTP client bounds each attempt as a whole (connect, headers, body) and each body's size:
+        # httpx's own timeouts bound only each wait, which a trickling server never trips.
+        s = self.settings
         sdk = openai.AsyncOpenAI(
-            api_key=self.settings.read_api_key(),
-            base_url=self.settings.base_url,
-            timeout=self.settings.timeout,
-            max_retries=self.settings.max_retries,
-            http_client=None if self._proxy is None else openai.DefaultAsyncHttpxClient(proxy=self._proxy),
+            api_key=s.read_api_key(),
+            base_url=s.base_url,
+            timeout=s.timeout,
+            max_retries=s.max_retries,
+            http_client=BoundedAsyncClient(
+                deadline=s.timeout, max_bytes=int(s.max_reply_mb * 2**20), proxy=self._proxy
+            ),
         )
         try:
             yield sdk
@@ -393,6 +478,18 @@ class LLMSession:
         self._sdk = sdk
         self._limit = asyncio.Semaphore(client.settings.max_concurrency)
         self._in_flight: dict[str, asyncio.Future[LLMResult]] = {}
+        #: Set by :meth:`stop`: nothing more is sent; results are :attr:`Status.STOPPED`.
+        self.stopping = asyncio.Event()
+        self.stop_reason: str | None = None
+        self.sending = 0  # HTTP requests out now (sent, so paid for, and not answered yet)
+        self.paid_unsaved = 0  # validated replies the cache could not store (a full disk)
+        self._task = asyncio.current_task()
+
+    def stop(self, reason: str) -> None:
+        """Send nothing more (the requests already out are still waited for and recorded)."""
+        if not self.stopping.is_set():
+            self.stop_reason = reason
+            self.stopping.set()
 
     async def complete(self, request: LLMRequest) -> LLMResult:
         """The result of one request (never raises for a failed call: see its ``status``)."""
@@ -437,16 +534,21 @@ class LLMSession:
         try:
             try:
                 row = await self._claim(p)
-                if row is not None:  # another process was asking; its reply is ours
-                    result = self._hit(p, row)
-                    self.run.cache_hits += 1
-                    return result
+                if row is not None:  # another process was asking (its reply is ours), or a row that
+                    try:  # did not validate above (then asked again)
+                        result = self._hit(p, row)
+                        self.run.cache_hits += 1
+                        return result
+                    except ReplyError:
+                        result = None
                 if self.budget is not None:
                     reserved = self.budget.reserve(request, self.settings)
                     if reserved is None:  # not sent: over the budget (not a failed call)
                         error = f"not sent: over the --max-cost budget: {self.budget.describe()}"
                         return self._result(p, Status.OVER_BUDGET, error)
                 result = await self._call(p)
+            except DiskFull:
+                raise  # the run cannot save what it pays for: the caller stops it (one line)
             except Exception as err:  # a bug must not sink the other items; it is logged
                 log.exception("LLM request %s failed unexpectedly", p.key[:12])
                 result = self._result(p, Status.FAILED, self._describe(err))
@@ -472,7 +574,7 @@ class LLMSession:
         return self.cache.get(p.key)  # answered just before the claim was ours
 
     def _hit(self, p: _Prepared, row: CachedReply) -> LLMResult:
-        value = check_value(row.value, p.schema, p.request.validator)
+        value = check_value(row.value, p.schema, p.validator)
         return LLMResult(
             status=Status.OK,
             value=value,
@@ -535,7 +637,8 @@ class LLMSession:
         return kwargs
 
     async def _call(self, p: _Prepared) -> LLMResult:
-        """Call, check, re-ask on a bad reply (bounded), cache the validated reply."""
+        """Call, check, re-ask on a bad reply (bounded), cache the validated reply. Nothing is sent
+        once the session is stopping (:attr:`Status.STOPPED`): the item is left for the next run."""
         assert self._sdk is not None
         sdk, run = self._sdk, self.run
         started = time.perf_counter()
@@ -550,8 +653,16 @@ class LLMSession:
                 run.reasks += 1
             try:
                 async with self._limit:
+                    if self.stopping.is_set():
+                        return self._result(p, Status.STOPPED, f"not sent: the run is stopping: {self.stop_reason}",
+                                            raw, attempts - 1, usage, model_reported,
+                                            time.perf_counter() - started)  # fmt: skip
                     run.api_calls += 1
-                    completion = await sdk.chat.completions.create(**self._arguments(p, messages))
+                    self.sending += 1
+                    try:
+                        completion = await sdk.chat.completions.create(**self._arguments(p, messages))
+                    finally:
+                        self.sending -= 1
             except Exception as err:  # the SDK has already retried whatever is worth retrying
                 return self._result(
                     p, Status.FAILED, self._describe(err), raw, attempts, usage, model_reported,
@@ -588,7 +699,7 @@ class LLMSession:
                         "the reply was cut off at the length limit (finish_reason=length); reply again, "
                         "more concisely, complete"
                     )
-                value = validate_reply(raw, p.schema, p.request.validator)
+                value = validate_reply(raw, p.schema, p.validator)
             except ReplyError as err:
                 problem = str(err)
                 log.info("reply %s attempt %d unusable: %s", p.key[:12], attempts, problem)
@@ -600,6 +711,7 @@ class LLMSession:
                 continue
             elapsed = time.perf_counter() - started
             if self.cache is not None:
+                self.paid_unsaved += 1  # until the row is in: a full disk leaves it counted
                 self.cache.put(
                     CachedReply(
                         key=p.key,
@@ -616,6 +728,7 @@ class LLMSession:
                         elapsed=round(elapsed, 3),
                     )
                 )
+                self.paid_unsaved -= 1
             return LLMResult(Status.OK, value, raw, None, attempts, False, model_reported, usage, p.key,
                              p.request.metadata, elapsed)  # fmt: skip
         return self._result(
@@ -647,6 +760,8 @@ class LLMSession:
             text = f"HTTP {err.status_code} from the server ({type(err).__name__}): {err.message}"
         elif isinstance(err, openai.APIConnectionError):
             text = f"cannot reach {self.settings.base_url} ({type(err).__name__}: {err.__cause__ or err})"
+        elif isinstance(err, ReplyTooLarge):
+            text = f"reply too large: {err}"
         elif isinstance(err, json.JSONDecodeError):
             text = f"malformed response body from the server: {err}"
         else:
@@ -669,3 +784,39 @@ class LLMSession:
     def _failed(self, result: LLMResult) -> LLMResult:
         self.run.failures += 1
         return result
+
+
+@contextmanager
+def _stopped_by_signals(session: LLMSession) -> Iterator[None]:
+    """SIGINT and SIGTERM stop ``session`` gently, a second one at once (:meth:`LLMClient.session`).
+    Outside the main thread, or where the loop cannot take signal handlers, nothing changes."""
+    loop = asyncio.get_running_loop()
+    client = session.client
+
+    def on_signal(signum: int) -> None:
+        if client.interrupted is None:
+            client.interrupted = signum
+            session.stop(f"interrupted by {signal.Signals(signum).name}")
+            print(
+                f"\n{signal.Signals(signum).name}: stopping; waiting for the {session.sending} request(s) already "
+                "sent (paid for) so their replies are kept; signal again to stop now and lose them",
+                file=sys.stderr, flush=True,
+            )  # fmt: skip
+        elif session._task is not None:
+            session._task.cancel()
+
+    installed: dict[int, Any] = {}
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous = signal.getsignal(signum)
+            try:
+                loop.add_signal_handler(signum, on_signal, signum)
+            except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no support
+                break
+            installed[signum] = previous
+        yield
+    finally:
+        for number, previous in installed.items():
+            loop.remove_signal_handler(number)
+            if previous is not None:
+                signal.signal(number, previous)  # e.g. asyncio.run's own SIGINT handler

@@ -19,10 +19,10 @@ import json
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError, create_model
 
 # Keywords Gemini rejects, plus ones that only add noise to the request.
 _DROPPED_KEYS = frozenset(
@@ -153,16 +153,26 @@ class ReplySchema:
 
     @classmethod
     def of(
-        cls, schema: type[BaseModel] | dict[str, Any] | None, name: str | None = None
+        cls, schema: type[BaseModel] | dict[str, Any] | None, name: str | None = None, *, bound: bool = False
     ) -> ReplySchema | None:
+        """The reply schema of ``schema``; ``bound``: with a required :data:`ITEM_ID_FIELD` (the reply
+        names the item it is about, :func:`bind_to_item` checks it)."""
         if schema is None:
             return None
         if _is_model(schema):
+            if bound:
+                return _bound_reply_schema(schema, name or schema.__name__)
             return _model_reply_schema(schema, name)
         if not isinstance(schema, dict):
             raise TypeError(
                 f"schema must be a pydantic model class or a JSON-schema dict, got {type(schema)}"
             )
+        if bound:
+            schema = {
+                **schema,
+                "properties": {ITEM_ID_FIELD: _ITEM_ID_SCHEMA, **schema.get("properties", {})},
+                "required": [ITEM_ID_FIELD, *(r for r in schema.get("required", []) if r != ITEM_ID_FIELD)],
+            }
         title = name or schema.get("title") or "reply"
         return cls(name=_safe_name(str(title)), sent=gemini_safe_schema(schema), source=inline_refs(schema))
 
@@ -187,6 +197,46 @@ class ReplySchema:
     def to_json(self, value: Any) -> Any:
         """The JSON form of a validated value, as stored in the cache."""
         return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+
+
+#: The field of a bound reply that names its item (:func:`bind_to_item`).
+ITEM_ID_FIELD = "item_id"
+_ITEM_ID_DESCRIPTION = "the item id given in the request, copied exactly"
+_ITEM_ID_SCHEMA = {"type": "string", "description": _ITEM_ID_DESCRIPTION}
+
+
+@functools.lru_cache(maxsize=256)
+def _bound_reply_schema(model: type[BaseModel], name: str) -> ReplySchema:
+    """The reply schema of ``model`` with a required :data:`ITEM_ID_FIELD`: validated by a subclass
+    (still a ``model``, its own validators kept), sent with the id first, as the prompts show it, so
+    that a model writes which item it answers before its answer."""
+    if ITEM_ID_FIELD not in model.model_fields:
+        model = create_model(
+            model.__name__, __base__=model, item_id=(str, Field(description=_ITEM_ID_DESCRIPTION))
+        )
+    schema = _model_reply_schema(model, name)
+    sent = dict(schema.sent)
+    properties = sent.get("properties", {})
+    sent["properties"] = {ITEM_ID_FIELD: properties[ITEM_ID_FIELD], **properties}
+    sent["required"] = [ITEM_ID_FIELD, *(r for r in sent.get("required", []) if r != ITEM_ID_FIELD)]
+    return replace(schema, sent=sent)
+
+
+def bind_to_item(item_id: str, validator: Callable[[Any], Any] | None = None) -> Callable[[Any], Any]:
+    """A validator refusing a reply that names another item than ``item_id`` (a reply meant for another
+    request: a proxy or a server that mixed replies up), then running ``validator``."""
+
+    def check(value: Any) -> None:
+        got = value.get(ITEM_ID_FIELD) if isinstance(value, dict) else getattr(value, ITEM_ID_FIELD, None)
+        if got != item_id:
+            raise ReplyError(
+                f"the reply is about item {got!r}, not about this request's item {item_id!r}; reply about "
+                f"item {item_id!r} and copy its id into {ITEM_ID_FIELD}"
+            )
+        if validator is not None:
+            validator(value)
+
+    return check
 
 
 @functools.lru_cache(maxsize=256)

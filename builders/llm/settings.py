@@ -49,7 +49,9 @@ class LLMSettings(BaseModel):
         "OPENAI_API_KEY", description="NAME of the environment variable holding the key (None: no key)"
     )
     max_concurrency: int = Field(8, ge=1, description="requests in flight at once")
-    timeout: float = Field(120.0, gt=0, description="seconds per HTTP attempt (the SDK's timeout)")
+    timeout: float = Field(
+        120.0, gt=0, description="seconds per HTTP attempt, all of it: connect, headers and the whole body"
+    )
     max_retries: int = Field(4, ge=0, description="the SDK's retries on 408/409/429/5xx/timeouts")
     max_validation_retries: int = Field(
         2, ge=0, description="re-asks after a reply that fails parsing/validation or is truncated"
@@ -59,6 +61,9 @@ class LLMSettings(BaseModel):
     max_tokens: int | None = Field(None, ge=1, description="reply length limit (None: server default)")
     extra_body: dict[str, Any] | None = Field(
         None, description="provider-specific request fields, e.g. {'reasoning_effort': 'low'}"
+    )
+    max_reply_mb: float = Field(
+        16.0, gt=0, description="largest reply body read, in MB; a longer one fails at once (never retried)"
     )
     progress: bool = Field(
         True, description="show progress: a tqdm bar on a terminal, else a plain line every 10 s"

@@ -10,7 +10,9 @@ worker processes (:class:`DecodeProcesses`). Results are kept:
 - in memory for the clips of the items in flight and more (a MarineLife video's questions and a
   BoLD clip's annotated persons share its frames; concurrent asks for one clip wait for one decode);
 - optionally on disk (``cache_dir``, e.g. ``<work>/frames``), content-addressed by the clip's bytes
-  and the frame spec, so the build's STEP2 and STEP4 decode a clip once between them.
+  and the frame spec, so the build's STEP2 and STEP4 decode a clip once between them. Each file holds
+  the sha256 of each frame's JPEG bytes, checked when it is read: a damaged file is logged and decoded
+  again (and rewritten), never sent.
 
 :class:`ProbeImages` has the same call and decodes nothing: placeholder JPEGs of the size and count
 the real frames would have (from the clip's index), for ``--estimate``.
@@ -22,6 +24,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import pickle
 import subprocess
@@ -35,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from builders.files.space import is_disk_full
 from builders.llm.messages import ImageURL, jpeg_data_url
 from builders.video.frame_rules import reader_indices
 from builders.video.frame_spec import FrameSpec
@@ -42,9 +46,11 @@ from builders.video.jpeg import JPEG_QUALITY, jpeg_bytes
 from builders.video.sampler import ClipReader, output_size
 from builders.video.source import SourceLike, VideoError, VideoSource
 
+log = logging.getLogger(__name__)
+
 #: Data URLs a :class:`FrameImages` keeps in memory (characters, about bytes): its class doc says why.
 MEMORY_BYTES = 96 * 1024 * 1024
-_FORMAT = 1  # of the files under cache_dir; bump to stop reading old ones
+_FORMAT = 2  # of the files under cache_dir; bump to stop reading old ones (2: a sha256 per frame)
 
 
 def clip_digest(source: SourceLike) -> str:
@@ -327,15 +333,25 @@ class FrameImages:
         data = path.read_bytes()
         header, _, body = data.partition(b"\n")
         try:
-            sizes = json.loads(header)["sizes"]
-        except (ValueError, KeyError):
-            return None  # not ours, or torn: decode again (and overwrite)
-        if sum(sizes) != len(body):
+            meta = json.loads(header)
+            sizes, digests = meta["sizes"], meta["sha256"]
+            ok = meta.get("v") == _FORMAT and len(digests) == len(sizes) and sum(sizes) == len(body)
+        except (ValueError, KeyError, TypeError):
+            ok = False
+        if not ok:  # not ours, from an older version, or torn: decode again (and overwrite)
+            log.info("frame cache %s: unreadable or from an older version; decoding the clip again", path)
             return None
         urls: list[str] = []
         start = 0
-        for size in sizes:
-            urls.append(jpeg_data_url(body[start : start + size]))
+        for number, (size, digest) in enumerate(zip(sizes, digests, strict=True), start=1):
+            url = jpeg_data_url(body[start : start + size])  # hashes the bytes: the digest check is free
+            if url.sha256 != digest:
+                log.warning(
+                    "frame cache %s: frame %d does not match its sha256 (the file is damaged); decoding the "
+                    "clip again", path, number,
+                )  # fmt: skip
+                return None
+            urls.append(url)
             start += size
         return urls
 
@@ -344,10 +360,21 @@ class FrameImages:
         if path is None:
             return
         jpegs = [base64.b64decode(url.partition(",")[2]) for url in urls]  # written once per clip
-        path.parent.mkdir(parents=True, exist_ok=True)
+        digests = [
+            getattr(u, "sha256", None) or hashlib.sha256(j).hexdigest()
+            for u, j in zip(urls, jpegs, strict=True)
+        ]
+        header = {"v": _FORMAT, "sizes": [len(j) for j in jpegs], "sha256": digests}
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_bytes(json.dumps({"sizes": [len(j) for j in jpegs]}).encode() + b"\n" + b"".join(jpegs))
-        os.replace(tmp, path)  # no fsync: a lost file is decoded again, never read torn (sizes check)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(jpegs))
+            os.replace(tmp, path)  # no fsync: a lost or torn file is decoded again, never sent (hashes)
+        except OSError as err:
+            if not is_disk_full(err):
+                raise
+            tmp.unlink(missing_ok=True)  # the frames are only a cache: the run goes on without them
+            log.warning("frame cache %s: not written, the disk is full", path)
 
 
 class ProbeImages:

@@ -27,6 +27,7 @@ from functools import partial
 from typing import Any
 
 from builders.files.progress import progress_bar
+from builders.files.space import DiskFull
 from builders.llm import LLMClient, LLMRequest, LLMResult, ReplayMissError
 from builders.llm.client import LLMSession, Status
 from builders.runs.frames import decoding_processes
@@ -136,15 +137,24 @@ def run_llm_step(
         decoding_processes(workers, local_clips=local_clips),
         progress_bar(len(items), len(items) - len(pending), desc) as bar,
     ):
-        failures, missed = asyncio.run(
-            _pipeline(records, pending, client, request_of, outcome_of, reject_failures, bar, workers, ahead)
-        )
+        try:
+            failures, missed, full = asyncio.run(
+                _pipeline(
+                    records, pending, client, request_of, outcome_of, reject_failures, bar, workers, ahead
+                )
+            )
+        except asyncio.CancelledError:  # a second Ctrl-C: stopped at once
+            client.raise_if_interrupted()
+            raise
+    if full is not None:
+        raise full
+    client.raise_if_interrupted()
     if missed:
         first = missed[0]
         raise ReplayMissError(
             f"replay: {len(missed)} of {len(pending)} requests have no recorded reply (first: item "
-            f"{first[0]}, key {first[1][:16]}…, model {client.settings.model}); the requests or settings "
-            "differ from those recorded",
+            f"{first[0]}, key {first[1][:16]}…, model {client.settings.model}); "
+            + client.miss_reason(key for _, key in missed),
             [key for _, key in missed],
         )
     return failures
@@ -160,13 +170,20 @@ async def _pipeline(
     bar: Any,
     workers: int,
     ahead: int,
-) -> tuple[dict[str, str], list[tuple[str, str]]]:
+) -> tuple[dict[str, str], list[tuple[str, str]], DiskFull | None]:
     loop = asyncio.get_running_loop()
     failures: dict[str, str] = {}
     missed: list[tuple[str, str]] = []
     window = asyncio.Semaphore(client.settings.max_concurrency + ahead)
     stop = asyncio.Event()  # set when the budget refuses a request: start nothing more
     paid = False  # mark_paid done (once, before the first validated reply is recorded)
+    full: list[DiskFull] = []  # the first write that failed for lack of space
+    recorded = 0
+
+    def add(*args: Any, **kwargs: Any) -> None:
+        nonlocal recorded
+        records.add(*args, **kwargs)
+        recorded += 1
 
     sessions: dict[int, LLMSession] = {}
     opening = asyncio.Lock()
@@ -177,6 +194,8 @@ async def _pipeline(
         async with opening:
             if id(other) not in sessions:
                 sessions[id(other)] = await stack.enter_async_context(other.session())
+                if full:  # opened after the disk filled: it sends nothing either
+                    sessions[id(other)].stop("the disk is full")
             return sessions[id(other)]
 
     def follow_estimate(
@@ -193,12 +212,18 @@ async def _pipeline(
             return None
         return following if isinstance(following, FollowUp) else None
 
+    def stop_all(reason: str) -> None:
+        for session in list(sessions.values()):
+            session.stop(reason)
+
     def not_answered(item: Mapping[str, Any], result: LLMResult) -> None:
         item_id = str(item["id"])
         match result.status:
+            case Status.STOPPED:
+                pass  # left pending: the run is stopping (a signal, a full disk)
             case Status.BLOCKED:
                 blocked = {"id": item["id"], "reply": result.raw, "blocked": result.blocked}
-                records.add(blocked, status=REJECTED, reason=BLOCKED, detail=result.error)
+                add(blocked, status=REJECTED, reason=BLOCKED, detail=result.error)
             case Status.REPLAY_MISS:
                 missed.append((item_id, result.key))
             case Status.ESTIMATED:
@@ -208,58 +233,69 @@ async def _pipeline(
                 failures[item_id] = str(result.error)
             case Status.FAILED if reject_failures:
                 failed = {"id": item["id"], "reply": result.raw}
-                records.add(failed, status=REJECTED, reason=LLM_FAILURE, detail=result.error)
+                add(failed, status=REJECTED, reason=LLM_FAILURE, detail=result.error)
             case Status.FAILED:
                 failures[item_id] = result.error or "unknown error"
             case unexpected:  # a new Status must be given its meaning here
                 raise AssertionError(f"unhandled LLM result status {unexpected}")
 
     async def one(item: Mapping[str, Any], pool: ThreadPoolExecutor) -> None:
-        nonlocal paid
         try:
-            try:
-                built = await loop.run_in_executor(pool, request_of, item)
-            except (VideoError, FileNotFoundError) as err:
-                records.add({"id": item["id"]}, status=REJECTED, reason=VIDEO_UNREADABLE, detail=str(err))
-                bar.update(1)
-                return
-            decide: Callable[[LLMRequest, LLMResult], Outcome | FollowUp]
-            if isinstance(built, FollowUp):  # a first stage with its own client and outcome
-                session = await session_of(built.client or client)
-                request, decide = built.request, built.outcome_of
-            else:
-                session, request, decide = sessions[id(client)], built, partial(outcome_of, item)
-            while True:  # one pass per stage of the item
-                result = await session.complete(request)
-                if result.status is not Status.OK:
-                    following = (
-                        follow_estimate(decide, request, result)
-                        if result.status is Status.ESTIMATED
-                        else None
-                    )
-                    if following is None:
-                        not_answered(item, result)
-                        break
-                else:
-                    if not paid:
-                        mark_paid(records.work_dir)  # before the first reply is recorded: options lock now
-                        paid = True
-                    decided = decide(request, result)
-                    if isinstance(decided, Outcome):
-                        records.add(decided.record, status=decided.status, reason=decided.reason,
-                                    detail=decided.detail)  # fmt: skip
-                        break
-                    following = decided
-                session = await session_of(following.client or client)
-                request, decide = following.request, following.outcome_of
-            bar.update(1)
+            await answer(item, pool)
+        except DiskFull as err:  # no room to save: send nothing more; what was saved stays saved
+            full.append(err)
+            stop_all("the disk is full")
         finally:
             window.release()
+
+    async def answer(item: Mapping[str, Any], pool: ThreadPoolExecutor) -> None:
+        nonlocal paid
+        try:
+            built = await loop.run_in_executor(pool, request_of, item)
+        except (VideoError, FileNotFoundError) as err:
+            add({"id": item["id"]}, status=REJECTED, reason=VIDEO_UNREADABLE, detail=str(err))
+            bar.update(1)
+            return
+        decide: Callable[[LLMRequest, LLMResult], Outcome | FollowUp]
+        if isinstance(built, FollowUp):  # a first stage with its own client and outcome
+            session = await session_of(built.client or client)
+            request, decide = built.request, built.outcome_of
+        else:
+            session, request, decide = sessions[id(client)], built, partial(outcome_of, item)
+        while True:  # one pass per stage of the item
+            result = await session.complete(request)
+            if result.status is Status.STOPPED:
+                return  # left pending: the run is stopping (a signal, a full disk)
+            if result.status is not Status.OK:
+                following = (
+                    follow_estimate(decide, request, result) if result.status is Status.ESTIMATED else None
+                )
+                if following is None:
+                    not_answered(item, result)
+                    break
+            else:
+                if not paid:
+                    mark_paid(records.work_dir)  # before the first reply is recorded: options lock now
+                    paid = True
+                decided = decide(request, result)
+                if isinstance(decided, Outcome):
+                    add(decided.record, status=decided.status, reason=decided.reason,
+                        detail=decided.detail)  # fmt: skip
+                    break
+                following = decided
+            session = await session_of(following.client or client)
+            request, decide = following.request, following.outcome_of
+        bar.update(1)
 
     async def commit_every_second() -> None:
         while True:
             await asyncio.sleep(COMMIT_SECONDS / 2)
-            records.commit_due()
+            try:
+                records.commit_due()
+            except DiskFull as err:
+                full.append(err)
+                stop_all("the disk is full")
+                return
 
     ticker = asyncio.create_task(commit_every_second())
     try:
@@ -272,11 +308,22 @@ async def _pipeline(
                 tasks = []
                 for item in pending:  # started in input order, so requests are built in that order
                     await window.acquire()
-                    if stop.is_set():
+                    if stop.is_set() or session.stopping.is_set():
                         window.release()
                         break
                     tasks.append(asyncio.create_task(one(item, pool)))
                 await asyncio.gather(*tasks)
     finally:
         ticker.cancel()
-    return failures, missed
+    lost = sum(s.paid_unsaved for s in sessions.values())
+    if not full:
+        return failures, missed, None
+    return (
+        failures,
+        missed,
+        DiskFull(
+            f"{full[0]}: stopped sending. This run recorded {recorded} item(s) before that"
+            + (f"; {lost} reply(ies) paid for could not be saved and will be asked again" if lost else "")
+            + "; free some space and rerun the same command to resume"
+        ),
+    )

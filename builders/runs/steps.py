@@ -39,6 +39,7 @@ from builders.files.jsonio import (
     write_json_atomic,
     write_jsonl_atomic,
 )
+from builders.files.space import writing
 from builders.options.numbers import POSITIVE_INT
 
 log = logging.getLogger(__name__)
@@ -157,12 +158,13 @@ class StepRecords:
             entry["_reason"] = reason
         if detail:
             entry["_detail"] = detail
-        if self._log is None:
-            self._log = self.partial_path.open("a", encoding="utf-8")
-        self._log.write(dumps_line(entry))
-        # Flushed at once: a killed process loses no record (the OS has it); only the fsync, which
-        # guards against a power loss, is grouped.
-        self._log.flush()
+        with writing(str(self.partial_path)):
+            if self._log is None:
+                self._log = self.partial_path.open("a", encoding="utf-8")
+            self._log.write(dumps_line(entry))
+            # Flushed at once: a killed process loses no record (the OS has it); only the fsync, which
+            # guards against a power loss, is grouped.
+            self._log.flush()
         self._done[str(record[self.key])] = entry
         if self._uncommitted_since is None:
             self._uncommitted_since = time.monotonic()
@@ -193,8 +195,9 @@ class StepRecords:
     def commit(self) -> None:
         """Make every record added so far durable: one flush and one fsync for the whole group."""
         if self._log is not None and self._uncommitted_since is not None:
-            self._log.flush()
-            os.fsync(self._log.fileno())
+            with writing(str(self.partial_path)):
+                self._log.flush()
+                os.fsync(self._log.fileno())
             self.commits += 1
         self._uncommitted_since = None
 

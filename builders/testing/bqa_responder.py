@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from builders.testing.chat_requests import message_text
+from builders.testing.chat_requests import message_text, with_item_id, without_item_id
 
 QUESTION_SCHEMA, FILTER_SCHEMA = "BQAQuestion", "BQAFilterVerdict"
 
@@ -68,7 +68,7 @@ def pick(options: Sequence[Any], text: str, salt: str) -> Any:
 
 def first_user_text(body: Mapping[str, Any]) -> str:
     users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-    return message_text(users[0]) if users else ""
+    return without_item_id(message_text(users[0])) if users else ""
 
 
 def schema_name(body: Mapping[str, Any]) -> str | None:
@@ -98,9 +98,9 @@ class BQAResponder:
         text = first_user_text(body)
         name = schema_name(body)
         if name == QUESTION_SCHEMA:
-            return {"question": self.question(text)}
+            return with_item_id(body, {"question": self.question(text)})
         if name == FILTER_SCHEMA:
-            return self.verdict(text)
+            return with_item_id(body, self.verdict(text))
         if _QUESTION.search(text) and _OPTION.search(text):
             return self.answer(text)
         raise ValueError(f"BQAResponder: not a BQA request (schema {name!r}, text {text[:80]!r})")

@@ -20,6 +20,8 @@ FAULT_KINDS = (
     "broken_json",
     "invalid",
     "truncated",
+    "trickle",
+    "endless",
 )
 
 
@@ -40,12 +42,19 @@ class Fault:
     ``broken_json``: the first half of the normal content, ``finish_reason="stop"`` (bad JSON).
     ``invalid``: JSON that violates the request's schema (required fields missing / wrong type).
     ``truncated``: the first half of the normal content with ``finish_reason="length"``.
+    ``trickle``: HTTP 200 headers, then a chunked body of one byte every ``seconds``, never ending
+    (a server that keeps a connection alive without ever answering).
+    ``endless``: HTTP 200 headers, then a chunked body of ``chunk`` bytes after ``chunk`` bytes as fast
+    as the client reads them, never ending (a reply that would fill any memory).
+
+    The last two go on until the client closes the connection or the server stops.
     """
 
     kind: str
     retry_after: float | None = None
     seconds: float = 0.0
     status: int = 500
+    chunk: int = 1
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -82,6 +91,14 @@ class Fault:
     @classmethod
     def broken_json(cls) -> Fault:
         return cls("broken_json")
+
+    @classmethod
+    def trickle(cls, seconds: float) -> Fault:
+        return cls("trickle", seconds=seconds)
+
+    @classmethod
+    def endless(cls, chunk: int = 1 << 16) -> Fault:
+        return cls("endless", chunk=chunk)
 
     @classmethod
     def invalid(cls) -> Fault:
@@ -133,8 +150,9 @@ class Answer:
 
     ``status``: the HTTP status logged (0: no answer). Exactly one way of answering: ``reply`` (a
     chat completion), ``error`` (``(message, type)`` of an OpenAI-style error body, with
-    ``headers``), ``raw`` (bytes sent as they are), ``disconnect``, or ``hang`` (seconds to hold the
-    request without answering, until the client leaves). ``delay``: seconds to wait first.
+    ``headers``), ``raw`` (bytes sent as they are), ``disconnect``, ``hang`` (seconds to hold the
+    request without answering, until the client leaves), or ``stream`` (a never-ending chunked body:
+    ``(seconds between chunks, bytes per chunk)``). ``delay``: seconds to wait first.
     """
 
     status: int
@@ -144,6 +162,7 @@ class Answer:
     raw: bytes | None = None
     disconnect: bool = False
     delay: float = 0.0
+    stream: tuple[float, int] | None = None
     hang: float | None = None
 
 
@@ -170,6 +189,10 @@ def apply_fault(fault: Fault | None, reply: Reply, schema: dict[str, Any] | None
         return Answer(200, reply, delay=fault.seconds)
     if kind == "hang":
         return Answer(0, hang=fault.seconds)
+    if kind == "trickle":
+        return Answer(200, stream=(fault.seconds, 1))
+    if kind == "endless":
+        return Answer(200, stream=(0.0, fault.chunk))
     if kind == "fenced":
         return Answer(200, Reply(f"```json\n{reply.content}\n```", reply.finish_reason, reply.model))
     if kind == "invalid":

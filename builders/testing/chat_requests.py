@@ -10,6 +10,8 @@ import base64
 import binascii
 import hashlib
 import io
+import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +25,42 @@ def response_schema(body: Mapping[str, Any]) -> dict[str, Any] | None:
     if fmt.get("type") == "json_schema":
         return (fmt.get("json_schema") or {}).get("schema") or {}
     return None
+
+
+_ITEM_ID = re.compile(r"^Item id: (.+)$", re.MULTILINE)
+
+
+def item_id(body: Mapping[str, Any]) -> str | None:
+    """The ``Item id: ...`` line of a request's first user message (the prompts of bound requests
+    show it), or None."""
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    match = _ITEM_ID.search(message_text(users[0])) if users else None
+    return match.group(1).strip() if match else None
+
+
+def with_item_id(body: Mapping[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
+    """``reply`` naming the request's item, as a model answering it would, when the request's schema
+    asks for an ``item_id`` (a bound request); else ``reply`` as it is."""
+    properties = (response_schema(body) or {}).get("properties") or {}
+    found = item_id(body)
+    return {"item_id": found, **reply} if "item_id" in properties and found is not None else reply
+
+
+#: How a bound prompt asks for the id back (builders/llm/prompts: ", the item id above copied as it is").
+_COPY_IT = re.compile(r",? ?\(?the item id above copied as it is\)?")
+
+
+def without_item_id(text: str) -> str:
+    """A bound prompt's text with its item binding taken out (the ``Item id:`` line, the request to
+    copy it and the ``"item_id"`` member of the reply format): scripted models draw their replies from
+    what a prompt asks, and the binding asks nothing new, so their replies stay what they were."""
+    match = _ITEM_ID.search(text)
+    if match is None:
+        return text
+    found = match.group(1).strip()
+    text = text[: match.start()] + text[match.end() :].lstrip("\n")
+    text = text.replace(f'"item_id": {json.dumps(found)}, ', "")
+    return _COPY_IT.sub("", text)
 
 
 def message_text(message: dict[str, Any]) -> str:

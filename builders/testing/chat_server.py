@@ -25,8 +25,8 @@ What a chat request gets, in order of precedence:
    :class:`~builders.testing.chat_faults.Reply` (content, finish reason, model, token counts), a
    :class:`~builders.testing.chat_faults.Fault`, or ``None`` for the default;
 3. the default: a JSON object valid against the request's ``response_format`` schema
-   (:func:`builders.testing.schema_examples.example_for_schema`), or :data:`DEFAULT_TEXT` when no
-   schema was asked for.
+   (:func:`builders.testing.schema_examples.example_for_schema`; a bound request's ``item_id`` copied
+   from its ``Item id:`` line), or :data:`DEFAULT_TEXT` when no schema was asked for.
 
 Faults that change the content (``fenced``, ``broken_json``, ``invalid``, ``truncated``,
 ``delay``) apply to the reply of steps 2-3 (:func:`builders.testing.chat_faults.apply_fault`). ``latency`` seconds are slept in every chat request
@@ -50,7 +50,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from builders.testing.chat_faults import Fault, Reply, apply_fault
-from builders.testing.chat_requests import count_prompt_tokens, response_schema, video_frames
+from builders.testing.chat_requests import count_prompt_tokens, response_schema, video_frames, with_item_id
 from builders.testing.schema_examples import example_for_schema, schema_keywords
 
 DEFAULT_TEXT = "This is a reply from the test chat server."
@@ -119,12 +119,14 @@ class ChatServer:
         self._ids = itertools.count(1)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()  # ends the never-ending bodies of stream faults
 
     # -- lifecycle --------------------------------------------------------------------------
 
     def start(self) -> ChatServer:
         if self._httpd is not None:
             return self
+        self._stopping.clear()
         server = self
 
         class Handler(_Handler):
@@ -141,6 +143,7 @@ class ChatServer:
     def stop(self) -> None:
         if self._httpd is None:
             return
+        self._stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._httpd = None
@@ -290,7 +293,7 @@ class ChatServer:
             fault, scripted = fault or scripted, None
         if scripted is None:
             schema = response_schema(body)
-            scripted = example_for_schema(schema) if schema is not None else DEFAULT_TEXT
+            scripted = with_item_id(body, example_for_schema(schema)) if schema is not None else DEFAULT_TEXT
         if isinstance(scripted, Reply):
             return fault, scripted
         if isinstance(scripted, str):
@@ -332,6 +335,25 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout); nothing to answer
+
+    def _stream(self, seconds: float, size: int) -> None:
+        """HTTP 200 and a chunked JSON-looking body that never ends (``trickle``/``endless`` faults):
+        ``size`` bytes every ``seconds``, until the client hangs up or the server stops."""
+        chunk = b"%x\r\n%s\r\n" % (size, b" " * size)
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"1\r\n{\r\n")
+            while not self.chat._stopping.is_set():
+                self.wfile.write(chunk)
+                self.wfile.flush()
+                if seconds:
+                    self.chat._stopping.wait(seconds)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass  # the client gave up, as it should
+        self.close_connection = True
 
     def _wait_for_client_to_leave(self, limit: float) -> bool:
         """Hold the request, sending nothing, until the client closes its end (True) or ``limit``
@@ -454,6 +476,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(2)
             except OSError:
                 pass
+        elif answer.stream is not None:
+            self._stream(*answer.stream)
         elif answer.raw is not None:
             self._send(answer.status, answer.raw)
         elif answer.reply is not None:

@@ -28,6 +28,14 @@ a read token gets 403 on writes; no token may read public repos only. Repos are 
 created private. ``fail`` makes an endpoint kind (``"commit"``, ``"tag"``, ``"preupload"``) answer
 with a status; ``lose_reply = {"commit"}`` stores the commit and then closes the connection without
 answering (a reply lost on the way): both test what a push reports after a partial failure.
+
+A commit naming its parent (``parentCommit``, huggingface_hub's ``parent_commit``) onto a branch
+that has moved since is refused with the Hub's 412 "A commit has happened since". Faults and hooks
+for the tests: ``damage(path, data) -> data`` changes a file's bytes as a commit stores them (storage
+or transfer damage the pusher must notice); ``commit_barrier`` (a ``threading.Barrier``) holds each
+commit request until that many have arrived, so that concurrent pushes really overlap; ``after_write
+(kind)`` is called once a ``"commit"`` or ``"tag"`` is stored, before the reply is sent (a test may kill
+the client there: an interruption at an exact point).
 ``requests`` records (method, path, query, status; 0 = no reply) of every call, never a header:
 the token is not kept.
 
@@ -45,6 +53,7 @@ import base64
 import hashlib
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -144,6 +153,9 @@ class HubServer:
         self.model_repos: dict[str, Repo] = {r: Repo(r, repo_type="model") for r in model_repos}
         self.fail: dict[str, int] = {}
         self.lose_reply: set[str] = set()
+        self.damage: Callable[[str, bytes], bytes] | None = None
+        self.commit_barrier: threading.Barrier | None = None
+        self.after_write: Callable[[str], None] | None = None
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -210,6 +222,8 @@ class HubServer:
             if path.startswith("/datasets/") and "/resolve/" in path and method in ("GET", "HEAD"):
                 self._send_file(handler, method, path, self._auth(handler))
                 return
+            if self.commit_barrier is not None and method == "POST" and "/commit/" in path:
+                self.commit_barrier.wait()  # outside the lock: the other commits must get here too
             payload = self._route(method, path, query, body, self._auth(handler))
         except _LoseReply:
             with self._lock:
@@ -298,13 +312,18 @@ class HubServer:
                 self._check_fail("commit")
                 repo = self._writable(repo_id, role, "create a commit", kind)
                 reply = self._commit(repo, "/".join(tail[1:]), body, bool(query.get("create_pr")))
+                if self.after_write is not None:
+                    self.after_write("commit")
                 if "commit" in self.lose_reply:
                     raise _LoseReply
                 return reply
             if method == "POST" and len(tail) >= 2 and tail[0] == "tag" and kind == "datasets":
                 self._check_fail("tag")
                 repo = self._writable(repo_id, role, "create a tag")
-                return self._tag(repo, "/".join(tail[1:]), json.loads(body))
+                reply = self._tag(repo, "/".join(tail[1:]), json.loads(body))
+                if self.after_write is not None:
+                    self.after_write("tag")
+                return reply
         raise _HubError(404, f"no such endpoint: {method} {path}")
 
     def _revision_files(self, repo: Repo, revision: str) -> tuple[str, dict[str, bytes]]:
@@ -397,18 +416,24 @@ class HubServer:
         if not lines or lines[0].get("key") != "header":
             raise _HubError(400, "the commit payload must start with a header line")
         message = lines[0]["value"].get("summary") or ""
+        named_parent = lines[0]["value"].get("parentCommit")
         changes: dict[str, bytes | None] = {}
         for line in lines[1:]:
             key, value = line.get("key"), line.get("value", {})
             if key == "file" and value.get("encoding") == "base64":
-                changes[value["path"]] = base64.b64decode(value["content"])
+                data = base64.b64decode(value["content"])
+                changes[value["path"]] = self.damage(value["path"], data) if self.damage else data
             elif key == "deletedFile":
                 changes[value["path"]] = None
             else:
                 raise _HubError(400, f"this test Hub stores regular files only, got {key!r}")
         if revision not in repo.branches:
             raise _HubError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
-        parent = repo.commits[repo.branches[revision]]
+        head = repo.branches[revision]
+        if named_parent is not None and not create_pr and not head.startswith(named_parent):
+            raise _HubError(412, "A commit has happened since. Please refresh and try again.")
+        base = next((oid for oid in repo.commits if named_parent and oid.startswith(named_parent)), head)
+        parent = repo.commits[base if create_pr else head]
         commit = _make_commit(parent, message, changes)
         repo.commits[commit.oid] = commit
         url = f"{self.url}/{'' if repo.repo_type == 'model' else 'datasets/'}{repo.repo_id}"

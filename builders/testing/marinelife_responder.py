@@ -34,7 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from builders.scoring.phrases import content_words, mentions, normalized, words
-from builders.testing.chat_requests import frames_digest, image_urls, message_text, response_schema
+from builders.testing.chat_requests import (
+    frames_digest,
+    image_urls,
+    message_text,
+    response_schema,
+    with_item_id,
+)
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.vocabulary import ATTRIBUTES, MAX_CAPTION_WORDS, SECONDARY_OBJECTS
 
@@ -198,14 +204,16 @@ class MarineLifeResponder:
         name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
         first_text = next((message_text(m) for m in body.get("messages", []) if m.get("role") == "user"), "")
         if name == DRAFT:
-            return self.draft(body)
+            return with_item_id(body, self.draft(body))
         if name == REVIEW:
             return self.review(first_text)
         if name == REFINE:
-            return {"caption": caption_from(parse_attributes(first_text))}
+            return with_item_id(body, {"caption": caption_from(parse_attributes(first_text))})
         if name == QA:
             first_attempt = len(body.get("messages", [])) == 1
-            return self.distractors(first_text, response_schema(body) or {}, first_attempt)
+            return with_item_id(
+                body, self.distractors(first_text, response_schema(body) or {}, first_attempt)
+            )
         return None  # anything else: the server's schema-valid default
 
     def draft(self, body: Mapping[str, Any]) -> dict[str, str]:
@@ -238,6 +246,8 @@ class MarineLifeResponder:
         check = motion_check(attributes) if attributes["movement_behavior"] else None
         for field in schema.get("properties", {}):
             rng = random.Random(f"{key}|{field}")
+            if field == "item_id":
+                continue  # the caller copies it from the request
             if field == "central_object_motion_check":
                 reply[field] = dict(check or {})
             elif field == "central_object_motion":

@@ -40,7 +40,8 @@ Args:
     base_url (str): OpenAI-compatible base URL (default https://api.openai.com/v1).
     api_key_env (str): the NAME of the variable holding the key (default OPENAI_API_KEY); "none"
         for keyless local servers like vLLM or Ollama.
-    max_concurrency (int): requests in flight (8). timeout (float): seconds per attempt (120).
+    max_concurrency (int): requests in flight (8). timeout (float): seconds per attempt, the whole
+        reply included (120). max_reply_mb (float): largest reply body read (16).
     max_retries (int): the SDK's transport retries (4). max_validation_retries (int): re-asks
         after an invalid reply (2). progress (bool): show a progress bar (True).
     temperature (float), seed (int), max_tokens (int), extra_body (dict): sampling settings sent
@@ -110,6 +111,7 @@ class Judge(NamedInputs, evaluate.Metric):  # NamedInputs: a missing input is na
         replies_path=None,
         return_items=False,
         timeout=None,
+        max_reply_mb=None,
         max_retries=None,
         max_validation_retries=None,
         temperature=None,
@@ -127,6 +129,7 @@ class Judge(NamedInputs, evaluate.Metric):  # NamedInputs: a missing input is na
             mode,
             replies_path,
             timeout=timeout,
+            max_reply_mb=max_reply_mb,
             max_retries=max_retries,
             max_validation_retries=max_validation_retries,
             temperature=temperature,

@@ -41,7 +41,9 @@ def question_request(
         "frame_description": frames.describe(frames.frame_count(images)),
         "candidates": ", ".join(item["choices"]),
     }
-    request = LLMRequest.from_prompt(load_prompt(PROMPT), variables, images=images, schema=BQAQuestion)
+    request = LLMRequest.from_prompt(
+        load_prompt(PROMPT), variables, images=images, schema=BQAQuestion, item_id=str(item["id"])
+    )
     return replace(request, output_tokens=OUTPUT_TOKENS)
 
 

@@ -91,13 +91,16 @@ class BQAFilterVerdict(BaseModel):
 
 
 def filter_request(item: Mapping[str, Any]) -> LLMRequest:
-    """``item``: ``question``, ``choices`` and ``answer``."""
+    """``item``: ``id``, ``question``, ``choices`` and ``answer``. The verdict is bound to the item (it
+    names the item's id, checked): a verdict meant for another question is re-asked, never applied."""
     variables = {
         "question": item["question"],
         "choices": ", ".join(item["choices"]),
         "answer": item["answer"],
     }
-    return LLMRequest.from_prompt(load_prompt(PROMPT), variables, schema=BQAFilterVerdict)
+    return LLMRequest.from_prompt(
+        load_prompt(PROMPT), variables, schema=BQAFilterVerdict, item_id=str(item["id"])
+    )
 
 
 def run_filter(

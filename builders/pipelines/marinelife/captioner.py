@@ -55,15 +55,17 @@ def caption_frames(
     return decode_images(path, frame_spec(num_frames, max_side))
 
 
-def draft_request(frames: Sequence[str]) -> LLMRequest:
-    """The captioner's request: the frames, in order, then the instruction."""
+def draft_request(frames: Sequence[str], item_id: str) -> LLMRequest:
+    """The captioner's request for video ``item_id``: the frames, in order, then the instruction (the
+    reply names the video, checked)."""
     prompt = load_prompt(PROMPT_NAME)
     return LLMRequest(
-        [user_message(prompt.render(num_frames=len(frames)), frames)],
+        [user_message(prompt.render(num_frames=len(frames), item_id=item_id), frames)],
         schema=Caption,
         prompt=prompt,
         validator=check_caption,
         schema_name=SCHEMA_NAME,
+        item_id=item_id,
     )
 
 
@@ -86,7 +88,8 @@ def run_drafts(
     records = StepRecords(work_dir, STEP)
 
     def request_of(row: Mapping[str, Any]) -> LLMRequest:
-        return draft_request(caption_frames(Path(video_root) / row["video_path"], num_frames, max_side))
+        frames = caption_frames(Path(video_root) / row["video_path"], num_frames, max_side)
+        return draft_request(frames, str(row["id"]))
 
     def outcome(row: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
         return Outcome(

@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from builders.llm import LLMClient, LLMRequest, LLMResult, user_message
 from builders.llm.prompts import load_prompt
+from builders.llm.schema import ITEM_ID_FIELD
 from builders.pipelines.marinelife.checks import foreign_subject, option_problems
 from builders.pipelines.marinelife.outcomes import call_cost
 from builders.runs.llm_step import Outcome, run_llm_step
@@ -330,7 +331,8 @@ def qa_request(row: Mapping[str, Any], *, reference: bool = True) -> LLMRequest:
         raise ValueError(f"video {row['id']}: no final caption; run the caption engine first")
     types = tuple(mcq_types(row))
     model = reply_model(types, reference)
-    formats = {t: _FIELD_FORMATS[t] for t in types}
+    item_id = str(row["id"])
+    formats = {ITEM_ID_FIELD: json.dumps(item_id), **{t: _FIELD_FORMATS[t] for t in types}}
     if MOTION_TYPE in types:
         formats[MOTION_TYPE] = "[3 strings, or [] when describes_central_object is false]"
         formats[MOTION_CHECK_FIELD] = (
@@ -346,6 +348,7 @@ def qa_request(row: Mapping[str, Any], *, reference: bool = True) -> LLMRequest:
         central_object=str(row["central_object"]).strip(),
         movement_behavior=str(row.get("movement_behavior") or "").strip() or "(none annotated)",
         fields="{" + ", ".join(f'"{name}": {fmt}' for name, fmt in formats.items()) + "}",
+        item_id=item_id,
     )
     return LLMRequest(
         [user_message(text)],
@@ -353,6 +356,7 @@ def qa_request(row: Mapping[str, Any], *, reference: bool = True) -> LLMRequest:
         prompt=prompt,
         validator=_validator(row),
         schema_name=SCHEMA_NAME,
+        item_id=item_id,
     )
 
 

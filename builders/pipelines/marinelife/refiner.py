@@ -36,10 +36,16 @@ def refined_validator(central_object: str) -> Callable[[Caption], None]:
 
 
 def refine_request(draft: str, score: int, tau: float, attributes: Mapping[str, Any]) -> LLMRequest:
-    """The refiner's request: the expert attributes, the draft, its score and the threshold."""
+    """The refiner's request: the expert attributes, the draft, its score and the threshold; the reply
+    names the video (``attributes["id"]``), checked."""
     prompt = load_prompt(PROMPT_NAME)
+    item_id = str(attributes["id"])
     text = prompt.render(
-        draft=draft.strip(), score=score, tau=f"{tau:g}", attributes=format_attributes(attributes)
+        draft=draft.strip(),
+        score=score,
+        tau=f"{tau:g}",
+        attributes=format_attributes(attributes),
+        item_id=item_id,
     )
     return LLMRequest(
         [user_message(text)],
@@ -47,6 +53,7 @@ def refine_request(draft: str, score: int, tau: float, attributes: Mapping[str, 
         prompt=prompt,
         validator=refined_validator(str(attributes.get("central_object", "")).strip()),
         schema_name=SCHEMA_NAME,
+        item_id=item_id,
     )
 
 
