@@ -21,8 +21,8 @@ from typing import Any
 
 from llm import ServerProcess  # benchmarks/llm.py: a ChatServer in a child process
 
+from builders.evaluation.rubrics import get_rubric
 from builders.scoring.judge import judge_client, judge_predictions
-from builders.scoring.rubrics import get_rubric
 from builders.testing.chat_faults import Fault
 from marinelife16k.rubrics import camera_groups
 

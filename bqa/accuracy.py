@@ -9,6 +9,7 @@ interval and every demographic breakdown a chi-square test, so small groups are 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from functools import cache
 from numbers import Integral
 from pathlib import Path
@@ -27,7 +28,13 @@ from bqa.vocabulary import (
     load_group_mapping,
 )
 from builders.scoring.answer_parsing import DEFAULT_PARSER, Aliases, AnswerParser, get_parser, reason_counts
-from builders.scoring.stats import MIN_EXPECTED_COUNT, chi_square_independence, proportion
+from builders.scoring.stats import (
+    MIN_EXPECTED_COUNT,
+    Rate,
+    chi_square_independence,
+    interval_in,
+    interval_key,
+)
 from builders.scoring.validation import check_reply, check_same_length, is_missing
 
 N_CHOICES = 4
@@ -106,15 +113,66 @@ def _demographic_labels(field: str, values: Sequence[object], codes: Mapping[int
     return labels
 
 
+@dataclass(frozen=True)
+class Disparity:
+    """How far apart a breakdown's groups are: the largest gap between their error rates and Pearson's
+    chi-square test of group x {wrong, right}; ``small_groups``: groups whose expected counts fall
+    below 5 (the p-value is unreliable there); ``warning`` says why a field is None."""
+
+    max_gap: float | None = None
+    highest: str | None = None
+    lowest: str | None = None
+    chi2: float | None = None
+    dof: int | None = None
+    p_value: float | None = None
+    small_groups: list[str] = field(default_factory=list)
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class GroupErrors:
+    """One demographic group: its wrong answers and error rate (``rate.n`` items)."""
+
+    errors: int
+    rate: Rate
+
+    @property
+    def n(self) -> int:
+        return self.rate.n
+
+
+@dataclass(frozen=True)
+class ErrorBreakdown:
+    """Error rate per group of one demographic field, with intervals at ``confidence``."""
+
+    groups: dict[str, GroupErrors]
+    n_missing: int  # items without a label for the field (left out)
+    disparity: Disparity
+    confidence: float = 0.95
+
+    def to_dict(self) -> dict[str, Any]:
+        ci = f"error_rate_{interval_key(self.confidence)}"
+        groups = {
+            g: {"n": e.n, "errors": e.errors, "error_rate": e.rate.value, ci: e.rate.interval}
+            for g, e in self.groups.items()
+        }
+        return {"groups": groups, "n_missing": self.n_missing, "disparity": asdict(self.disparity)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], confidence: float = 0.95) -> ErrorBreakdown:
+        groups = {
+            g: GroupErrors(
+                c["errors"], Rate(c["error_rate"], interval_in(c, "error_rate", confidence), c["n"])
+            )
+            for g, c in data["groups"].items()
+        }
+        return cls(groups, data["n_missing"], Disparity(**data["disparity"]), confidence)
+
+
 def error_breakdown(
     labels: Sequence[str | None], wrong: Sequence[bool], order: Sequence[str] = (), confidence: float = 0.95
-) -> dict:
-    """Error rate per group with its interval, and how far apart the groups are.
-
-    ``disparity`` holds the largest gap between group error rates and Pearson's chi-square test
-    of independence between group and right/wrong (groups x {errors, correct}). Groups whose
-    expected counts fall below 5 are named in ``small_groups``: the p-value is unreliable there.
-    """
+) -> ErrorBreakdown:
+    """Error rate per group with its interval, and how far apart the groups are (:class:`Disparity`)."""
     counts: dict[str, list[int]] = {}
     for label, is_wrong in zip(labels, wrong, strict=True):
         if label is not None:
@@ -122,42 +180,158 @@ def error_breakdown(
             cell[0] += 1
             cell[1] += int(is_wrong)
     ordered = [g for g in order if g in counts] + sorted(g for g in counts if g not in order)
-    groups: dict[str, dict[str, Any]] = {}
-    for g in ordered:
-        n, errors = counts[g]
-        rate, ci = proportion(errors, n, confidence)
-        groups[g] = {"n": n, "errors": errors, "error_rate": rate, "error_rate_ci95": ci}
-    disparity: dict = {
-        "max_gap": None,
-        "highest": None,
-        "lowest": None,
-        "chi2": None,
-        "dof": None,
-        "p_value": None,
-        "small_groups": [],
-        "warning": None,
-    }
+    groups = {g: GroupErrors(counts[g][1], Rate.of(counts[g][1], counts[g][0], confidence)) for g in ordered}
+    n_missing = sum(v is None for v in labels)
     if len(groups) < 2:
-        disparity["warning"] = f"{len(groups)} group(s) with data: nothing to compare"
-        return {"groups": groups, "n_missing": sum(v is None for v in labels), "disparity": disparity}
-    highest = max(groups, key=lambda g: groups[g]["error_rate"])
-    lowest = min(groups, key=lambda g: groups[g]["error_rate"])
-    disparity.update(
-        highest=highest, lowest=lowest, max_gap=groups[highest]["error_rate"] - groups[lowest]["error_rate"]
-    )
+        warning = f"{len(groups)} group(s) with data: nothing to compare"
+        return ErrorBreakdown(groups, n_missing, Disparity(warning=warning), confidence)
+    rate = {g: e.rate.value or 0.0 for g, e in groups.items()}
+    highest, lowest = max(groups, key=rate.__getitem__), min(groups, key=rate.__getitem__)
+    gap = {"highest": highest, "lowest": lowest, "max_gap": rate[highest] - rate[lowest]}
     table = [[counts[g][1], counts[g][0] - counts[g][1]] for g in ordered]
     if sum(r[0] for r in table) == 0 or sum(r[1] for r in table) == 0:
-        disparity["warning"] = "every answer is right or every answer is wrong: no disparity to test"
-    else:
-        test = chi_square_independence(table)
-        small = [g for g, row in zip(ordered, test.expected, strict=True) if min(row) < MIN_EXPECTED_COUNT]
-        disparity.update(chi2=test.statistic, dof=test.dof, p_value=test.p_value, small_groups=small)
-        if small:
-            disparity["warning"] = (
-                f"groups too small to judge (expected count below {MIN_EXPECTED_COUNT:g}): {small}; "
-                "the chi-square p-value is unreliable, compare their intervals instead"
+        warning = "every answer is right or every answer is wrong: no disparity to test"
+        return ErrorBreakdown(groups, n_missing, Disparity(**gap, warning=warning), confidence)
+    test = chi_square_independence(table)
+    small = [g for g, row in zip(ordered, test.expected, strict=True) if min(row) < MIN_EXPECTED_COUNT]
+    disparity = Disparity(
+        **gap,
+        chi2=test.statistic,
+        dof=test.dof,
+        p_value=test.p_value,
+        small_groups=small,
+        warning=(
+            f"groups too small to judge (expected count below {MIN_EXPECTED_COUNT:g}): {small}; "
+            "the chi-square p-value is unreliable, compare their intervals instead"
+        )
+        if small
+        else None,
+    )
+    return ErrorBreakdown(groups, n_missing, disparity, confidence)
+
+
+@dataclass(frozen=True)
+class Leakage:
+    """Chain-of-thought rationales that name the correct label and no other choice (they give the
+    answer away), and accuracy with and without those items."""
+
+    leaking_indices: list[int]
+    leak_rate: float
+    non_leaking: Rate
+    leaking: Rate
+    confidence: float = 0.95
+
+    def to_dict(self) -> dict[str, Any]:
+        ci = interval_key(self.confidence)
+        return {
+            "n_leaking": self.leaking.n,
+            "leak_rate": self.leak_rate,
+            "leaking_indices": self.leaking_indices,
+            "n_non_leaking": self.non_leaking.n,
+            "accuracy_non_leaking": self.non_leaking.value,
+            f"accuracy_non_leaking_{ci}": self.non_leaking.interval,
+            "accuracy_leaking": self.leaking.value,
+            f"accuracy_leaking_{ci}": self.leaking.interval,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], confidence: float = 0.95) -> Leakage:
+        def rate(stem: str, n: str) -> Rate:
+            return Rate(data[stem], interval_in(data, stem, confidence), data[n])
+
+        return cls(
+            list(data["leaking_indices"]), data["leak_rate"], rate("accuracy_non_leaking", "n_non_leaking"),
+            rate("accuracy_leaking", "n_leaking"), confidence,
+        )  # fmt: skip
+
+
+#: The three accuracies of the paper's Table 1, by the result key's suffix ("" is Total).
+_DIFFICULTY_KEYS = {"Easy": "_easy", "Hard": "_hard", "Total": ""}
+
+
+@dataclass(frozen=True)
+class BQAAccuracy:
+    """The result of :func:`bqa_accuracy`; :meth:`to_dict` is what ``metrics/bqa_accuracy`` returns
+    (intervals keyed by their level: ``accuracy_ci95`` at the default confidence, ``accuracy_ci90``
+    at 0.9), :meth:`from_dict` reads such a dict back (a stored report's ``metrics.json``)."""
+
+    accuracy: Rate  # Total
+    easy: Rate
+    hard: Rate
+    n_unparsed: int
+    unparsed_indices: list[int]
+    parse_reasons: dict[str, int]
+    answer_parser: str
+    correct: list[bool]
+    by_gender: ErrorBreakdown | None
+    by_age: ErrorBreakdown | None
+    by_ethnicity: ErrorBreakdown | None
+    confusion: dict[str, dict[str, int]]
+    group_mapping: str
+    leakage: Leakage | None
+    confidence: float = 0.95
+
+    @property
+    def n(self) -> int:
+        return self.accuracy.n
+
+    def by_difficulty(self) -> dict[str, Rate]:
+        """``{"Easy": ..., "Hard": ..., "Total": ...}``, the paper's Table 1 columns."""
+        return {"Easy": self.easy, "Hard": self.hard, "Total": self.accuracy}
+
+    def breakdown(self, field_name: str) -> ErrorBreakdown | None:
+        """The error breakdown by ``gender``, ``age`` or ``ethnicity`` (None: not given)."""
+        return {"gender": self.by_gender, "age": self.by_age, "ethnicity": self.by_ethnicity}[field_name]
+
+    def to_dict(self) -> dict[str, Any]:
+        ci = interval_key(self.confidence)
+        out: dict[str, Any] = {}
+        for label, suffix in _DIFFICULTY_KEYS.items():
+            rate = self.by_difficulty()[label]
+            out[f"accuracy{suffix}"] = rate.value
+            out[f"accuracy{suffix}_{ci}"] = rate.interval
+        out.update(n=self.n, n_easy=self.easy.n, n_hard=self.hard.n, n_unparsed=self.n_unparsed)
+        out.update(
+            unparsed_indices=self.unparsed_indices,
+            parse_reasons=self.parse_reasons,
+            answer_parser=self.answer_parser,
+            correct=self.correct,
+        )
+        for name in DEMOGRAPHIC_FIELDS:
+            breakdown = self.breakdown(name)
+            out[f"by_{name}"] = None if breakdown is None else breakdown.to_dict()
+        out.update(confusion=self.confusion, group_mapping=self.group_mapping)
+        out["leakage"] = None if self.leakage is None else self.leakage.to_dict()
+        out["confidence"] = self.confidence
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BQAAccuracy:
+        """A result dict (this version's, or an older one without ``confidence``: 95% intervals)."""
+        confidence = float(data.get("confidence", 0.95))
+        rates = {
+            label: Rate(
+                data[f"accuracy{suffix}"],
+                interval_in(data, f"accuracy{suffix}", confidence),
+                data[f"n{suffix}"],
             )
-    return {"groups": groups, "n_missing": sum(v is None for v in labels), "disparity": disparity}
+            for label, suffix in _DIFFICULTY_KEYS.items()
+        }
+        breakdowns = {
+            name: None
+            if data.get(f"by_{name}") is None
+            else ErrorBreakdown.from_dict(data[f"by_{name}"], confidence)
+            for name in DEMOGRAPHIC_FIELDS
+        }
+        leakage = data.get("leakage")
+        return cls(
+            accuracy=rates["Total"], easy=rates["Easy"], hard=rates["Hard"], n_unparsed=data["n_unparsed"],
+            unparsed_indices=list(data.get("unparsed_indices", [])), parse_reasons=dict(data.get("parse_reasons", {})),
+            answer_parser=data.get("answer_parser", ""), correct=list(data.get("correct", [])),
+            by_gender=breakdowns["gender"], by_age=breakdowns["age"], by_ethnicity=breakdowns["ethnicity"],
+            confusion=data.get("confusion", {}), group_mapping=data.get("group_mapping", ""),
+            leakage=None if leakage is None else Leakage.from_dict(leakage, confidence), confidence=confidence,
+        )  # fmt: skip
 
 
 def bqa_accuracy(
@@ -173,8 +347,8 @@ def bqa_accuracy(
     demographic_codes: Mapping[str, Mapping[int, str]] | None = None,
     confidence: float = 0.95,
     answer_parser: str | None = None,
-) -> dict:
-    """Score raw model replies on BQA items; see the metric card for every key of the result.
+) -> BQAAccuracy:
+    """Score raw model replies on BQA items (:meth:`BQAAccuracy.to_dict`: the metric card's keys).
 
     ``predictions`` are raw replies (a letter A-D in choice order or the emotion's name);
     ``references`` the correct labels; ``choices`` the four labels per item; ``difficulty``
@@ -205,34 +379,34 @@ def bqa_accuracy(
     wrong = [not c for c in correct]
     unparsed = [i for i, c in enumerate(chosen) if c is None]
 
-    result: dict = {}
-    for name, keep in (("", None), ("_easy", "Easy"), ("_hard", "Hard")):
+    rates = {}
+    for label, keep in (("Total", None), ("Easy", "Easy"), ("Hard", "Hard")):
         idx = [i for i in range(n) if keep is None or difficulty[i] == keep]
-        value, ci = proportion(sum(correct[i] for i in idx), len(idx), confidence)
-        result[f"accuracy{name}"] = value
-        result[f"accuracy{name}_ci95"] = ci
-    result["n"] = n
-    result["n_easy"] = sum(d == "Easy" for d in difficulty)
-    result["n_hard"] = n - result["n_easy"]
-    result["n_unparsed"] = len(unparsed)
-    result["unparsed_indices"] = unparsed
-    result["parse_reasons"] = reason_counts(parses)
-    result["answer_parser"] = parser.signature
-    result["correct"] = correct
-
-    for field, values in zip(DEMOGRAPHIC_FIELDS, (gender, age, ethnicity), strict=True):
-        if values is None:
-            result[f"by_{field}"] = None
-            continue
-        labels = _demographic_labels(field, values, codes[field])
-        result[f"by_{field}"] = error_breakdown(labels, wrong, list(codes[field].values()), confidence)
-
-    result["confusion"] = _confusion(predictions, references, choices, chosen, correct, mapping, parser)
-    result["group_mapping"] = mapping.name
-    result["leakage"] = (
-        None if rationales is None else _leakage(rationales, references, choices, correct, confidence, parser)
+        rates[label] = Rate.of(sum(correct[i] for i in idx), len(idx), confidence)
+    breakdowns = {}
+    for name, values in zip(DEMOGRAPHIC_FIELDS, (gender, age, ethnicity), strict=True):
+        if values is not None:
+            labels = _demographic_labels(name, values, codes[name])
+            breakdowns[name] = error_breakdown(labels, wrong, list(codes[name].values()), confidence)
+    return BQAAccuracy(
+        accuracy=rates["Total"],
+        easy=rates["Easy"],
+        hard=rates["Hard"],
+        n_unparsed=len(unparsed),
+        unparsed_indices=unparsed,
+        parse_reasons=reason_counts(parses),
+        answer_parser=parser.signature,
+        correct=correct,
+        by_gender=breakdowns.get("gender"),
+        by_age=breakdowns.get("age"),
+        by_ethnicity=breakdowns.get("ethnicity"),
+        confusion=_confusion(predictions, references, choices, chosen, correct, mapping, parser),
+        group_mapping=mapping.name,
+        leakage=None
+        if rationales is None
+        else _leakage(rationales, references, choices, correct, confidence, parser),
+        confidence=confidence,
     )
-    return result
 
 
 def _confusion(
@@ -272,7 +446,7 @@ def _leakage(
     correct: Sequence[bool],
     confidence: float,
     parser: AnswerParser,
-) -> dict:
+) -> Leakage:
     """A rationale leaks when it names the correct label and no other choice (the paper's CoT caveat)."""
     leaking = []
     for i, rationale in enumerate(rationales):
@@ -283,15 +457,10 @@ def _leakage(
             leaking.append(i)
     leak_set = set(leaking)
     clean = [i for i in range(len(correct)) if i not in leak_set]
-    acc_clean, ci_clean = proportion(sum(correct[i] for i in clean), len(clean), confidence)
-    acc_leak, ci_leak = proportion(sum(correct[i] for i in leaking), len(leaking), confidence)
-    return {
-        "n_leaking": len(leaking),
-        "leak_rate": len(leaking) / len(correct),
-        "leaking_indices": leaking,
-        "n_non_leaking": len(clean),
-        "accuracy_non_leaking": acc_clean,
-        "accuracy_non_leaking_ci95": ci_clean,
-        "accuracy_leaking": acc_leak,
-        "accuracy_leaking_ci95": ci_leak,
-    }
+    return Leakage(
+        leaking_indices=leaking,
+        leak_rate=len(leaking) / len(correct),
+        non_leaking=Rate.of(sum(correct[i] for i in clean), len(clean), confidence),
+        leaking=Rate.of(sum(correct[i] for i in leaking), len(leaking), confidence),
+        confidence=confidence,
+    )

@@ -51,6 +51,35 @@ LABEL_FORMS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 LABEL_ALIASES_NAME = "bqa-labels-v1"  # enters the answer parser's signature; bump on any change above
 
+# Other words of a label's family, beyond the label and its LABEL_FORMS: verbs, adverbs, plurals,
+# comparatives, and forms the parser leaves out for their other senses ("engaged", "averse"). A
+# question naming a candidate by any of them gives the answer away (BQA STEP3's rule filter,
+# :func:`label_words`); the parser does not read them as answers.
+LABEL_RELATED_WORDS: dict[str, tuple[str, ...]] = {
+    "Peace": ("peacefully", "peacefulness"), "Affection": ("affections", "affectionately"),
+    "Esteem": ("esteemed",), "Anticipation": ("anticipate", "anticipates", "anticipated", "anticipatory"),
+    "Engagement": ("engage", "engages", "engaged", "engaging"), "Confidence": ("confidently",),
+    "Happiness": ("happier", "happiest", "happily"),
+    "Pleasure": ("pleasures", "pleasing", "pleasant", "pleasurable"),
+    "Excitement": ("excite", "exciting", "excitedly"), "Surprise": ("surprises", "surprising", "surprisingly"),
+    "Sympathy": ("sympathize", "sympathise", "sympathizing", "sympathising"),
+    "Doubt/Confusion": ("doubt", "doubts", "doubted", "doubting", "confusion", "confuse", "confusing"),
+    "Disconnection": ("disconnect",), "Fatigue": (), "Embarrassment": ("embarrass", "embarrassing"),
+    "Yearning": ("yearn", "yearns", "yearned", "yearningly"),
+    "Disapproval": ("disapprove", "disapproves", "disapproved", "disapprovingly"), "Aversion": ("averse",),
+    "Annoyance": ("annoy", "annoys", "annoying"), "Anger": ("angered", "angrier", "angrily"),
+    "Sensitivity": ("sensitively",), "Sadness": ("sadder", "saddest", "sadly"),
+    "Disquietment": ("disquiet", "disquieting"), "Fear": ("fears", "feared", "fearing", "fearfully"),
+    "Pain": ("pains", "painful", "painfully"), "Suffering": ("suffer", "suffers", "suffered"),
+}  # fmt: skip
+
+
+def label_words(label: str) -> tuple[str, ...]:
+    """Every word that names ``label`` (lower case): the label, its :data:`LABEL_FORMS` and its
+    :data:`LABEL_RELATED_WORDS`."""
+    return (label.lower(), *LABEL_FORMS.get(label, ()), *LABEL_RELATED_WORDS[label])
+
+
 GROUP_NAMES: tuple[str, ...] = ("Happiness", "Pleasure", "Anger", "Sadness")
 
 # Default 4-group mapping (see module docstring for what is stated vs reconstructed).

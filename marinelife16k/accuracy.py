@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from builders.scoring.answer_parsing import AnswerParser, get_parser, reason_counts
-from builders.scoring.stats import cluster_interval, proportion
+from builders.scoring.stats import Rate, cluster_interval, interval_key
 from builders.scoring.validation import check_reply, check_same_length
 from marinelife16k.vocabulary import (
     DIMENSIONS,
@@ -66,6 +68,65 @@ def _option_texts(i: int, options: object) -> tuple[str, ...]:
     return tuple(texts)
 
 
+def _percent(interval: Sequence[float] | None) -> list[float] | None:
+    return None if interval is None else [100.0 * x for x in interval]
+
+
+@dataclass(frozen=True)
+class MarineLifeAccuracy:
+    """The result of :func:`marinelife_accuracy`, in 0-100. :meth:`to_dict` is what
+    ``metrics/marinelife_qa`` returns (intervals under a key naming their level: ``ci95`` at the
+    default confidence, ``ci90`` at 0.9); :meth:`from_dict` reads such a dict back."""
+
+    rates: dict[str, Rate]  # per dimension of ACCURACY_DIMENSIONS, and OVERALL
+    n_unparsed: dict[str, int]
+    clustered: dict[str, list[float] | None] | None  # cluster-robust intervals by video (with videos)
+    n_open_ended_skipped: int
+    parse_reasons: dict[str, int]
+    answer_parser: str
+    correct: list[bool | None]  # per item; None for an open-ended question (not scored here)
+    confidence: float = 0.95
+
+    @property
+    def overall(self) -> Rate:
+        return self.rates[OVERALL]
+
+    def to_dict(self) -> dict[str, Any]:
+        ci = interval_key(self.confidence)
+        out: dict[str, Any] = {key: rate.value for key, rate in self.rates.items()}
+        out[ci] = {key: rate.interval for key, rate in self.rates.items()}
+        if self.clustered is not None:
+            out[f"{ci}_cluster"] = dict(self.clustered)
+        out.update(
+            n={key: rate.n for key, rate in self.rates.items()},
+            n_unparsed=dict(self.n_unparsed),
+            n_open_ended_skipped=self.n_open_ended_skipped,
+            parse_reasons=self.parse_reasons,
+            answer_parser=self.answer_parser,
+            correct=self.correct,
+            confidence=self.confidence,
+        )
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MarineLifeAccuracy:
+        """A result dict (this version's, or an older one without ``confidence``: 95% intervals)."""
+        confidence = float(data.get("confidence", 0.95))
+        ci = interval_key(confidence)
+        keys = (*ACCURACY_DIMENSIONS, OVERALL)
+        intervals = data.get(ci) or {}
+        return cls(
+            rates={k: Rate(data.get(k), intervals.get(k), data["n"][k]) for k in keys},
+            n_unparsed=dict(data["n_unparsed"]),
+            clustered=data.get(f"{ci}_cluster"),
+            n_open_ended_skipped=data.get("n_open_ended_skipped", 0),
+            parse_reasons=dict(data.get("parse_reasons", {})),
+            answer_parser=data.get("answer_parser", ""),
+            correct=list(data.get("correct", [])),
+            confidence=confidence,
+        )
+
+
 def marinelife_accuracy(
     predictions: Sequence[str | None],
     references: Sequence[str],
@@ -74,7 +135,7 @@ def marinelife_accuracy(
     videos: Sequence[Hashable] | None = None,
     confidence: float = 0.95,
     answer_parser: str | None = None,
-) -> dict:
+) -> MarineLifeAccuracy:
     """Accuracy (0-100) per multiple-choice dimension and overall, with counts and unparsed replies.
 
     ``predictions`` are raw replies; ``references`` the answer letters A-D; ``question_types`` the
@@ -120,22 +181,22 @@ def marinelife_accuracy(
                 outcomes[key][0].append(hit)
                 outcomes[key][1].append(videos[i])
 
-    result: dict = {}
-    intervals: dict = {}
+    rates = {}
     for key, (items, hits, _) in totals.items():
-        value, ci = proportion(hits, items, confidence)
-        result[key] = None if value is None else 100.0 * value
-        intervals[key] = None if ci is None else [100.0 * c for c in ci]
-    result["ci95"] = intervals
+        rate = Rate.of(hits, items, confidence)
+        rates[key] = Rate(None if rate.value is None else 100.0 * rate.value, _percent(rate.interval), items)
+    clustered = None
     if videos is not None:
-        clustered = {key: cluster_interval(ys, gs, confidence) for key, (ys, gs) in outcomes.items()}
-        result["ci95_cluster"] = {
-            k: None if c is None else [100.0 * x for x in c] for k, c in clustered.items()
+        clustered = {
+            key: _percent(cluster_interval(ys, gs, confidence)) for key, (ys, gs) in outcomes.items()
         }
-    result["n"] = {key: t[0] for key, t in totals.items()}
-    result["n_unparsed"] = {key: t[2] for key, t in totals.items()}
-    result["n_open_ended_skipped"] = correct.count(None)
-    result["parse_reasons"] = reason_counts(parses)
-    result["answer_parser"] = parser.signature
-    result["correct"] = correct
-    return result
+    return MarineLifeAccuracy(
+        rates=rates,
+        n_unparsed={key: t[2] for key, t in totals.items()},
+        clustered=clustered,
+        n_open_ended_skipped=correct.count(None),
+        parse_reasons=reason_counts(parses),
+        answer_parser=parser.signature,
+        correct=correct,
+        confidence=confidence,
+    )

@@ -1,4 +1,4 @@
-"""MarineLife-16K's judge rubrics, registered in :data:`builders.scoring.rubrics.RUBRICS` on import.
+"""MarineLife-16K's judge rubrics (:data:`RUBRICS`, listed in :data:`builders.evaluation.rubrics.RUBRICS`).
 
 - ``marinelife_open_ended`` (the default of the judge metric and of ``vqabench judge``; the paper's
   OEMU): criteria ``camera`` (35%), ``activity`` (30%), ``relation`` (35%); ``reference`` is the
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from builders.scoring.judge import Groups
-from builders.scoring.rubrics import Criterion, Rubric, register_rubric
+from builders.scoring.rubrics import Criterion, Rubric
 from marinelife16k.vocabulary import (
     ATTRIBUTES,
     CAMERA_KINDS,
@@ -62,7 +62,6 @@ class MarineLifeRubric(Rubric):
         return super().format_reference(reference)
 
 
-@register_rubric
 class MarineLifeOpenEnded(MarineLifeRubric):
     """Open-ended QA with motion understanding (the paper's OEMU judge)."""
 
@@ -119,7 +118,6 @@ class MarineLifeOpenEnded(MarineLifeRubric):
         return out
 
 
-@register_rubric
 class MarineLifeCaption(MarineLifeRubric):
     """Caption hallucination judge: BEH, AH, ECF as in the paper's captioning table."""
 
@@ -134,7 +132,6 @@ class MarineLifeCaption(MarineLifeRubric):
     )
 
 
-@register_rubric
 class MarineLifeCaptionReview(MarineLifeRubric):
     """The caption engine's reviewer: one alignment score S_c of a draft caption with the attributes."""
 
@@ -164,3 +161,6 @@ class MarineLifeCaptionReview(MarineLifeRubric):
 
 
 DEFAULT_RUBRIC = MarineLifeOpenEnded.name  # of the judge metric and of ``vqabench judge``
+
+#: The rubrics this benchmark's judge offers, in the order ``vqabench judge rubrics`` lists them.
+RUBRICS: tuple[type[Rubric], ...] = (MarineLifeOpenEnded, MarineLifeCaption, MarineLifeCaptionReview)

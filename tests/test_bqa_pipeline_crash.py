@@ -69,9 +69,9 @@ class KillSwitch:
         return code
 
 
-def build_args(work, server: ChatServer, *, batch_size: int) -> list[str]:
+def build_args(work, server: ChatServer, *, ahead: int) -> list[str]:
     """``vqabench bqa build`` of the first LIMIT sample rows, one request in flight at a time."""
-    return ["bqa", "build", "--sample", "--work", str(work), "--limit", str(LIMIT), "--batch-size", str(batch_size),
+    return ["bqa", "build", "--sample", "--work", str(work), "--limit", str(LIMIT), "--ahead", str(ahead),
             "--llm-model", MODEL, "--llm-base-url", server.url, "--llm-api-key-env", "none",
             "--llm-concurrency", "1"]  # fmt: skip
 
@@ -88,7 +88,7 @@ def test_killed_build_resumes_to_the_same_records_without_repeating_a_call(tmp_p
     with ChatServer(model=None) as server:
         server.handler = switch
         work = tmp_path / "killed"
-        args = build_args(work, server, batch_size=4)
+        args = build_args(work, server, ahead=4)
         # Killed in STEP2 at its request 6, then in the next run's STEP3 (its request 9).
         switch.run(args, kill_at=6)
         first = list(switch.answered)

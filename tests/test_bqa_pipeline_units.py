@@ -11,10 +11,10 @@ import pytest
 from PIL import Image
 
 from bqa.sample import sample_root
-from bqa.vocabulary import EMOTIONS
+from bqa.vocabulary import EMOTIONS, LABEL_FORMS, LABEL_RELATED_WORDS, label_words
 from builders.evaluation.bqa_answers import format_options, read_answer
 from builders.pipelines.bqa.split import RATIOS, grouped_stratified_split
-from builders.pipelines.bqa.step3_filter import LABEL_FORMS, BQAFilterVerdict, named_labels, rule_violation
+from builders.pipelines.bqa.step3_filter import BQAFilterVerdict, named_labels, rule_violation
 from builders.pipelines.bqa.step4_difficulty import difficulty_of
 from builders.testing.bqa_responder import CARELESS_FORMS
 from builders.video.frame_spec import FrameSpec
@@ -56,10 +56,21 @@ def test_rule_filter_names_only_the_candidates_of_the_item():
 def test_every_label_and_every_careless_form_is_caught():
     for label in EMOTIONS:
         assert named_labels(f"Is it {label.lower()}?", [label]) == [(label, label.lower())]
-        for form in LABEL_FORMS[label]:
+        for form in label_words(label):
             assert named_labels(f"Does the man look {form} now?", [label]), (label, form)
     for label, form in CARELESS_FORMS.items():
         assert rule_violation(f"Is the man {form}?", [label, *[c for c in CHOICES if c != label][:3]])
+
+
+def test_one_home_for_the_label_words():
+    """bqa/vocabulary.py holds the words of each label once: the parser reads the label and its forms
+    as answers; the filter refuses questions naming any word of the family, forms included."""
+    assert tuple(LABEL_RELATED_WORDS) == EMOTIONS and set(LABEL_FORMS) <= set(EMOTIONS)
+    words = [w for label in EMOTIONS for w in label_words(label)]
+    assert len(words) == len(set(words))  # no word names two labels, none is listed twice
+    assert named_labels("Is he angrily pacing?", ["Anger"]) == [("Anger", "angrily")]
+    assert named_labels("Is the audience engaged?", ["Engagement"]) == [("Engagement", "engaged")]
+    assert "engaged" not in LABEL_FORMS.get("Engagement", ())  # other senses: not read as an answer
 
 
 def test_filter_verdict_reasons():

@@ -107,7 +107,11 @@ def test_multimodal_cot_sends_two_requests_the_first_with_the_answer_the_second_
     assert "ANSWER-LEAKING (multimodal_cot)" in printed
     # The leakage check runs on the rationales: every one names the answer and no other choice.
     result = bqa_accuracy(**accuracy_inputs(list(predictions.values())))
-    assert result["accuracy"] == 1.0 and result["leakage"]["n_leaking"] == len(rows)
+    assert (
+        result.accuracy.value == 1.0
+        and result.leakage is not None
+        and len(result.leakage.leaking_indices) == len(rows)
+    )
 
 
 def test_the_variant_without_the_answer_and_a_rationale_model_of_its_own(bqa, tmp_path):

@@ -151,3 +151,26 @@ def test_counts_are_worded_in_their_number():
 
     assert [plural(n, "film") for n in (0, 1, 2)] == ["0 films", "1 film", "2 films"]
     assert plural(1, "usable row") == "1 usable row" and plural(3, "child", "children") == "3 children"
+
+
+@pytest.mark.parametrize(
+    "argv", [["bqa", "build"], ["bqa", "evaluate"], ["marinelife", "build"], ["marinelife", "evaluate"]]
+)
+def test_one_look_ahead_option_and_the_old_flag_gets_a_hint(argv, capsys):
+    """Every LLM command takes --ahead with the same help; --batch-size is gone, and says so in one line."""
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "--ahead N items prepared (frames decoded, requests built) ahead of the LLM requests in flight"
+        in text
+    )
+    assert "--batch-size" not in text
+    with pytest.raises(SystemExit) as done:
+        main([*argv, "--batch-size", "8"])
+    assert done.value.code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert errors == [
+        f"vqabench {' '.join(argv)}: error: --batch-size is now --ahead N (items prepared (frames decoded, "
+        "requests built) ahead of the LLM requests in flight)"
+    ]

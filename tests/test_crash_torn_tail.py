@@ -23,7 +23,7 @@ def test_torn_tail_then_a_second_kill_resumes_to_the_clean_build(tmp_path):
     with ChatServer(model=None) as server:
         server.handler = switch
         work = tmp_path / "killed"
-        args = build_args(work, server, batch_size=1)  # one record per request
+        args = build_args(work, server, ahead=1)  # one record per request
         switch.run(args, kill_at=6)  # killed in STEP2 with 5 records in the partial log
         partial = work / "steps" / "questions.partial.jsonl"
         lines = partial.read_bytes().splitlines(keepends=True)

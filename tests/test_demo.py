@@ -17,18 +17,17 @@ import datasets
 import pytest
 from plot_checks import assert_figures_fit, read_record
 
-import marinelife16k.rubrics  # noqa: F401 - registers the MarineLife rubrics that get_rubric names
 from bqa.accuracy import bqa_accuracy
 from builders.demo.recordings import bqa_baseline, marine_baseline, marine_judge
 from builders.demo.run import MARKER, next_steps, prepare_output, score_everything
 from builders.demo.samples import BuiltSample
 from builders.demo.scoring import Metrics
 from builders.evaluation.marinelife import JUDGE_TASKS, judge_inputs
+from builders.evaluation.rubrics import get_rubric
 from builders.files import progress
 from builders.files.jsonio import read_jsonl
 from builders.report.tables import fmt_number
 from builders.scoring.judge import Groups, judge_predictions
-from builders.scoring.rubrics import get_rubric
 from builders.scoring.self_bleu import self_bleu
 from builders.testing.baseline_responder import ScriptedJudge
 from builders.testing.chat_server import ChatServer
@@ -165,7 +164,7 @@ def test_bqa_numbers_equal_an_independent_recomputation(demo):
                 gender=[r["gender"] for r in rows], age=[r["age"] for r in rows],
                 ethnicity=[r["ethnicity"] for r in rows],
                 rationales=[preds[r["id"]]["rationale"] for r in rows] if style == "multimodal_cot" else None,
-            )  # fmt: skip
+            ).to_dict()  # fmt: skip
             got = scores["accuracy"][scope][style]
             for key in ("accuracy", "accuracy_easy", "accuracy_hard", "n", "n_unparsed", "by_gender", "by_age",
                         "by_ethnicity", "confusion", "leakage"):  # fmt: skip
@@ -202,7 +201,7 @@ def test_marinelife_numbers_equal_an_independent_recomputation(demo):
         accuracy = marinelife_accuracy(
             [preds[r["question_id"]]["raw_output"] for r in mcq], [r["answer"] for r in mcq],
             [r["type"] for r in mcq], [r["options"] for r in mcq],
-        )  # fmt: skip
+        ).to_dict()  # fmt: skip
         assert scores["accuracy"][scope] == accuracy
         rows = [preds[r["question_id"]] for r in qa]
         with judge.replay_client() as client:
@@ -221,7 +220,7 @@ def test_marinelife_numbers_equal_an_independent_recomputation(demo):
             clustered = marinelife_accuracy(
                 [preds[r["question_id"]]["raw_output"] for r in mcq], [r["answer"] for r in mcq],
                 [r["type"] for r in mcq], [r["options"] for r in mcq], videos=[r["id"] for r in mcq],
-            )  # fmt: skip
+            ).to_dict()  # fmt: skip
             assert clustered.pop("correct") == accuracy["correct"]
             assert report["accuracy"] == clustered
 

@@ -251,7 +251,7 @@ def marine_study(built_samples, tmp_path_factory):
     work = built_samples["marinelife16k"].work
     rows = write_marine_predictions(work, "test", root / "qwen.jsonl")
     judge = write_judge_results(rows, root / "judge.json", "qwen", root / "judge-cache.sqlite")
-    assert cli_main(["human-study", "make", "marinelife16k", "--data", str(work), "--split", "test", "--size", "6",
+    assert cli_main(["human-study", "make", "marinelife", "--data", str(work), "--split", "test", "--size", "6",
                      "--draw", "stratified",
                      "--seed", "3", "--predictions", str(root / "qwen.jsonl"), "--raters", "a,b,c,d",
                      "--ratings-per-item", "3", "--out", str(root / "study")]) == 0  # fmt: skip
@@ -367,7 +367,7 @@ def test_make_refuses_what_it_cannot_draw(built_samples, tmp_path, capsys):
     base = [
         "human-study",
         "make",
-        "marinelife16k",
+        "marinelife",
         "--data",
         str(work),
         "--split",

@@ -255,7 +255,7 @@ def test_marinelife_page_in_chromium(built_samples, browser, artifacts, tmp_path
     rows = write_marine_predictions(work, "test", tmp_path / "qwen.jsonl")
     write_judge_results(rows, tmp_path / "judge.json", "qwen", tmp_path / "judge.sqlite")
     study_dir = tmp_path / "study"
-    assert cli_main(["human-study", "make", "marinelife16k", "--data", str(work), "--split", "test", "--size", "6",
+    assert cli_main(["human-study", "make", "marinelife", "--data", str(work), "--split", "test", "--size", "6",
                      "--seed", "5", "--predictions", str(tmp_path / "qwen.jsonl"), "--draw", "stratified",
                      "--out", str(study_dir)]) == 0  # fmt: skip
     study = Study.read(study_dir)

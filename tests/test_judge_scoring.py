@@ -13,11 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import builders.scoring.rubric_files  # noqa: F401 - registers the "custom" rubric
+from builders.evaluation.rubrics import get_rubric
 from builders.llm import export_replies
 from builders.llm.cache import ReplyCache
 from builders.scoring.judge import default_cache_path, judge_client, judge_predictions
-from builders.scoring.rubrics import get_rubric
 from builders.testing.chat_faults import Fault
 from builders.testing.chat_requests import last_user_text, response_schema
 from builders.testing.chat_server import ChatServer

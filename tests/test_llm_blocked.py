@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from builders.llm import LLMClient, LLMRequest, LLMSettings, user_message
+from builders.llm.client import Status
 from builders.testing.chat_faults import Reply
 
 
@@ -29,7 +30,7 @@ def test_blocked_replies(chat_server, tmp_path, reply, signal):
     settings = LLMSettings(model="m", base_url=chat_server.url, api_key_env=None, progress=False)
     with LLMClient(settings, cache_path=tmp_path / "cache.sqlite") as client:
         result = client.run_one(LLMRequest([user_message("Which emotion?")]))
-        assert (result.ok, result.blocked, result.attempts) == (False, signal, 1)
+        assert (result.status, result.blocked, result.attempts) == (Status.BLOCKED, signal, 1)
         assert result.error.startswith("blocked by the provider's safety filter")
         assert (client.usage.blocked, client.usage.failures, client.usage.api_calls) == (1, 0, 1)
         again = client.run_one(LLMRequest([user_message("Which emotion?")]))  # never cached

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from builders.llm import ReplyError, ReplySchema, gemini_safe_schema, parse_json_reply, validate_json_schema
-from builders.llm.schema import check_value, inline_refs, parse_reply
+from builders.llm.schema import check_value, inline_refs, validate_reply
 from builders.testing.chat_server import GEMINI_REJECTED_KEYS
 from builders.testing.schema_examples import example_for_schema, schema_keywords
 
@@ -145,15 +145,15 @@ def test_validate_json_schema_covers_the_structured_subset():
     assert validate_json_schema(3.0, {"type": "integer"}) == []
 
 
-def test_parse_reply_runs_the_domain_validator_and_plain_text():
+def test_validate_reply_runs_the_domain_validator_and_plain_text():
     def differ(value):
         if len(set(value["items"])) != len(value["items"]):
             raise ValueError("distractors must differ")
 
     schema = ReplySchema.of({"type": "object", "properties": {"items": {"type": "array"}}})
-    assert parse_reply('{"items": [1, 2]}', schema, differ) == {"items": [1, 2]}
+    assert validate_reply('{"items": [1, 2]}', schema, differ) == {"items": [1, 2]}
     with pytest.raises(ReplyError, match="rejected: distractors must differ"):
-        parse_reply('{"items": [1, 1]}', schema, differ)
-    assert parse_reply("  plain text ", None) == "  plain text "
+        validate_reply('{"items": [1, 1]}', schema, differ)
+    assert validate_reply("  plain text ", None) == "  plain text "
     with pytest.raises(ReplyError, match="empty"):
         check_value("   ", None)

@@ -14,7 +14,7 @@ from builders.cli import main as cli_main
 from builders.evaluation.marinelife import JUDGE_TASKS, evaluate, judge, judge_inputs
 from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMSettings
-from builders.scoring.answer_parsing import parse_reply
+from builders.scoring.answer_parsing import parsed_choice
 from builders.testing.baseline_responder import BaselineModel, ScriptedJudge
 from builders.testing.chat_faults import Fault
 from builders.testing.chat_requests import frames_digest, image_urls, last_user_text
@@ -67,7 +67,7 @@ def test_one_prediction_per_question_scored_from_the_file(work, server, tmp_path
         assert row["video"] == record["id"] and row["camera_kind"] == data.videos[record["id"]]["camera_kind"]
         assert row["model"] == server.model and row["prompt"] == "marinelife_answer"
         if record["question_format"] == MULTIPLE_CHOICE:
-            read = parse_reply(row["raw_output"], [o["text"] for o in record["options"]], OPTION_LABELS)
+            read = parsed_choice(row["raw_output"], [o["text"] for o in record["options"]], OPTION_LABELS)
             assert row["parsed_answer"] == read.answer(OPTION_LABELS)
             assert (row["parse_reason"], row["answer_parser"]) == (
                 read.reason,

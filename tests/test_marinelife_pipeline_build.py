@@ -269,7 +269,7 @@ def test_crash_and_resume_pays_no_call_twice(built, tmp_path, responder):
         server.handler = held_qa
         command = [
             sys.executable, "-m", "builders.cli", "marinelife", "build", "--work", str(work), "--sample",
-            "--llm-model", "test-model", "--llm-base-url", server.url, "--batch-size", "2",
+            "--llm-model", "test-model", "--llm-base-url", server.url, "--ahead", "2",
         ]  # fmt: skip
         env = {**os.environ, "VQABENCH_LLM_API_KEY_ENV": "none"}
         process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

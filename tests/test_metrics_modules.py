@@ -71,8 +71,8 @@ def expected_self_bleu(predictions, return_scores):
 @pytest.mark.parametrize(
     "name, inputs, direct",
     [
-        ("bqa_accuracy", BQA_INPUTS, lambda kw: bqa_accuracy(**kw)),
-        ("marinelife_qa", MARINE_INPUTS, lambda kw: marinelife_accuracy(**kw)),
+        ("bqa_accuracy", BQA_INPUTS, lambda kw: bqa_accuracy(**kw).to_dict()),
+        ("marinelife_qa", MARINE_INPUTS, lambda kw: marinelife_accuracy(**kw).to_dict()),
         ("self_bleu", SELF_BLEU_INPUTS, lambda kw: expected_self_bleu(**kw)),
     ],
 )

@@ -21,7 +21,7 @@ from builders.scoring.answer_parsing import (
     mentioned_options,
     parse_answer,
     parse_choice,
-    parse_reply,
+    parsed_choice,
     reason_counts,
 )
 from marinelife16k.accuracy import MARINELIFE_PARSER
@@ -198,7 +198,7 @@ def test_bad_options_are_clear_errors(options, letters, message):
     ],
 )
 def test_issue_rules(reply, expected, reason):
-    parsed = parse_reply(reply, CHOICES)
+    parsed = parsed_choice(reply, CHOICES)
     assert (parsed.answer(CHOICES), parsed.reason) == (expected, reason)
 
 
@@ -249,7 +249,7 @@ def test_signature_and_registry():
 
 
 def test_reason_counts_list_every_reason():
-    counts = reason_counts([parse_reply(r, CHOICES) for r in ("C", "Anger", "B or C", None)])
+    counts = reason_counts([parsed_choice(r, CHOICES) for r in ("C", "Anger", "B or C", None)])
     assert list(counts) == list(REASONS)
     assert {k: v for k, v in counts.items() if v} == {
         "letter": 1,

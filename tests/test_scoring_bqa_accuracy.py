@@ -7,7 +7,7 @@ import json
 import pytest
 from scipy import stats
 
-from bqa.accuracy import bqa_accuracy, error_breakdown
+from bqa.accuracy import BQAAccuracy, bqa_accuracy, error_breakdown
 from bqa.vocabulary import DEFAULT_GROUP_MAPPING, EMOTION_GROUPS, GroupMapping
 
 # (choices, reference, difficulty, reply, gender, age, ethnicity, rationale)
@@ -40,7 +40,7 @@ COLUMNS = dict(
 
 def run(**overrides):
     kwargs = {**COLUMNS, **overrides}
-    return bqa_accuracy(**kwargs)
+    return bqa_accuracy(**kwargs).to_dict()
 
 
 def wilson(k, n):
@@ -139,14 +139,14 @@ def test_bold_integer_codes_decode_like_labels():
 def test_disparity_without_small_groups():
     labels = ["Male"] * 50 + ["Female"] * 50
     wrong = [i < 10 for i in range(50)] + [i < 25 for i in range(50)]
-    d = error_breakdown(labels, wrong, ["Male", "Female"])["disparity"]
+    d = error_breakdown(labels, wrong, ["Male", "Female"]).disparity
     ref = stats.chi2_contingency([[10, 40], [25, 25]], correction=False)
-    assert d["p_value"] == pytest.approx(ref.pvalue) and d["small_groups"] == [] and d["warning"] is None
-    one_group = error_breakdown(["Male", "Male"], [True, False])["disparity"]
-    assert one_group["p_value"] is None and "nothing to compare" in one_group["warning"]
-    all_right = error_breakdown(["Male", "Female"], [False, False])["disparity"]
+    assert d.p_value == pytest.approx(ref.pvalue) and d.small_groups == [] and d.warning is None
+    one_group = error_breakdown(["Male", "Male"], [True, False]).disparity
+    assert one_group.p_value is None and "nothing to compare" in (one_group.warning or "")
+    all_right = error_breakdown(["Male", "Female"], [False, False]).disparity
     assert (
-        all_right["max_gap"] == 0 and all_right["p_value"] is None and "no disparity" in all_right["warning"]
+        all_right.max_gap == 0 and all_right.p_value is None and "no disparity" in (all_right.warning or "")
     )
 
 
@@ -221,3 +221,37 @@ def test_malformed_input_is_a_clear_error(override, message):
 def test_empty_input_is_an_error():
     with pytest.raises(ValueError, match="no items"):
         bqa_accuracy([], [], [], [])
+
+
+def _keys(value, prefix=""):
+    """Every key of a nested result, as dotted paths."""
+    if isinstance(value, dict):
+        return [k for key, v in value.items() for k in [f"{prefix}{key}", *_keys(v, f"{prefix}{key}.")]]
+    return []
+
+
+def test_interval_keys_name_their_level_and_results_read_back_typed():
+    """At confidence 0.9 no key says 95%: every interval is *_ci90, with the level in the result; the
+    typed result reads a dict back (today's, or one stored before ``confidence`` was recorded)."""
+    at90 = bqa_accuracy(**COLUMNS, confidence=0.9)
+    result = at90.to_dict()
+    keys = _keys(result)
+    assert not [k for k in keys if "ci95" in k]
+    assert {
+        "accuracy_ci90",
+        "accuracy_easy_ci90",
+        "accuracy_hard_ci90",
+        "leakage.accuracy_leaking_ci90",
+    } <= set(keys)
+    assert "by_gender.groups.Male.error_rate_ci90" in keys and result["confidence"] == 0.9
+    wider = run()  # 95%: the same rates, wider intervals
+    assert wider["accuracy"] == result["accuracy"] and "accuracy_ci95" in wider
+    low90, high90 = result["accuracy_ci90"]
+    low95, high95 = wider["accuracy_ci95"]
+    assert low95 < low90 < high90 < high95
+    typed = BQAAccuracy.from_dict(result)
+    assert typed == at90
+    assert typed.by_difficulty()["Easy"].interval == result["accuracy_easy_ci90"]
+    old = {k: v for k, v in wider.items() if k != "confidence"}  # a result stored by an older version
+    assert BQAAccuracy.from_dict(old).accuracy.interval == wider["accuracy_ci95"]
+    assert BQAAccuracy.from_dict(old).breakdown("gender") == BQAAccuracy.from_dict(wider).by_gender

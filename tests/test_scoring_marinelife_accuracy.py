@@ -7,7 +7,7 @@ import json
 import pytest
 from scipy import stats
 
-from marinelife16k.accuracy import marinelife_accuracy
+from marinelife16k.accuracy import MarineLifeAccuracy, marinelife_accuracy
 
 # (question type, reply, answer letter): dimension, right?, unparsed?
 ITEMS = [
@@ -31,10 +31,10 @@ def wilson100(k, n):
 
 
 def test_every_key_hand_worked():
-    r = marinelife_accuracy(PREDICTIONS, REFERENCES, TYPES)
+    r = marinelife_accuracy(PREDICTIONS, REFERENCES, TYPES).to_dict()
     assert list(r) == [
         *DIMENSIONS, "overall", "ci95", "n", "n_unparsed", "n_open_ended_skipped", "parse_reasons",
-        "answer_parser", "correct",
+        "answer_parser", "correct", "confidence",
     ]  # fmt: skip
     assert r["correct"] == [True, True, False, False, True, True, False, True, False]
     assert r["answer_parser"] == "vqabench-choice@3|aliases:none"
@@ -88,10 +88,10 @@ def test_option_texts_are_read_when_options_are_given():
     records = [{"label": label, "text": t} for label, t in zip("ABCD", texts, strict=True)]
     replies = ["It is a **sea turtle**.", "Moray eel", "C"]
     kwargs = dict(references=["C", "B", "C"], question_types=["central_object"] * 3)
-    with_texts = marinelife_accuracy(replies, options=[texts] * 3, **kwargs)
+    with_texts = marinelife_accuracy(replies, options=[texts] * 3, **kwargs).to_dict()
     assert (with_texts["MBC-so"], with_texts["n_unparsed"]["MBC-so"]) == (100.0, 0)
-    assert marinelife_accuracy(replies, options=[records] * 3, **kwargs) == with_texts
-    letters_only = marinelife_accuracy(replies, **kwargs)
+    assert marinelife_accuracy(replies, options=[records] * 3, **kwargs).to_dict() == with_texts
+    letters_only = marinelife_accuracy(replies, **kwargs).to_dict()
     assert letters_only["MBC-so"] == pytest.approx(100 / 3) and letters_only["n_unparsed"]["MBC-so"] == 2
 
 
@@ -116,4 +116,20 @@ def test_option_texts_are_read_when_options_are_given():
 def test_malformed_input_is_a_clear_error(kwargs, message):
     args = {"predictions": PREDICTIONS, "references": REFERENCES, "question_types": TYPES, **kwargs}
     with pytest.raises(ValueError, match=message):
-        marinelife_accuracy(**args)
+        marinelife_accuracy(**args).to_dict()
+
+
+def test_interval_keys_name_their_level_and_results_read_back_typed():
+    videos = ["v1", "v1", "v2", "v2", "v3", "v3", "v4", "v4", "v5"]
+    at90 = marinelife_accuracy(PREDICTIONS, REFERENCES, TYPES, videos=videos, confidence=0.9)
+    result = at90.to_dict()
+    assert "ci95" not in result and "ci95_cluster" not in result and result["confidence"] == 0.9
+    assert set(result["ci90"]) == set(result["ci90_cluster"]) == set(result["n"])
+    default = marinelife_accuracy(PREDICTIONS, REFERENCES, TYPES, videos=videos).to_dict()
+    assert default["overall"] == result["overall"] and "ci95" in default
+    (low90, high90), (low95, high95) = result["ci90"]["overall"], default["ci95"]["overall"]
+    assert low95 < low90 < high90 < high95
+    assert MarineLifeAccuracy.from_dict(result) == at90
+    assert MarineLifeAccuracy.from_dict(result).overall.interval == [low90, high90]
+    old = {k: v for k, v in default.items() if k != "confidence"}  # stored by an older version
+    assert MarineLifeAccuracy.from_dict(old).clustered == default["ci95_cluster"]

@@ -7,11 +7,12 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from builders.runs.steps import StepRecords
+from builders.runs.steps import StepRecords, Tally
 
 ITEMS = [{"id": f"item{i}", "x": i} for i in range(20)]
 
@@ -32,13 +33,13 @@ def test_finish_writes_input_order_and_rejects(tmp_path: Path) -> None:
         ("item0", "multiple_of_5", "x=0"), ("item5", "multiple_of_5", "x=5"),
         ("item10", "multiple_of_5", "x=10"), ("item15", "multiple_of_5", "x=15"),
     ]  # fmt: skip
-    assert step.counts() == {"kept": 16, "rejected: multiple_of_5": 4}
+    assert step.tally() == Tally(16, Counter({"multiple_of_5": 4}))
     assert not step.partial_path.exists()
     again = StepRecords(tmp_path, "square")
     assert again.pending(ITEMS) == []
     before = again.path.read_bytes()
     again.finish([i["id"] for i in ITEMS])  # a resumed run finishing a finished step changes nothing
-    assert again.path.read_bytes() == before and again.counts() == {"kept": 16, "rejected: multiple_of_5": 4}
+    assert again.path.read_bytes() == before and again.tally() == Tally(16, Counter({"multiple_of_5": 4}))
 
 
 def test_resume_ignores_torn_tail(tmp_path: Path) -> None:

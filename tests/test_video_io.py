@@ -178,10 +178,53 @@ def test_frames_to_data_urls(clip):
 
 
 def test_data_urls_reject_non_rgb():
-    with pytest.raises(ValueError, match="frame 0 must be an H x W x 3 uint8"):
+    with pytest.raises(ValueError, match="frame 0: a frame must be an H x W x 3 uint8"):
         frames_to_data_urls([np.zeros((4, 4), dtype=np.uint8)])
     with pytest.raises(ValueError, match="quality"):
         frames_to_data_urls([], quality=0)
+
+
+def pillow_jpeg(rgb: np.ndarray, quality: int) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(rgb, mode="RGB").save(buffer, format="JPEG", quality=quality)
+    return buffer.getvalue()
+
+
+def test_one_jpeg_encoder_gives_every_path_the_same_bytes(clip, tmp_path, capsys):
+    """The data URLs, the step loop's decoder, ``vqabench frames --out-dir`` (by default) and the demo's
+    contact sheet all encode a frame as Pillow does at quality 85: the same bytes, hence the same
+    reply-cache keys whichever path encoded a frame."""
+    from builders.demo.run import contact_sheet
+    from builders.runs.frames import decode_images
+    from builders.video.frame_spec import FrameSpec
+
+    frames = sample_frames(clip, num_frames=3)
+    expected = [pillow_jpeg(rgb, 85) for rgb in frames.frames]
+    assert [base64.b64decode(u.partition(",")[2]) for u in frames_to_data_urls(frames)] == expected
+    urls = decode_images(clip, FrameSpec(fps=None, num_frames=3))
+    assert [base64.b64decode(u.partition(",")[2]) for u in urls] == expected
+    assert main(["frames", str(clip), "--num-frames", "3", "--out-dir", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    assert [f.read_bytes() for f in sorted((tmp_path / "out").iterdir())] == expected
+    sheet = contact_sheet(frames, tmp_path / "sheet.jpg", columns=2)
+    grid = np.zeros((240, 320, 3), np.uint8)  # 2 x 2 cells of 160 x 120, the last one black
+    grid[:120, :160], grid[:120, 160:], grid[120:, :160] = frames.frames
+    assert sheet.read_bytes() == pillow_jpeg(grid, 85)
+
+
+def test_no_other_jpeg_encoder_in_the_package():
+    """Frames become JPEG in one place (builders/video/jpeg.py): no second encoder, no second quality."""
+    root = Path(__file__).resolve().parent.parent
+    found = [
+        f"{path.relative_to(root)}:{n}"
+        for top in ("builders", "bqa", "marinelife16k", "metrics")
+        for path in sorted((root / top).rglob("*.py"))
+        if path.relative_to(root).parts[:2] != ("builders", "testing")
+        and path.relative_to(root).as_posix() != "builders/video/jpeg.py"
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if '"JPEG"' in line or "quality=" in line or "JPEG_QUALITY =" in line
+    ]
+    assert found == []
 
 
 # -- CLI -------------------------------------------------------------------------------------------

@@ -1,10 +1,13 @@
-"""The two benchmarks by command-line name, for ``vqabench results`` and ``vqabench leaderboard``.
+"""The two benchmarks by command-line name: ``bqa`` and ``marinelife``, spelled so wherever a user types
+one (``vqabench marinelife ...``, ``report marinelife``, ``leaderboard marinelife``, ``human-study make
+marinelife``); an old spelling is answered with a one-line hint (:func:`benchmark_key`).
 
 Argparse-level only: the benchmark modules are imported when a handler asks for one.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +19,24 @@ MODULES = {
     "bqa": ("bqa.benchmark", "bqa.card"),
     "marinelife": ("marinelife16k.benchmark", "marinelife16k.card"),
 }
+
+
+#: Spellings a command once took, and the name to type now.
+OLD_NAMES = {"marinelife16k": "marinelife", "marinelife-16k": "marinelife", "marine": "marinelife"}
+
+
+def benchmark_key(text: str) -> str:
+    """An argparse ``type``: a benchmark's command-line name, or a one-line hint for an old spelling."""
+    if text in MODULES:
+        return text
+    new = OLD_NAMES.get(text.lower())
+    if new is not None:
+        raise argparse.ArgumentTypeError(f"the benchmark is now spelled {new!r} (as in 'vqabench {new}')")
+    raise argparse.ArgumentTypeError(f"unknown benchmark {text!r}; expected one of {', '.join(MODULES)}")
+
+
+def add_benchmark_argument(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("benchmark", type=benchmark_key, metavar="{" + ",".join(MODULES) + "}", help=help)
 
 
 @dataclass(frozen=True)

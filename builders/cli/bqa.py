@@ -23,7 +23,7 @@ from builders.hub.source import add_data_arguments
 from builders.llm.cli import add_derived_llm_arguments, add_llm_arguments, client_from_args, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.options.numbers import POSITIVE_INT
-from builders.runs.steps import DEFAULT_BATCH_SIZE, DEFAULT_CACHE
+from builders.runs.steps import DEFAULT_CACHE, add_step_arguments
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 
 # Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
@@ -88,12 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--limit", type=POSITIVE_INT, metavar="N", help="only the first N BoLD rows (train.csv, then val.csv)"
     )
     b.add_argument("--seed", type=int, help="seed of STEP1's draws and of the split (default 0)")
-    b.add_argument(
-        "--batch-size",
-        type=POSITIVE_INT,
-        default=DEFAULT_BATCH_SIZE,
-        help=f"items per LLM batch (default {DEFAULT_BATCH_SIZE})",
-    )
+    add_step_arguments(b)
     b.add_argument(
         "--skip-missing", action="store_true", help="leave out rows whose clip is missing (listed)"
     )
@@ -102,12 +97,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     b.add_argument(
         "--codes", type=existing_file, help="JSON/YAML demographic code tables (default: the project's)"
-    )
-    b.add_argument(
-        "--reject-llm-failures",
-        action="store_true",
-        help="reject items whose LLM call still fails after retries (reason llm_failure) instead of leaving "
-        "them pending for the next run",
     )
     b.add_argument(
         "--accept-changed-source",
@@ -263,7 +252,7 @@ def _build(args: argparse.Namespace) -> int:
         check_export_target(args.export, args.work)
     common = {
         "skip_missing": args.skip_missing,
-        "batch_size": args.batch_size,
+        "ahead": args.ahead,
         "reject_llm_failures": args.reject_llm_failures,
         "accept_changed_source": args.accept_changed_source,
         "step4_unanswered": args.step4_unanswered,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from builders.files.arguments import existing_file
 from builders.options.numbers import POSITIVE_INT, POSITIVE_NUMBER, int_at_least
+from builders.video.jpeg import JPEG_QUALITY  # light: numpy and PIL load when a frame is encoded
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,16 +42,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--quality",
         type=int_at_least(1, 95),
-        default=90,
-        help="JPEG quality 1-95 for --out-dir (default: 90)",
+        default=JPEG_QUALITY,
+        help=f"JPEG quality 1-95 for --out-dir (default: {JPEG_QUALITY}, what LLM requests show)",
     )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from PIL import Image  # lazy for start-up speed, like PyAV below
-
-    from builders.video.frame_spec import FrameSpec
+    from builders.video.frame_spec import FrameSpec  # lazy for start-up speed, like PyAV below
+    from builders.video.jpeg import jpeg_bytes
 
     spec = FrameSpec(fps=args.fps, num_frames=args.num_frames, max_side=args.max_side, rule=args.frame_rule)
     frames = spec.sample(args.video)
@@ -63,6 +63,6 @@ def run(args: argparse.Namespace) -> int:
         args.out_dir.mkdir(parents=True, exist_ok=True)
         for k, (index, rgb) in enumerate(zip(frames.indices, frames.frames, strict=True)):
             target = args.out_dir / f"{args.video.stem}_{k:03d}_frame{index:06d}.jpg"
-            Image.fromarray(rgb).save(target, quality=args.quality)
+            target.write_bytes(jpeg_bytes(rgb, args.quality))
         print(f"wrote {len(frames)} JPEG files to {args.out_dir}")
     return 0

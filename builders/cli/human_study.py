@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.cli._benchmarks import add_benchmark_argument
 from builders.files.arguments import existing_file, existing_folder
 from builders.hub.source import add_data_arguments
 from builders.options.numbers import POSITIVE_INT
@@ -38,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: vqabench human-study make bqa --data hub/BQA --split test --size 100 --seed 0 "
         "--raters alice,bob,carol --out studies/bqa-rand100",
     )
-    make.add_argument("benchmark", choices=["bqa", "marinelife16k"], help="which benchmark the study is on")
+    add_benchmark_argument(make, "which benchmark the study is on")
     add_data_arguments(make, "the dataset to draw from")
     make.add_argument("--split", default="test", help="split to draw from (default: test)")
     make.add_argument(
@@ -132,15 +133,17 @@ def _make(args: argparse.Namespace) -> int:
     from builders.human_study.designs import Settings, resolve
     from builders.human_study.draw import RANDOM
     from builders.human_study.make import make_study  # lazy: keeps 'vqabench --help' fast
+    from builders.human_study.study import BQA, MARINELIFE
 
+    benchmark = {"bqa": BQA, "marinelife": MARINELIFE}[args.benchmark]  # the name a study file records
     settings = resolve(
-        args.benchmark, paper=args.paper_design, size=args.size, draw=args.draw,
+        benchmark, paper=args.paper_design, size=args.size, draw=args.draw,
         raters=[r.strip() for r in args.raters.split(",") if r.strip()] if args.raters is not None else None,
         ratings_per_item=args.ratings_per_item,
         defaults=Settings(size=100, raters=["r1", "r2", "r3"], ratings_per_item=None, draw=RANDOM),
     )  # fmt: skip
     study = make_study(
-        args.benchmark, required_data_from_args(args).folder, args.out, split=args.split, size=settings.size, seed=args.seed,
+        benchmark, required_data_from_args(args).folder, args.out, split=args.split, size=settings.size, seed=args.seed,
         raters=settings.raters, ratings_per_item=settings.ratings_per_item, predictions=args.predictions,
         model=args.model, types=tuple(t.strip() for t in args.types.split(",")) if args.types else None,
         draw=settings.draw, design=settings.design,

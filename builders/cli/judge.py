@@ -123,11 +123,10 @@ def _runner_rows(rows: list[Any], rubric: Any, path: Path) -> dict[str, list[Any
 
 
 def _score(args: argparse.Namespace) -> int:
+    from builders.evaluation.rubrics import get_rubric
     from builders.report.harness_outputs import read_prediction_lines
     from builders.report.inputs import TEXT_FIELDS
-    from builders.scoring import rubric_files as _registers_custom  # noqa: F401
     from builders.scoring.judge import judge_client_from_args, judge_predictions
-    from builders.scoring.rubrics import get_rubric
     from marinelife16k.rubrics import DEFAULT_RUBRIC, camera_groups
 
     rubric = get_rubric(args.rubric or DEFAULT_RUBRIC, args.rubric_file)
@@ -203,9 +202,8 @@ def _summary(result: dict[str, Any]) -> str:
 
 
 def _rubrics(args: argparse.Namespace) -> int:
+    from builders.evaluation.rubrics import RUBRICS, get_rubric
     from builders.scoring.rubric_files import CustomRubric
-    from builders.scoring.rubrics import RUBRICS, get_rubric
-    from marinelife16k import rubrics as _registers_marinelife_rubrics  # noqa: F401
 
     rubrics = [get_rubric(name) for name in RUBRICS if name != CustomRubric.name]
     if args.rubric_file:

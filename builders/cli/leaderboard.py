@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from builders.cli._benchmarks import add_benchmark_argument
 from builders.files.arguments import existing_folder
 
 # The modules doing the work load inside the handlers: lazy for start-up speed.
@@ -24,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog="Example: vqabench leaderboard bqa --from results/ --out leaderboard/bqa",
     )
-    parser.add_argument("benchmark", choices=["bqa", "marinelife"], help="which benchmark")
+    add_benchmark_argument(parser, "which benchmark")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(
         "--from", dest="root", type=existing_folder, help="folder of model folders with .eval_results/"

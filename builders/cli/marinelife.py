@@ -23,7 +23,8 @@ from builders.hub.subset import add_subset_arguments
 from builders.llm.cli import JUDGE_ENV_PREFIX, add_llm_arguments, given_llm_options
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_line
 from builders.options.numbers import POSITIVE_INT, number_at_least
-from builders.runs.steps import DEFAULT_BATCH_SIZE
+from builders.runs.steps import add_renamed_flag, add_step_arguments
+from builders.video.frame_spec import add_frame_size_arguments
 
 # Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
 
@@ -91,28 +92,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     options.add_argument(
         "--tau", type=number_at_least(0), help="refine captions whose S_c is below this (default 3.5)"
     )
-    options.add_argument("--frames", type=POSITIVE_INT, help="frames per video for the captioner (default 8)")
-    options.add_argument(
-        "--max-side", type=POSITIVE_INT, help="longest side of the frames sent, in pixels (default 512)"
-    )
     options.add_argument("--seed", type=int, help="seed of the option order and of the split (default 0)")
     options.add_argument(
         "--template-reference",
         action="store_true",
         help="use the template sentence as the camera_object_open_ended reference instead of the LLM's",
     )
-    options.add_argument(
-        "--batch-size",
-        type=POSITIVE_INT,
-        default=DEFAULT_BATCH_SIZE,
-        help=f"videos per batch of requests (default {DEFAULT_BATCH_SIZE})",
+    add_step_arguments(options)
+    frames = build.add_argument_group(
+        "frames", "what the captioner sees of each video, uniform with both ends (default: 8 frames, 512 px)"
     )
-    options.add_argument(
-        "--reject-failures",
-        action="store_true",
-        help="drop videos whose LLM call still fails after its re-asks (reason llm_failure) instead of "
-        "leaving them pending for the next run",
-    )
+    add_frame_size_arguments(frames)
+    add_renamed_flag(frames, "--frames", "--num-frames N (spelled as for every command that shows frames)")
     output = build.add_argument_group("export")
     add_build_export_arguments(output, REPO_HELP)
     add_llm_arguments(build)
@@ -256,13 +247,13 @@ def _config(args: argparse.Namespace, recorded: PipelineConfig | None = None) ->
 
     given = {
         "tau": args.tau,
-        "num_frames": args.frames,
+        "num_frames": args.num_frames,
         "max_side": args.max_side,
         "seed": args.seed,
         "llm_reference": False if args.template_reference else None,
     }
     given = {k: v for k, v in given.items() if v is not None}
-    run = {"batch_size": args.batch_size, "reject_failures": args.reject_failures}
+    run = {"ahead": args.ahead, "reject_failures": args.reject_llm_failures}
     if recorded is None:
         return PipelineConfig(**given, **run)
     differ = [

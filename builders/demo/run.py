@@ -130,16 +130,18 @@ def _sizes(sample: BuiltSample) -> str:
 
 def contact_sheet(frames: Frames, path: Path, columns: int = 8) -> Path:
     """The frames side by side (``columns`` per row), as one JPEG."""
-    from PIL import Image
+    import numpy as np
 
     from builders.files.jsonio import write_file_atomic
+    from builders.video.jpeg import jpeg_bytes
 
-    h, w = frames.frames.shape[1:3]
-    rows = -(-len(frames) // columns)
-    sheet = Image.new("RGB", (w * min(columns, len(frames)), h * rows))
+    n, h, w = frames.frames.shape[:3]
+    rows, used = -(-n // columns), min(columns, n)
+    sheet = np.zeros((h * rows, w * used, 3), np.uint8)  # black where the last row ends early
     for k, rgb in enumerate(frames.frames):
-        sheet.paste(Image.fromarray(rgb), ((k % columns) * w, (k // columns) * h))
-    return write_file_atomic(path, lambda tmp: sheet.save(tmp, format="JPEG", quality=85))
+        row, column = divmod(k, columns)
+        sheet[row * h : (row + 1) * h, column * w : (column + 1) * w] = rgb
+    return write_file_atomic(path, lambda tmp: tmp.write_bytes(jpeg_bytes(sheet)))
 
 
 def sample_some_frames(bqa: BuiltSample, marine: BuiltSample, out: Path, steps: Steps) -> list[Path]:

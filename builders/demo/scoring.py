@@ -52,7 +52,7 @@ class Metrics:
         if self.folder is None:
             from bqa.accuracy import bqa_accuracy
 
-            return bqa_accuracy(**inputs)
+            return bqa_accuracy(**inputs).to_dict()
         return self.module("bqa_accuracy").compute(**inputs)
 
     def self_bleu(self, sentences: Sequence[str]) -> dict[str, Any]:
@@ -67,7 +67,7 @@ class Metrics:
         if self.folder is None:
             from marinelife16k.accuracy import marinelife_accuracy
 
-            return marinelife_accuracy(**inputs)
+            return marinelife_accuracy(**inputs).to_dict()
         return self.module("marinelife_qa").compute(**inputs)
 
     def judge(self, rubric: str, inputs: Mapping[str, Any]) -> dict[str, Any]:

@@ -48,10 +48,11 @@ from builders.evaluation.run import PredictionRun, run_predictions, save_run_sum
 from builders.hub.subset import FIELD, VideoSelection, filter_by_video
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.runs.frames import FrameImages, Images
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, FollowUp, Outcome, llm_fields
+from builders.runs.llm_step import FollowUp, Outcome, llm_fields
 from builders.video.frame_spec import FrameSpec
 
 STEP = "predictions"
+_QUICK_RATES = ("accuracy", "accuracy_easy", "accuracy_hard")  # of quick_scores: printed as rates
 
 
 class EvalSummary(PredictionRun):
@@ -61,11 +62,7 @@ class EvalSummary(PredictionRun):
     def format(self) -> str:
         score_line = None
         if self.scores:
-            s = {
-                k: "-" if v is None else f"{v:.3f}"
-                for k, v in self.scores.items()
-                if k.startswith("accuracy")
-            }
+            s = {k: "-" if v is None else f"{v:.3f}" for k, v in self.scores.items() if k in _QUICK_RATES}
             score_line = (
                 f"  accuracy {s['accuracy']} (Easy {s['accuracy_easy']}, Hard {s['accuracy_hard']}), "
                 f"{self.scores['n_unparsed']} unparsed; score fully with metrics/bqa_accuracy"
@@ -103,9 +100,17 @@ def quick_scores(
         group_mapping=data.group_mapping,
         demographic_codes=data.demographic_codes,
     )
-    keys = ("accuracy", "accuracy_easy", "accuracy_hard", "n", "n_unparsed", "answer_parser")
     s = get_style(style)
-    return {**{k: result[k] for k in keys}, "style": s.name, "answer_leaking": s.answer_leaking}
+    return {
+        "accuracy": result.accuracy.value,
+        "accuracy_easy": result.easy.value,
+        "accuracy_hard": result.hard.value,
+        "n": result.n,
+        "n_unparsed": result.n_unparsed,
+        "answer_parser": result.answer_parser,
+        "style": s.name,
+        "answer_leaking": s.answer_leaking,
+    }
 
 
 def evaluate(
@@ -117,7 +122,7 @@ def evaluate(
     style: str = "single_word",
     frames: FrameSpec | None = None,
     limit: int | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
     identity: Mapping[str, Any] | None = None,
     images_of: Images | None = None,
@@ -192,7 +197,7 @@ def evaluate(
 
     run, predictions = run_predictions(
         work_dir, out, items, client, request_of, outcome, config=config, step=STEP,
-        batch_size=batch_size, reject_failures=reject_failures, desc=f"predict ({s.name})",
+        ahead=ahead, reject_failures=reject_failures, desc=f"predict ({s.name})",
         other_clients=[stage1],
     )  # fmt: skip
     summary = EvalSummary(**vars(run))

@@ -33,15 +33,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from builders.evaluation.rubrics import get_rubric
 from builders.evaluation.run import PredictionRun, run_predictions, save_run_summary
 from builders.hub.subset import FIELD, VideoSelection, filter_by_video
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.llm.prompts import load_prompt
 from builders.runs.frames import FrameImages, Images
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields
+from builders.runs.llm_step import Outcome, llm_fields
 from builders.scoring.answer_parsing import ParsedChoice
 from builders.scoring.judge import judge_predictions
-from builders.scoring.rubrics import get_rubric
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.accuracy import MARINELIFE_PARSER, OVERALL, marinelife_accuracy
 from marinelife16k.data import SplitData
@@ -103,10 +103,10 @@ def quick_scores(predictions: Sequence[Mapping[str, Any]]) -> dict[str, Any] | N
         return None
     result = marinelife_accuracy(**inputs)
     return {
-        "accuracy": result[OVERALL],
-        "n": result["n"][OVERALL],
-        "n_unparsed": result["n_unparsed"][OVERALL],
-        "answer_parser": result["answer_parser"],
+        "accuracy": result.overall.value,
+        "n": result.overall.n,
+        "n_unparsed": result.n_unparsed[OVERALL],
+        "answer_parser": result.answer_parser,
     }
 
 
@@ -133,7 +133,7 @@ def evaluate(
     *,
     frames: FrameSpec | None = None,
     limit: int | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
     identity: Mapping[str, Any] | None = None,
     images_of: Images | None = None,
@@ -173,7 +173,7 @@ def evaluate(
 
     run, predictions = run_predictions(
         work_dir, out, items, client, request_of, outcome, config=config, step=STEP,
-        batch_size=batch_size, reject_failures=reject_failures, desc="predict",
+        ahead=ahead, reject_failures=reject_failures, desc="predict",
     )  # fmt: skip
     summary = MarineEvalSummary(**vars(run))
     summary.scores = quick_scores(predictions)

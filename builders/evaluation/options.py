@@ -17,7 +17,7 @@ from builders.hub.subset import add_subset_arguments, selection_from_args
 from builders.llm.cli import add_llm_arguments, client_from_args, derived_settings_from_args
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, share_cost_arguments, spent_line
 from builders.options.numbers import POSITIVE_INT
-from builders.runs.steps import DEFAULT_BATCH_SIZE, DEFAULT_CACHE
+from builders.runs.steps import DEFAULT_CACHE, add_step_arguments
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 def add_prediction_arguments(
     parser: argparse.ArgumentParser, *, dataset: str, unit: str, frames: str, videos: str = "videos"
 ) -> None:
-    """``--data --split --out --limit --work --batch-size --reject-llm-failures``, a named subset of the
+    """``--data --split --out --limit --work --ahead --reject-llm-failures``, a named subset of the
     split's ``videos`` (``--videos FILE`` | ``--video-sample N --seed S``, :mod:`builders.hub.subset`),
     frames, LLM and cost options (``--estimate``, ``--max-cost``, prices:
     :func:`builders.llm.cost.add_cost_arguments`)."""
@@ -42,15 +42,7 @@ def add_prediction_arguments(
     parser.add_argument(
         "--work", type=Path, help="resume state and LLM cache (default: <out without suffix>.work/)"
     )
-    parser.add_argument(
-        "--batch-size",
-        type=POSITIVE_INT,
-        default=DEFAULT_BATCH_SIZE,
-        help=f"{unit} prepared ahead of the requests in flight (default {DEFAULT_BATCH_SIZE})",
-    )
-    parser.add_argument(
-        "--reject-llm-failures", action="store_true", help=f"give up on {unit} whose call keeps failing"
-    )
+    add_step_arguments(parser)
     add_frame_arguments(parser, frames)
     add_llm_arguments(parser)
     add_cost_arguments(parser)
@@ -111,7 +103,7 @@ def run_prediction_command(
 
             options["images_of"] = ProbeImages()
         summary = evaluate(
-            data, client, work, args.out, frames=frames, limit=args.limit, batch_size=args.batch_size,
+            data, client, work, args.out, frames=frames, limit=args.limit, ahead=args.ahead,
             reject_failures=args.reject_llm_failures, identity=identity, videos=selection_from_args(args),
             **options,
         )  # fmt: skip

@@ -17,9 +17,9 @@ from builders import tool_version
 from builders.files.jsonio import write_json_atomic, write_jsonl_atomic
 from builders.llm import LLMClient, LLMRequest, LLMResult, UsageSummary
 from builders.llm.prompts import prompt_overrides
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, FollowUp, Outcome, run_llm_step
+from builders.runs.llm_step import FollowUp, Outcome, run_llm_step
 from builders.runs.lock import locks_work_folder
-from builders.runs.steps import KEPT, StepRecords, bind_work_folder
+from builders.runs.steps import StepRecords, bind_work_folder
 from builders.runs.unfinished import Unfinished
 
 
@@ -79,7 +79,7 @@ def run_predictions(
     *,
     config: Mapping[str, Any],
     step: str = "predictions",
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
     desc: str = "predict",
     other_clients: Sequence[LLMClient] = (),
@@ -103,7 +103,7 @@ def run_predictions(
     before = [c.usage.snapshot() for c in clients]
     failures = run_llm_step(
         records, items, client, request_of, outcome_of,
-        batch_size=batch_size, reject_failures=reject_failures, desc=desc,
+        ahead=ahead, reject_failures=reject_failures, desc=desc,
     )  # fmt: skip
     written, lines = None, []
     if not failures:
@@ -112,12 +112,12 @@ def run_predictions(
         lines = [{**record, "provenance": provenance} for record in records.kept()]
         write_jsonl_atomic(out, lines)
         written = out
-    counts = records.counts()
+    tally = records.tally()
     run = PredictionRun(
         out=written,
         rows=len(items),
-        predicted=counts.get(KEPT, 0),
-        rejected={k.split(": ", 1)[1]: v for k, v in counts.items() if k != KEPT},
+        predicted=tally.kept,
+        rejected=dict(tally.rejected),
         failed=failures,
         run=_usage_since(clients, before),
     )

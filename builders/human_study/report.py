@@ -24,7 +24,6 @@ from builders.report.plots import Bar, grouped_bars, scatter_panels
 from builders.report.tables import fmt_number, fmt_rate, markdown_table
 
 HUMAN, MAJORITY = "Human", "Human (majority vote)"
-_KEYS = {"Easy": "_easy", "Hard": "_hard", TOTAL: ""}
 
 
 def models_on_study_items(
@@ -49,12 +48,8 @@ def models_on_study_items(
             demographic_codes=split.demographic_codes,
         )  # fmt: skip
         out[name] = {
-            label: {
-                "accuracy": result[f"accuracy{k}"],
-                "ci95": result[f"accuracy{k}_ci95"],
-                "n": result["n" + k],
-            }  # fmt: skip
-            for label, k in _KEYS.items()
+            label: {"accuracy": rate.value, "ci95": rate.interval, "n": rate.n}
+            for label, rate in result.by_difficulty().items()  # Easy, Hard, Total
         }
         out[name]["predictions"] = str(path)
     return out

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from builders.scoring.rubrics import Rubric, get_rubric
+from builders.evaluation.rubrics import get_rubric
+from builders.scoring.rubrics import Rubric
 
 _ANCHOR = re.compile(r"^\s*-\s*(\d+)\s*:\s*(.+?)\s*$")
 

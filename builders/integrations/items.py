@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bqa import data as bqa_data
-from bqa.accuracy import DEMOGRAPHIC_FIELDS, bqa_accuracy
+from bqa.accuracy import DEMOGRAPHIC_FIELDS, BQAAccuracy, bqa_accuracy
 from bqa.predictions import accuracy_inputs as bqa_inputs
 from bqa.vocabulary import DEFAULT_DEMOGRAPHIC_CODES
 from builders import tool_version
@@ -32,7 +32,7 @@ from builders.hub.source import resolve_data
 from builders.llm.prompts import load_prompt
 from builders.video.source import SourceLike
 from marinelife16k import data as marinelife_data
-from marinelife16k.accuracy import ACCURACY_DIMENSIONS, OVERALL, marinelife_accuracy
+from marinelife16k.accuracy import ACCURACY_DIMENSIONS, OVERALL, MarineLifeAccuracy, marinelife_accuracy
 from marinelife16k.predictions import accuracy_inputs as marinelife_inputs
 from marinelife16k.vocabulary import MULTIPLE_CHOICE
 
@@ -139,7 +139,7 @@ def bqa_line(row: Mapping[str, Any], reply: str | None, style: str) -> dict[str,
     return bqa_record(row, style, reply)
 
 
-def bqa_scores(lines: Sequence[Mapping[str, Any]], items: BQAItems | None = None) -> dict[str, Any]:
+def bqa_scores(lines: Sequence[Mapping[str, Any]], items: BQAItems | None = None) -> BQAAccuracy:
     """``bqa_accuracy`` over the lines, with the split's own group mapping and codes (as the report)."""
     data = items.data if items else None
     return bqa_accuracy(
@@ -167,15 +167,22 @@ def bqa_metric_names() -> list[str]:
     return names
 
 
-def bqa_metric(result: Mapping[str, Any], name: str) -> float | None:
+def bqa_metric(result: BQAAccuracy, name: str) -> float | None:
     """One :func:`bqa_metric_names` number from a ``bqa_accuracy`` result (None: no item in that group)."""
-    if name in ("accuracy", "accuracy_easy", "accuracy_hard", "n_unparsed"):
-        return result[name]
+    totals = {
+        "accuracy": result.accuracy.value,
+        "accuracy_easy": result.easy.value,
+        "accuracy_hard": result.hard.value,
+        "n_unparsed": result.n_unparsed,
+    }
+    if name in totals:
+        return totals[name]
     for field, labels in BQA_GROUPS.items():
         for label in labels:
             if name == f"error_rate_{field}_{metric_slug(label)}":
-                group = (result[f"by_{field}"] or {}).get("groups", {}).get(label)
-                return None if group is None else group["error_rate"]
+                breakdown = result.breakdown(field)
+                group = None if breakdown is None else breakdown.groups.get(label)
+                return None if group is None else group.rate.value
     raise KeyError(f"unknown BQA metric {name!r}; expected one of {bqa_metric_names()}")
 
 
@@ -223,7 +230,7 @@ def marinelife_line(items: MarineLifeItems, question_id: str, reply: str | None)
 MARINELIFE_MCQ_METRICS: tuple[str, ...] = (OVERALL, *ACCURACY_DIMENSIONS)
 
 
-def marinelife_scores(lines: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def marinelife_scores(lines: Sequence[Mapping[str, Any]]) -> MarineLifeAccuracy:
     return marinelife_accuracy(**marinelife_inputs(list(lines)))
 
 

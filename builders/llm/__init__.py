@@ -8,7 +8,8 @@ the package (or its argparse-only :mod:`builders.llm.cli`) does not load openai 
   :func:`settings_from_args` / :func:`client_from_args` for CLIs.
 - Messages: :func:`system_message`, :func:`user_message` (text + image data URLs),
   :func:`assistant_message` (frames -> data URLs: :func:`builders.video.sampler.frames_to_data_urls`).
-- :class:`LLMRequest` -> :class:`LLMClient` ``.run()`` / ``await .arun()`` -> :class:`LLMResult`;
+- :class:`LLMRequest` -> :class:`LLMClient` ``.run()`` / ``await .arun()`` -> :class:`LLMResult`
+  (its :class:`Status` says what became of the request);
   :class:`UsageSummary` in ``client.usage``.
 - Structured replies: :func:`gemini_safe_schema`, :func:`parse_json_reply`, :class:`ReplyError`.
 - Recorded replies: :class:`ReplyCache`, :func:`export_replies`, :func:`import_replies`,
@@ -38,6 +39,7 @@ _EXPORTS = {
     "LLMResult": "builders.llm.client",
     "Mode": "builders.llm.client",
     "ReplayMissError": "builders.llm.client",
+    "Status": "builders.llm.client",
     "Message": "builders.llm.messages",
     "assistant_message": "builders.llm.messages",
     "system_message": "builders.llm.messages",

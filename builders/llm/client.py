@@ -3,7 +3,7 @@
     client = LLMClient(LLMSettings.from_env(), cache_path="work/llm-cache.sqlite")
     results = client.run([LLMRequest([user_message("...", images)], schema=Answer, prompt=p)])
     for r in results:
-        r.value if r.ok else r.error        # failures are reported, never guessed
+        r.value if r.ok else (r.status, r.error)   # failures are reported, never guessed
     print(client.usage)
 
 Retries of transport faults (429 with Retry-After, 5xx, timeouts, dropped connections) are the
@@ -17,6 +17,7 @@ the key of the original request.
 from __future__ import annotations
 
 import asyncio
+import enum
 import json
 import logging
 import os
@@ -45,7 +46,14 @@ from builders.llm.messages import (
     user_message,
 )
 from builders.llm.prompts import Prompt
-from builders.llm.schema import ITEM_ID_FIELD, ReplyError, ReplySchema, bind_to_item, check_value, parse_reply
+from builders.llm.schema import (
+    ITEM_ID_FIELD,
+    ReplyError,
+    ReplySchema,
+    bind_to_item,
+    check_value,
+    validate_reply,
+)
 from builders.llm.settings import LLMSettings
 from builders.llm.transport import BoundedAsyncClient, ReplyTooLarge
 from builders.llm.usage import TokenUsage, UsageSummary
@@ -140,17 +148,29 @@ class LLMRequest:
         return (str(name), str(version))
 
 
+class Status(enum.Enum):
+    """What became of a request: the one thing callers branch on (``error`` is prose for people)."""
+
+    OK = "ok"  # a validated value is in ``value``
+    FAILED = "failed"  # sent, and no usable reply after the retries and re-asks (a failed call)
+    REPLAY_MISS = "replay_miss"  # replay mode and no recorded reply: nothing was sent
+    OVER_BUDGET = "over_budget"  # not sent: its estimated cost would cross the --max-cost budget
+    ESTIMATED = "estimated"  # --estimate: counted into the estimate, not sent
+    BLOCKED = "blocked"  # the provider's safety filter stopped it: final, never cached, never re-asked
+    STOPPED = "stopped"  # not sent: the run is stopping (Ctrl-C/SIGTERM, a full disk); left pending
+
+
 @dataclass(frozen=True)
 class LLMResult:
     """The outcome of one request, in the position of its request.
 
-    ``ok``: a validated value is in ``value`` (model instance, dict or text). Otherwise ``error``
-    says why and ``raw`` holds the last reply text received, if any. ``attempts``: model calls
-    made for it in this run (0 for a cache hit). ``usage``: tokens of those calls, or the
-    recorded usage for a cache hit.
+    ``status``: :attr:`Status.OK` when a validated value is in ``value`` (model instance, dict or
+    text); otherwise why not, and ``error`` says it in words and ``raw`` holds the last reply text
+    received, if any. ``attempts``: model calls made for it in this run (0 for a cache hit).
+    ``usage``: tokens of those calls, or the recorded usage for a cache hit.
     """
 
-    ok: bool
+    status: Status
     value: Any
     raw: str | None
     error: str | None
@@ -161,10 +181,14 @@ class LLMResult:
     key: str
     metadata: Mapping[str, Any]
     elapsed: float = 0.0
-    #: Why a safety filter stopped the reply (``finish_reason=content_filter``, Gemini's ``SAFETY``...,
-    #: a refusal, a blocked prompt); None otherwise. A blocked result is ``ok=False``, never cached,
-    #: never re-asked: the step loop rejects the item with reason ``blocked``.
+    #: With :attr:`Status.BLOCKED`, what said the safety filter stopped the reply
+    #: (``finish_reason=content_filter``, Gemini's ``SAFETY``..., a refusal, a blocked prompt); None
+    #: otherwise. The step loop rejects a blocked item with reason ``blocked``.
     blocked: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
 
 
 #: ``finish_reason`` values (lower-cased) that mean a safety filter stopped the reply: OpenAI's
@@ -255,8 +279,9 @@ class LLMClient:
         self.estimate: Estimate | None = None
         #: The signal (SIGINT, SIGTERM) that stopped the last session, if one did (:meth:`session`).
         self.interrupted: int | None = None
-        self._timeout_noted = False
-        self._failures_said: set[str] = set()
+        self.timeout_noted = False  # the worst-case wait was said (at the first timeout)
+        #: Errors already logged as a warning (sessions log each distinct one once).
+        self.failures_said: set[str] = set()
 
     def __repr__(self) -> str:
         return (
@@ -276,7 +301,8 @@ class LLMClient:
 
     # -- keys -------------------------------------------------------------------------------
 
-    def _prepare(self, request: LLMRequest) -> _Prepared:
+    def prepare(self, request: LLMRequest) -> _Prepared:
+        """The request checked, its reply schema and its cache key (what a session sends)."""
         if not isinstance(request, LLMRequest):
             raise TypeError(f"expected an LLMRequest, got {type(request).__name__}")
         if not request.messages:
@@ -313,7 +339,7 @@ class LLMClient:
 
     def key_of(self, request: LLMRequest) -> str:
         """The cache key of a request under this client's settings."""
-        return self._prepare(request).key
+        return self.prepare(request).key
 
     # -- running ----------------------------------------------------------------------------
 
@@ -338,7 +364,7 @@ class LLMClient:
         return (await self.arun([request]))[0]
 
     async def arun(self, requests: Iterable[LLMRequest], desc: str = "LLM") -> list[LLMResult]:
-        """Results in input order; a failed item is an ``ok=False`` result, never an exception.
+        """Results in input order; a failed item is a result whose ``status`` says why, never an exception.
 
         At most ``settings.max_concurrency`` calls are in flight. Requests with the same key share
         one call. Raises :class:`ReplayMissError` (replay mode) or RuntimeError (missing API key)
@@ -347,7 +373,7 @@ class LLMClient:
         """
         requests = list(requests)
         if self.mode == "replay" and self.estimate is None:
-            prepared = [self._prepare(r) for r in requests]
+            prepared = [self.prepare(r) for r in requests]
             hits = self.cache.get_many(p.key for p in prepared) if self.cache is not None else {}
             missing = [p for p in prepared if p.key not in hits]
             if missing:
@@ -407,20 +433,6 @@ class LLMClient:
                 f"interrupted ({name}): stopped sending; the replies already paid for were recorded",
             )
 
-    async def _claim(self, p: _Prepared) -> CachedReply | None:
-        """Claim the request's key in the shared cache before paying for it (normal mode).
-
-        While another process holds the key, wait: its validated reply (returned here) is a cache
-        hit; if its call failed or it died, the claim becomes ours and None says "call the model"."""
-        if self.cache is None or self.mode != "normal":
-            return None
-        while not self.cache.claim(p.key):
-            await asyncio.sleep(CLAIM_POLL_SECONDS)
-            row = self.cache.get(p.key)
-            if row is not None:
-                return row
-        return self.cache.get(p.key)  # answered just before the claim was ours
-
     @asynccontextmanager
     async def _sdk(self):
         # One SDK client per batch: it binds its connection pool to the running event loop, and the
@@ -442,10 +454,129 @@ class LLMClient:
         finally:
             await sdk.close()
 
+
+class LLMSession:
+    """The one sender: requests sent one at a time, as soon as each is ready, through one SDK client
+    (at most ``settings.max_concurrency`` in flight; requests with the same key in flight share one
+    call). It claims a key in the shared cache, keeps the budget, calls the model, re-asks on a bad
+    reply, caches what validates and says what became of each request (:class:`Status`). Open one
+    with ``async with client.session() as session``; ``await session.complete(request)``.
+
+    ``budget`` (the client's :attr:`LLMClient.budget`): a request the cache cannot answer is sent
+    only while the budget allows its estimated cost (else :attr:`Status.OVER_BUDGET`, nothing sent).
+    In replay mode a miss is :attr:`Status.REPLAY_MISS` (nothing is ever sent); under ``--estimate``
+    every request is :attr:`Status.ESTIMATED`.
+    """
+
+    def __init__(self, client: LLMClient, sdk: openai.AsyncOpenAI | None, run: UsageSummary) -> None:
+        self.client = client
+        self.settings = client.settings
+        self.cache = client.cache
+        self.mode = client.mode
+        self.run = run
+        self.budget = client.budget
+        self._sdk = sdk
+        self._limit = asyncio.Semaphore(client.settings.max_concurrency)
+        self._in_flight: dict[str, asyncio.Future[LLMResult]] = {}
+        #: Set by :meth:`stop`: nothing more is sent; results are :attr:`Status.STOPPED`.
+        self.stopping = asyncio.Event()
+        self.stop_reason: str | None = None
+        self.sending = 0  # HTTP requests out now (sent, so paid for, and not answered yet)
+        self.paid_unsaved = 0  # validated replies the cache could not store (a full disk)
+        self._task = asyncio.current_task()
+
+    def stop(self, reason: str) -> None:
+        """Send nothing more (the requests already out are still waited for and recorded)."""
+        if not self.stopping.is_set():
+            self.stop_reason = reason
+            self.stopping.set()
+
+    async def complete(self, request: LLMRequest) -> LLMResult:
+        """The result of one request (never raises for a failed call: see its ``status``)."""
+        p = self.client.prepare(request)
+        self.run.items += 1
+        if self.client.estimate is not None:
+            return self._estimate(p, request)
+        if self.cache is not None and self.mode != "refresh":
+            row = self.cache.get(p.key)
+            if row is not None:
+                try:
+                    result = self._hit(p, row)
+                    self.run.cache_hits += 1
+                    return result
+                except ReplyError as err:
+                    if self.mode == "replay":
+                        error = f"the recorded reply no longer validates: {err}"
+                        return self._failed(self._result(p, Status.FAILED, error, row.raw))
+                    log.info("cached reply %s no longer validates (%s); asking again", p.key[:12], err)
+        if self.mode == "replay" or self._sdk is None:
+            return self._result(p, Status.REPLAY_MISS, f"replay: no recorded reply for key {p.key[:16]}…")
+        shared = self._in_flight.get(p.key)
+        if shared is not None:
+            result = replace(await asyncio.shield(shared), metadata=request.metadata)
+            return self._failed(result) if result.status is Status.FAILED else result
+        future: asyncio.Future[LLMResult] = asyncio.get_running_loop().create_future()
+        self._in_flight[p.key] = future
+        try:
+            result = await self._claimed_call(p, request)
+            future.set_result(result)
+        finally:
+            del self._in_flight[p.key]
+            if not future.done():
+                future.cancel()
+        return self._failed(result) if result.status is Status.FAILED else result
+
+    async def _claimed_call(self, p: _Prepared, request: LLMRequest) -> LLMResult:
+        """Claim the key in the shared cache (normal mode: two processes sharing a cache never pay
+        twice), then call the model within the budget."""
+        reserved: float | None = None
+        result: LLMResult | None = None
+        try:
+            try:
+                row = await self._claim(p)
+                if row is not None:  # another process was asking (its reply is ours), or a row that
+                    try:  # did not validate above (then asked again)
+                        result = self._hit(p, row)
+                        self.run.cache_hits += 1
+                        return result
+                    except ReplyError:
+                        result = None
+                if self.budget is not None:
+                    reserved = self.budget.reserve(request, self.settings)
+                    if reserved is None:  # not sent: over the budget (not a failed call)
+                        error = f"not sent: over the --max-cost budget: {self.budget.describe()}"
+                        return self._result(p, Status.OVER_BUDGET, error)
+                result = await self._call(p)
+            except DiskFull:
+                raise  # the run cannot save what it pays for: the caller stops it (one line)
+            except Exception as err:  # a bug must not sink the other items; it is logged
+                log.exception("LLM request %s failed unexpectedly", p.key[:12])
+                result = self._result(p, Status.FAILED, self._describe(err))
+            return result
+        finally:
+            if self.cache is not None and self.mode == "normal":
+                self.cache.release(p.key)
+            if self.budget is not None and reserved is not None:
+                self.budget.settle(reserved, result.usage if result is not None else None, self.settings)
+
+    async def _claim(self, p: _Prepared) -> CachedReply | None:
+        """Claim the request's key in the shared cache before paying for it (normal mode).
+
+        While another process holds the key, wait: its validated reply (returned here) is a cache
+        hit; if its call failed or it died, the claim becomes ours and None says "call the model"."""
+        if self.cache is None or self.mode != "normal":
+            return None
+        while not self.cache.claim(p.key):
+            await asyncio.sleep(CLAIM_POLL_SECONDS)
+            row = self.cache.get(p.key)
+            if row is not None:
+                return row
+        return self.cache.get(p.key)  # answered just before the claim was ours
+
     def _hit(self, p: _Prepared, row: CachedReply) -> LLMResult:
         value = check_value(row.value, p.schema, p.validator)
         return LLMResult(
-            ok=True,
+            status=Status.OK,
             value=value,
             raw=row.raw,
             error=None,
@@ -458,21 +589,22 @@ class LLMClient:
             elapsed=row.elapsed,
         )
 
-    def _failure(
-        self, p: _Prepared, error: str, raw: str | None, attempts: int = 0, usage: TokenUsage | None = None,
-        model_reported: str | None = None, elapsed: float = 0.0, warn: bool = True,
+    def _result(
+        self, p: _Prepared, status: Status, error: str, raw: str | None = None, attempts: int = 0,
+        usage: TokenUsage | None = None, model_reported: str | None = None, elapsed: float = 0.0,
     ) -> LLMResult:  # fmt: skip
-        if warn:
+        """A result without a value; a failed call (:attr:`Status.FAILED`) is logged as a warning."""
+        if status is Status.FAILED:
             # One line per distinct error: the command's summary counts and groups every failure, so 16
             # requests refused with the same 401 say it once here (the rest with -v).
-            if error in self._failures_said:
+            if error in self.client.failures_said:
                 log.debug("LLM request %s failed: %s", p.key[:12], error)
             else:
-                self._failures_said.add(error)
+                self.client.failures_said.add(error)
                 log.warning("LLM request %s failed: %s (further failures with this error are counted in the "
                             "summary)", p.key[:12], error)  # fmt: skip
         return LLMResult(
-            ok=False,
+            status=status,
             value=None,
             raw=raw,
             error=error,
@@ -504,11 +636,11 @@ class LLMClient:
             kwargs["extra_body"] = {**s.extra_body, "messages": messages}
         return kwargs
 
-    async def _complete(self, session: LLMSession, p: _Prepared) -> LLMResult:
+    async def _call(self, p: _Prepared) -> LLMResult:
         """Call, check, re-ask on a bad reply (bounded), cache the validated reply. Nothing is sent
-        once the session is stopping: the item is left for the next run."""
-        sdk, limit, run = session._sdk, session._limit, session.run
-        assert sdk is not None
+        once the session is stopping (:attr:`Status.STOPPED`): the item is left for the next run."""
+        assert self._sdk is not None
+        sdk, run = self._sdk, self.run
         started = time.perf_counter()
         messages = list(p.request.messages)
         usage = TokenUsage()
@@ -520,30 +652,26 @@ class LLMClient:
             if attempts > 1:
                 run.reasks += 1
             try:
-                async with limit:
-                    if session.stopping.is_set():
-                        return self._failure(p, f"{NOT_SENT_STOPPED}: {session.stop_reason}", raw, attempts - 1,
-                                             usage, model_reported, time.perf_counter() - started, warn=False)  # fmt: skip
+                async with self._limit:
+                    if self.stopping.is_set():
+                        return self._result(p, Status.STOPPED, f"not sent: the run is stopping: {self.stop_reason}",
+                                            raw, attempts - 1, usage, model_reported,
+                                            time.perf_counter() - started)  # fmt: skip
                     run.api_calls += 1
-                    session.sending += 1
+                    self.sending += 1
                     try:
                         completion = await sdk.chat.completions.create(**self._arguments(p, messages))
                     finally:
-                        session.sending -= 1
+                        self.sending -= 1
             except Exception as err:  # the SDK has already retried whatever is worth retrying
-                return self._failure(
-                    p,
-                    self._describe(err),
-                    raw,
-                    attempts,
-                    usage,
-                    model_reported,
+                return self._result(
+                    p, Status.FAILED, self._describe(err), raw, attempts, usage, model_reported,
                     time.perf_counter() - started,
-                )
+                )  # fmt: skip
             if not hasattr(completion, "choices"):  # a non-JSON body comes back as text
-                return self._failure(
-                    p, f"malformed response from the server: {str(completion)[:200]!r}", raw, attempts, usage,
-                    model_reported, time.perf_counter() - started,
+                return self._result(
+                    p, Status.FAILED, f"malformed response from the server: {str(completion)[:200]!r}", raw,
+                    attempts, usage, model_reported, time.perf_counter() - started,
                 )  # fmt: skip
             if completion.usage is not None:
                 call_usage = TokenUsage(
@@ -559,8 +687,8 @@ class LLMClient:
             if blocked is not None:  # final: asking the same again gets the same filter
                 run.blocked += 1
                 return replace(
-                    self._failure(p, f"{BLOCKED} ({blocked})", raw, attempts, usage, model_reported,
-                                  time.perf_counter() - started, warn=False),
+                    self._result(p, Status.BLOCKED, f"{BLOCKED} ({blocked})", raw, attempts, usage,
+                                 model_reported, time.perf_counter() - started),
                     blocked=blocked,
                 )  # fmt: skip
             try:
@@ -571,7 +699,7 @@ class LLMClient:
                         "the reply was cut off at the length limit (finish_reason=length); reply again, "
                         "more concisely, complete"
                     )
-                value = parse_reply(raw, p.schema, p.validator)
+                value = validate_reply(raw, p.schema, p.validator)
             except ReplyError as err:
                 problem = str(err)
                 log.info("reply %s attempt %d unusable: %s", p.key[:12], attempts, problem)
@@ -583,7 +711,7 @@ class LLMClient:
                 continue
             elapsed = time.perf_counter() - started
             if self.cache is not None:
-                session.paid_unsaved += 1  # until the row is in: a full disk leaves it counted
+                self.paid_unsaved += 1  # until the row is in: a full disk leaves it counted
                 self.cache.put(
                     CachedReply(
                         key=p.key,
@@ -600,12 +728,12 @@ class LLMClient:
                         elapsed=round(elapsed, 3),
                     )
                 )
-                session.paid_unsaved -= 1
-            return LLMResult(True, value, raw, None, attempts, False, model_reported, usage, p.key,
+                self.paid_unsaved -= 1
+            return LLMResult(Status.OK, value, raw, None, attempts, False, model_reported, usage, p.key,
                              p.request.metadata, elapsed)  # fmt: skip
-        return self._failure(
-            p, f"no usable reply after {attempts} attempts: {problem}", raw, attempts, usage, model_reported,
-            time.perf_counter() - started,
+        return self._result(
+            p, Status.FAILED, f"no usable reply after {attempts} attempts: {problem}", raw, attempts, usage,
+            model_reported, time.perf_counter() - started,
         )  # fmt: skip
 
     @staticmethod
@@ -623,8 +751,10 @@ class LLMClient:
             text = (
                 f"timed out after {self.settings.timeout:g} s (and {self.settings.max_retries} SDK retries)"
             )
-            if not self._timeout_noted:  # said once, when it matters: not on every run with the defaults
-                self._timeout_noted = True
+            if (
+                not self.client.timeout_noted
+            ):  # said once, when it matters: not on every run with the defaults
+                self.client.timeout_noted = True
                 log.warning("the endpoint is not answering in time; %s", self.settings.worst_case_note())
         elif isinstance(err, openai.APIStatusError):
             text = f"HTTP {err.status_code} from the server ({type(err).__name__}): {err.message}"
@@ -641,136 +771,19 @@ class LLMClient:
             text = text.replace(key, "[redacted]")
         return redact_text(text)[:2000]
 
-
-class LLMSession:
-    """Requests sent one at a time, as soon as each is ready, through one SDK client: at most
-    ``settings.max_concurrency`` in flight, requests with the same key in flight share one call.
-    Open one with ``async with client.session() as session``; ``await session.complete(request)``.
-
-    ``budget`` (the client's :attr:`LLMClient.budget`): a request the cache cannot answer is
-    sent only while the budget allows its estimated cost (else the result is ``ok=False`` with
-    ``error`` starting :data:`OVER_BUDGET`, nothing sent). In replay mode a miss is ``ok=False``
-    with ``error`` starting :data:`REPLAY_MISS` (nothing is ever sent).
-    """
-
-    def __init__(self, client: LLMClient, sdk: openai.AsyncOpenAI | None, run: UsageSummary) -> None:
-        self.client = client
-        self.run = run
-        self.budget = client.budget
-        self._sdk = sdk
-        self._limit = asyncio.Semaphore(client.settings.max_concurrency)
-        self._in_flight: dict[str, asyncio.Future[LLMResult]] = {}
-        #: Set by :meth:`stop`: nothing more is sent; results say :data:`NOT_SENT_STOPPED`.
-        self.stopping = asyncio.Event()
-        self.stop_reason: str | None = None
-        self.sending = 0  # HTTP requests out now (sent, so paid for, and not answered yet)
-        self.paid_unsaved = 0  # validated replies the cache could not store (a full disk)
-        self._task = asyncio.current_task()
-
-    def stop(self, reason: str) -> None:
-        """Send nothing more (the requests already out are still waited for and recorded)."""
-        if not self.stopping.is_set():
-            self.stop_reason = reason
-            self.stopping.set()
-
-    async def complete(self, request: LLMRequest) -> LLMResult:
-        """The result of one request (never raises for a failed call: ``ok=False``)."""
-        client = self.client
-        p = client._prepare(request)
-        self.run.items += 1
-        if client.estimate is not None:
-            return self._estimate(p, request)
-        if client.cache is not None and client.mode != "refresh":
-            row = client.cache.get(p.key)
-            if row is not None:
-                try:
-                    result = client._hit(p, row)
-                    self.run.cache_hits += 1
-                    return result
-                except ReplyError as err:
-                    if client.mode == "replay":
-                        error = f"the recorded reply no longer validates: {err}"
-                        return self._failed(client._failure(p, error, row.raw))
-                    log.info("cached reply %s no longer validates (%s); asking again", p.key[:12], err)
-        if client.mode == "replay" or self._sdk is None:
-            return client._failure(
-                p, f"{REPLAY_MISS}: key {p.key[:16]}…", None, warn=False
-            )  # not a failed call
-        shared = self._in_flight.get(p.key)
-        if shared is not None:
-            result = replace(await asyncio.shield(shared), metadata=request.metadata)
-            return self._failed(result) if not result.ok and not result.blocked else result
-        future: asyncio.Future[LLMResult] = asyncio.get_running_loop().create_future()
-        self._in_flight[p.key] = future
-        try:
-            outcome = await self._claimed_call(p, request)
-            if isinstance(outcome, float):  # not sent: over the budget (not a failed call)
-                assert self.budget is not None
-                refused = client._failure(p, f"{OVER_BUDGET}: {self.budget.describe()}", None, warn=False)
-                future.set_result(refused)
-                return refused
-            result = outcome
-            future.set_result(result)
-        finally:
-            del self._in_flight[p.key]
-            if not future.done():
-                future.cancel()
-        return self._failed(result) if not result.ok and not result.blocked else result
-
-    async def _claimed_call(self, p: _Prepared, request: LLMRequest) -> LLMResult | float:
-        """Claim the key in the shared cache (normal mode: two processes sharing a cache never pay
-        twice), then call the model within the budget; a negative float says "over the budget"."""
-        client, sdk = self.client, self._sdk
-        if sdk is None:  # _ask answers replay and estimates before it calls here
-            raise RuntimeError(f"LLM request {p.key[:12]}: no SDK client to send it with")
-        reserved: float | None = None
-        result: LLMResult | None = None
-        try:
-            try:
-                row = await client._claim(p)
-                if row is not None:  # another process was asking (its reply is ours), or a row that
-                    try:  # did not validate above (then asked again)
-                        result = client._hit(p, row)
-                        self.run.cache_hits += 1
-                        return result
-                    except ReplyError:
-                        result = None
-                if self.budget is not None:
-                    reserved = self.budget.reserve(request, client.settings)
-                    if reserved < 0:
-                        return reserved
-                result = await client._complete(self, p)
-            except DiskFull:
-                raise  # the run cannot save what it pays for: the caller stops it (one line)
-            except Exception as err:  # a bug must not sink the other items; it is logged
-                log.exception("LLM request %s failed unexpectedly", p.key[:12])
-                result = client._failure(p, client._describe(err), None)
-            return result
-        finally:
-            if client.cache is not None and client.mode == "normal":
-                client.cache.release(p.key)
-            if self.budget is not None and reserved is not None and reserved >= 0:
-                self.budget.settle(reserved, result.usage if result is not None else None, client.settings)
-
     def _estimate(self, p: _Prepared, request: LLMRequest) -> LLMResult:
-        client, estimate = self.client, self.client.estimate
+        estimate = self.client.estimate
         assert estimate is not None
-        cache = client.cache
-        lookup = cache is not None and client.mode != "refresh" and not has_placeholders(request.messages)
-        if cache is not None and lookup and cache.get(p.key) is not None:
+        lookup = self.cache is not None and self.mode != "refresh" and not has_placeholders(request.messages)
+        if lookup and self.cache is not None and self.cache.get(p.key) is not None:
             estimate.cached += 1
         else:
-            estimate.add(estimate_request(request, client.settings.model, client.settings.max_tokens))
-        return client._failure(p, f"{ESTIMATED}: nothing sent", None, warn=False)
+            estimate.add(estimate_request(request, self.settings.model, self.settings.max_tokens))
+        return self._result(p, Status.ESTIMATED, "estimated (--estimate): nothing sent")
 
     def _failed(self, result: LLMResult) -> LLMResult:
         self.run.failures += 1
         return result
-
-
-#: ``error`` prefixes of results that were not sent (see :class:`LLMSession`).
-REPLAY_MISS, OVER_BUDGET = "replay: no recorded reply", "not sent: over the --max-cost budget"
-NOT_SENT_STOPPED = "not sent: the run is stopping"
 
 
 @contextmanager
@@ -807,6 +820,3 @@ def _stopped_by_signals(session: LLMSession) -> Iterator[None]:
             loop.remove_signal_handler(number)
             if previous is not None:
                 signal.signal(number, previous)  # e.g. asyncio.run's own SIGINT handler
-
-
-ESTIMATED = "estimated (--estimate)"

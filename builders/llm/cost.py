@@ -219,20 +219,20 @@ class Budget:
         model = getattr(settings, "model", None)
         return self.prices.get(model, self.price) if model else self.price
 
-    def reserve(self, request: Any, settings: Any = None) -> float:
-        """The estimated cost now reserved for ``request``, or -1.0 when it would cross the budget."""
+    def reserve(self, request: Any, settings: Any = None) -> float | None:
+        """The estimated cost now reserved for ``request``, or None when it would cross the budget."""
         model = getattr(settings, "model", None) or self.model
         est = estimate_request(request, model, getattr(settings, "max_tokens", None) or self.max_tokens)
         cost = self._price(settings).cost(est.input_tokens, est.output_tokens)
         if self.spent + self.reserved + cost > self.max_cost:
             self.refused += 1
-            return -1.0
+            return None
         self.reserved += cost
         return cost
 
     def settle(self, reserved: float, usage: Any, settings: Any = None) -> None:
         """Release a reservation and count what the reply really cost (its reported usage)."""
-        self.reserved -= max(reserved, 0.0)
+        self.reserved -= reserved
         if usage is not None:
             self.spent += self._price(settings).cost(usage.prompt_tokens, usage.completion_tokens)
 

@@ -246,7 +246,7 @@ def _model_reply_schema(model: type[BaseModel], name: str | None) -> ReplySchema
     return ReplySchema(name=_safe_name(name or model.__name__), sent=gemini_safe_schema(model), model=model)
 
 
-def parse_reply(
+def validate_reply(
     text: str | None, schema: ReplySchema | None, validator: Callable[[Any], Any] | None = None
 ) -> Any:
     """Parse and validate one reply text (plain text when there is no schema). Raises :class:`ReplyError`."""

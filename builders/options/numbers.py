@@ -64,7 +64,7 @@ def number_at_least(low: float, *, above: bool = False, high: float | None = Non
     return _named(parse, "number")
 
 
-POSITIVE_INT = int_at_least(1)  # a count of things: --limit, --batch-size, --num-frames, --size, ...
+POSITIVE_INT = int_at_least(1)  # a count of things: --limit, --ahead, --num-frames, --size, ...
 NON_NEGATIVE_INT = int_at_least(0)  # --llm-max-retries
 POSITIVE_NUMBER = number_at_least(0, above=True)  # --fps, --llm-timeout
 NON_NEGATIVE_NUMBER = number_at_least(0)  # money: --max-cost, --price-in, --price-out

@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bqa.accuracy import DEMOGRAPHIC_FIELDS, bqa_accuracy, bqa_parser, resolve_group_mapping
+from bqa.accuracy import (
+    DEMOGRAPHIC_FIELDS,
+    BQAAccuracy,
+    ErrorBreakdown,
+    Leakage,
+    bqa_accuracy,
+    bqa_parser,
+    resolve_group_mapping,
+)
 from bqa.data import open_split
 from bqa.predictions import accuracy_inputs, item_fields
 from bqa.vocabulary import (
@@ -52,6 +60,7 @@ from builders.report.provenance import (
 from builders.report.tables import fmt_number, fmt_p_value, fmt_rate, markdown_table, parse_reasons_table
 from builders.scoring.answer_parsing import DEFAULT_PARSER
 from builders.scoring.parser_change import ChangeItem
+from builders.scoring.stats import Rate
 
 COLUMNS: tuple[str, ...] = (
     "id",
@@ -172,7 +181,8 @@ def score_bqa(
             ChangeItem(line["raw_output"], line["choices"], None, line["choices"].index(line["reference"]))
             for line in lines
         ]
-        correct[name] = result.pop("correct")
+        scores = result.to_dict()
+        correct[name] = scores.pop("correct")
         style = runs[name].get("style")
         style = style if isinstance(style, str) else None  # several within one file: not one style
         leaking = runs[name].get("answer_leaking") is True or style == "multimodal_cot"
@@ -181,8 +191,8 @@ def score_bqa(
             "style": style,
             "answer_leaking": leaking,
             "missing_ids": aligned.missing,
-            "unparsed_ids": [ids[i] for i in result["unparsed_indices"]],
-            "metrics": result,
+            "unparsed_ids": [ids[i] for i in result.unparsed_indices],
+            "metrics": scores,
             "provenance": runs[name],
             "parser_change": run_parser_change(
                 runs[name]["answer_parser"],
@@ -257,24 +267,22 @@ def _paper_section(models: Mapping[str, dict], human: Mapping[str, Any] | None, 
 
 
 # --- rendering ---------------------------------------------------------------------------------------
-def _difficulty_section(models: Mapping[str, dict], out_dir: Path, split: str) -> Section:
-    first = next(iter(models.values()))["metrics"]
-    keys = (("Easy", "_easy", "n_easy"), ("Hard", "_hard", "n_hard"), (TOTAL, "", "n"))
+def _difficulty_section(models: Mapping[str, BQAAccuracy], out_dir: Path, split: str) -> Section:
+    first = next(iter(models.values()))
+    labels = list(first.by_difficulty())  # Easy, Hard, Total
+    rates: dict[str, dict[str, Rate]] = {name: m.by_difficulty() for name, m in models.items()}
     rows = [
-        [label, first[n_key], *(fmt_rate(m["metrics"][f"accuracy{k}"], m["metrics"][f"accuracy{k}_ci95"]) for m in models.values())]
-        for label, k, n_key in keys
+        [label, first.by_difficulty()[label].n, *(fmt_rate(r[label].value, r[label].interval) for r in rates.values())]
+        for label in labels
     ]  # fmt: skip
     series = {
-        name: [
-            Bar(m["metrics"][f"accuracy{k}"], m["metrics"][f"accuracy{k}_ci95"], m["metrics"][n_key])
-            for _, k, n_key in keys
-        ]
-        for name, m in models.items()
+        name: [Bar(r[label].value, r[label].interval, r[label].n) for label in labels]
+        for name, r in rates.items()
     }
     figure = grouped_bars(
         out_dir / "accuracy_by_difficulty.png",
-        title=f"BQA accuracy by difficulty, {split} split, n={first['n']} (95% Wilson intervals)",
-        categories=[label for label, _, _ in keys],
+        title=f"BQA accuracy by difficulty, {split} split, n={first.n} (95% Wilson intervals)",
+        categories=labels,
         series=series,
         xlabel="difficulty (STEP4: Easy = the generating LLM answered right)",
         ylabel="accuracy",
@@ -285,50 +293,54 @@ def _difficulty_section(models: Mapping[str, dict], out_dir: Path, split: str) -
 
 
 def _demographic_section(
-    field: str, models: Mapping[str, dict], out_dir: Path, split: str, known: Sequence[str]
+    field: str, models: Mapping[str, BQAAccuracy], out_dir: Path, split: str, known: Sequence[str]
 ) -> Section:
     """``known``: every group label of ``field``; one without items is drawn as "no data" and named."""
     title = f"Error rate by {field}"
-    breakdowns = {name: m["metrics"][f"by_{field}"] for name, m in models.items()}
+    breakdowns: dict[str, ErrorBreakdown] = {}
+    for name, m in models.items():
+        breakdown = m.breakdown(field)
+        assert breakdown is not None  # the report always gives the demographic columns
+        breakdowns[name] = breakdown
     seen: list[str] = []
     for b in breakdowns.values():
-        seen += [g for g in b["groups"] if g not in seen]
+        seen += [g for g in b.groups if g not in seen]
     empty = [g for g in known if g not in seen]
     # The vocabulary's order (Kid, Teenager, Adult), groups without items in their place; labels
     # outside the vocabulary after them.
     groups = [*known, *(g for g in seen if g not in known)]
-    first = next(iter(breakdowns.values()))["groups"]
+    first = next(iter(breakdowns.values())).groups
     rows: list[list[object]] = []
     for g in groups:
-        cells = [breakdowns[name]["groups"].get(g) for name in models]
+        cells = [breakdowns[name].groups.get(g) for name in models]
         rows.append(
-            [g, first[g]["n"] if g in first else None]
-            + [fmt_rate(c["error_rate"], c["error_rate_ci95"]) if c else None for c in cells]
+            [g, first[g].n if g in first else None]
+            + [fmt_rate(c.rate.value, c.rate.interval) if c else None for c in cells]
         )
-    disparity = {name: b["disparity"] for name, b in breakdowns.items()}
-    rows.append(["largest gap", None, *(fmt_number(d["max_gap"]) for d in disparity.values())])
+    disparity = {name: b.disparity for name, b in breakdowns.items()}
+    rows.append(["largest gap", None, *(fmt_number(d.max_gap) for d in disparity.values())])
     rows.append(
         [
             "chi-square p-value (dof)",
             None,
-            *(f"{fmt_p_value(d['p_value'])} ({d['dof']})" if d["p_value"] is not None else None for d in disparity.values()),
+            *(f"{fmt_p_value(d.p_value)} ({d.dof})" if d.p_value is not None else None for d in disparity.values()),
         ]
     )  # fmt: skip
     warned: dict[str, list[str]] = {}  # one line per distinct warning, naming the models it concerns
     for name, d in disparity.items():
-        if d["warning"]:
-            warned.setdefault(d["warning"], []).append(name)
+        if d.warning:
+            warned.setdefault(d.warning, []).append(name)
     notes = [f"- {', '.join(names)}: {warning}" for warning, names in warned.items()]
-    unlabelled = next(iter(breakdowns.values()))["n_missing"]
+    unlabelled = next(iter(breakdowns.values())).n_missing
     if unlabelled:
         notes.append(f"- {unlabelled} item(s) have no {field} label and are left out of this table.")
     if empty:
         notes.append(f"- No item of this split is labelled {', '.join(empty)}: shown as – (no data).")
-    labelled = sum(c["n"] for c in next(iter(breakdowns.values()))["groups"].values())
+    labelled = sum(c.n for c in next(iter(breakdowns.values())).groups.values())
     series = {
         name: [
-            Bar(c["error_rate"], c["error_rate_ci95"], c["n"]) if c else Bar(None)
-            for c in (breakdowns[name]["groups"].get(g) for g in groups)
+            Bar(c.rate.value, c.rate.interval, c.n) if c else Bar(None)
+            for c in (breakdowns[name].groups.get(g) for g in groups)
         ]
         for name in models
     }
@@ -349,7 +361,7 @@ def _demographic_section(
 
 
 def _confusion_section(
-    models: Mapping[str, dict], mapping: GroupMapping, out_dir: Path, split: str
+    models: Mapping[str, BQAAccuracy], mapping: GroupMapping, out_dir: Path, split: str
 ) -> Section:
     true_groups = list(mapping.group_names)
     answered = [*true_groups, OTHERS]
@@ -359,7 +371,7 @@ def _confusion_section(
     ]
     panels = {}
     for name, m in models.items():
-        table = m["metrics"]["confusion"]
+        table = m.confusion
         body.append(f"**{name}**\n\n" + confusion_table(table))
         # The Markdown table's orientation: row = correct group, column = what the model answered.
         panels[name] = [[table[t][a] for a in answered] for t in true_groups]
@@ -378,14 +390,14 @@ def _confusion_section(
     )
 
 
-def _leakage_section(models: Mapping[str, dict]) -> Section | None:
-    leaks = {name: m["metrics"]["leakage"] for name, m in models.items() if m["metrics"]["leakage"]}
+def _leakage_section(models: Mapping[str, BQAAccuracy]) -> Section | None:
+    leaks: dict[str, Leakage] = {name: m.leakage for name, m in models.items() if m.leakage is not None}
     if not leaks:
         return None
     rows = [
-        ["rationales that name only the correct choice", *(f"{v['n_leaking']} ({v['leak_rate']:.1%})" for v in leaks.values())],
-        ["accuracy without those items", *(fmt_rate(v["accuracy_non_leaking"], v["accuracy_non_leaking_ci95"]) for v in leaks.values())],
-        ["accuracy on those items", *(fmt_rate(v["accuracy_leaking"], v["accuracy_leaking_ci95"]) for v in leaks.values())],
+        ["rationales that name only the correct choice", *(f"{v.leaking.n} ({v.leak_rate:.1%})" for v in leaks.values())],
+        ["accuracy without those items", *(fmt_rate(v.non_leaking.value, v.non_leaking.interval) for v in leaks.values())],
+        ["accuracy on those items", *(fmt_rate(v.leaking.value, v.leaking.interval) for v in leaks.values())],
     ]  # fmt: skip
     note = (
         "A chain-of-thought rationale that names the correct label and no other choice gives the answer "
@@ -465,6 +477,7 @@ def write_bqa_report(
         )  # unrecorded: made before draws had names
     out = Path(out_dir)
     models = metrics["models"]
+    scores = {name: BQAAccuracy.from_dict(m["metrics"]) for name, m in models.items()}
     counts = {d: sum(r["difficulty"] == d for r in reference.rows) for d in DIFFICULTIES}
     label = reference.data.label if reference.data else reference.source
     scope = f" ({reference.subset.label})" if reference.subset else ""
@@ -484,17 +497,17 @@ def write_bqa_report(
             "How each run was made",
             runs_section_body({n: m["provenance"] for n, m in models.items()}, metrics["mixed"]),
         ),
-        _difficulty_section(models, out, split),
-        *(_demographic_section(f, models, out, split, list(codes[f].values())) for f in DEMOGRAPHIC_FIELDS),
-        _confusion_section(models, reference.group_mapping, out, split),
+        _difficulty_section(scores, out, split),
+        *(_demographic_section(f, scores, out, split, list(codes[f].values())) for f in DEMOGRAPHIC_FIELDS),
+        _confusion_section(scores, reference.group_mapping, out, split),
     ]
     paired = paired_section(metrics["paired"])
     if paired:
         sections.append(paired)
-    leakage = _leakage_section(models)
+    leakage = _leakage_section(scores)
     if leakage:
         sections.append(leakage)
-    reasons = {name: m["metrics"]["parse_reasons"] for name, m in models.items()}
+    reasons = {name: score.parse_reasons for name, score in scores.items()}
     sections.append(Section("Answer parsing", parse_reasons_table(reasons, metrics["answer_parser"])))
     change = parser_change_section({name: m["parser_change"] for name, m in models.items()})
     if change:

@@ -54,7 +54,13 @@ from builders.report.provenance import (
 from builders.report.tables import fmt_number, fmt_rate, markdown_table, parse_reasons_table
 from builders.scoring.answer_parsing import DEFAULT_PARSER
 from builders.scoring.parser_change import ChangeItem
-from marinelife16k.accuracy import ACCURACY_DIMENSIONS, OVERALL, marinelife_accuracy, marinelife_parser
+from marinelife16k.accuracy import (
+    ACCURACY_DIMENSIONS,
+    OVERALL,
+    MarineLifeAccuracy,
+    marinelife_accuracy,
+    marinelife_parser,
+)
 from marinelife16k.data import open_split
 from marinelife16k.predictions import accuracy_inputs, item_fields, joined_lines
 from marinelife16k.vocabulary import (
@@ -201,7 +207,8 @@ def score_marinelife(
         result = marinelife_accuracy(
             **accuracy_inputs(lines), videos=[line["video"] for line in lines], answer_parser=parser.signature
         )
-        correct = result.pop("correct")
+        scores = result.to_dict()
+        correct = scores.pop("correct")
         provenance = run_provenance(path)
         readings = [
             ChangeItem(
@@ -212,7 +219,7 @@ def score_marinelife(
         models[name] = {
             "predictions": str(path),
             "missing_ids": aligned.missing,
-            "accuracy": result,
+            "accuracy": scores,
             "provenance": provenance,
             "correct": correct,
             "parser_change": run_parser_change(
@@ -284,36 +291,27 @@ def read_judge_results(paths: Iterable[str | os.PathLike[str]]) -> dict[str, dic
 
 
 # --- rendering ---------------------------------------------------------------------------------------
-def _clustered(result: Mapping[str, Any], key: str) -> str:
-    return fmt_rate(result[key], (result.get("ci95_cluster") or {}).get(key), 1)
+def _clustered(result: MarineLifeAccuracy, key: str) -> str:
+    return fmt_rate(result.rates[key].value, (result.clustered or {}).get(key), 1)
 
 
 def _accuracy_section(models: Mapping[str, dict], out_dir: Path, split: str) -> Section:
-    first = next(iter(models.values()))["accuracy"]
+    scores = {name: MarineLifeAccuracy.from_dict(m["accuracy"]) for name, m in models.items()}
+    first = next(iter(scores.values()))
     keys = [*ACCURACY_DIMENSIONS, OVERALL]
     rows = [
-        [
-            k,
-            first["n"][k],
-            *(fmt_rate(m["accuracy"][k], m["accuracy"]["ci95"][k], 1) for m in models.values()),
-        ]
+        [k, first.rates[k].n, *(fmt_rate(r.rates[k].value, r.rates[k].interval, 1) for r in scores.values())]
         for k in keys
     ]
-    clustered = [[k, first["n"][k], *(_clustered(m["accuracy"], k) for m in models.values())] for k in keys]
-    unparsed = [
-        [
-            "unparsed replies (scored wrong)",
-            None,
-            *(m["accuracy"]["n_unparsed"][OVERALL] for m in models.values()),
-        ]
-    ]
+    clustered = [[k, first.rates[k].n, *(_clustered(r, k) for r in scores.values())] for k in keys]
+    unparsed = [["unparsed replies (scored wrong)", None, *(r.n_unparsed[OVERALL] for r in scores.values())]]
     series = {
-        name: [Bar(m["accuracy"][k], m["accuracy"]["ci95"][k], m["accuracy"]["n"][k]) for k in keys]
-        for name, m in models.items()
+        name: [Bar(r.rates[k].value, r.rates[k].interval, r.rates[k].n) for k in keys]
+        for name, r in scores.items()
     }
     figure = grouped_bars(
         out_dir / "accuracy_by_dimension.png",
-        title=f"MarineLife-16K multiple-choice accuracy by dimension, {split} split, n={first['n'][OVERALL]} "
+        title=f"MarineLife-16K multiple-choice accuracy by dimension, {split} split, n={first.overall.n} "
         "(95% Wilson intervals)",
         categories=keys,
         series=series,

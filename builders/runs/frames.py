@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
-import io
 import json
 import logging
 import os
@@ -38,29 +37,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
 from builders.files.space import is_disk_full
 from builders.llm.messages import ImageURL, jpeg_data_url
 from builders.video.frame_rules import reader_indices
 from builders.video.frame_spec import FrameSpec
+from builders.video.jpeg import JPEG_QUALITY, jpeg_bytes
 from builders.video.sampler import ClipReader, output_size
 from builders.video.source import SourceLike, VideoError, VideoSource
 
 log = logging.getLogger(__name__)
 
-#: JPEG quality of every frame shown to an LLM (the default of ``frames_to_data_urls``).
-JPEG_QUALITY = 85
 #: Data URLs a :class:`FrameImages` keeps in memory (characters, about bytes): its class doc says why.
 MEMORY_BYTES = 96 * 1024 * 1024
 _FORMAT = 2  # of the files under cache_dir; bump to stop reading old ones (2: a sha256 per frame)
-
-
-def jpeg_bytes(rgb: np.ndarray, quality: int = JPEG_QUALITY) -> bytes:
-    """One RGB frame as JPEG, byte for byte what ``frames_to_data_urls`` encodes."""
-    buffer = io.BytesIO()
-    Image.fromarray(rgb, mode="RGB").save(buffer, format="JPEG", quality=quality)
-    return buffer.getvalue()
 
 
 def clip_digest(source: SourceLike) -> str:

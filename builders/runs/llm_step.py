@@ -29,11 +29,10 @@ from typing import Any
 from builders.files.progress import progress_bar
 from builders.files.space import DiskFull
 from builders.llm import LLMClient, LLMRequest, LLMResult, ReplayMissError
-from builders.llm.client import ESTIMATED, NOT_SENT_STOPPED, OVER_BUDGET, REPLAY_MISS, LLMSession
+from builders.llm.client import LLMSession, Status
 from builders.runs.frames import decoding_processes
-from builders.runs.steps import (  # DEFAULT_BATCH_SIZE re-exported for the steps' signatures
+from builders.runs.steps import (
     COMMIT_SECONDS,
-    DEFAULT_BATCH_SIZE,
     KEPT,
     REJECTED,
     StepRecords,
@@ -43,8 +42,7 @@ from builders.video.sampler import available_cpus
 from builders.video.source import VideoError
 
 __all__ = [
-    "BLOCKED", "DEFAULT_BATCH_SIZE", "LLM_FAILURE", "VIDEO_UNREADABLE", "FollowUp", "Outcome", "llm_fields",
-    "run_llm_step",
+    "BLOCKED", "LLM_FAILURE", "VIDEO_UNREADABLE", "FollowUp", "Outcome", "llm_fields", "run_llm_step",
 ]  # fmt: skip
 
 LLM_FAILURE, VIDEO_UNREADABLE, BLOCKED = "llm_failure", "video_unreadable", "blocked"
@@ -101,7 +99,6 @@ def run_llm_step(
     request_of: Callable[[Mapping[str, Any]], LLMRequest | FollowUp],
     outcome_of: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome | FollowUp],
     *,
-    batch_size: int | None = None,
     reject_failures: bool = False,
     desc: str | None = None,
     workers: int | None = None,
@@ -120,18 +117,18 @@ def run_llm_step(
     share a clip, holds back no other item), each request is sent as soon as it is built, at most
     ``settings.max_concurrency`` in flight, and
     each result is recorded as it arrives (group commits: :class:`StepRecords`). At most
-    ``max_concurrency + ahead`` items are between "started" and "recorded" (``ahead`` defaults to
-    ``2 * workers``, or ``batch_size`` when given), so memory does not grow with the split. The
+    ``max_concurrency + ahead`` items are between "started" and "recorded" (``ahead``, the ``--ahead``
+    option, defaults to ``2 * workers``), so memory does not grow with the split. The
     output files are written in input order when the step finishes. Replay mode: a request with no
     recorded reply raises :class:`ReplayMissError` once the step has gone through every item
     (nothing is ever sent). A ``--max-cost`` budget (:attr:`LLMClient.budget`) that would be crossed
     stops the step cleanly: the items not sent stay pending.
     """
-    if batch_size is not None and batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if ahead is not None and ahead < 1:
+        raise ValueError(f"ahead must be at least 1, got {ahead}")
     pending = records.pending(items)
     workers = workers or prepare_workers()
-    ahead = ahead or batch_size or 2 * workers
+    ahead = ahead or 2 * workers
     desc = desc or records.name
     # No more clips than items; one worker: every clip in this process (still one at a time).
     local_clips = PROCESS_MIN_CLIPS if workers > 1 and len(pending) > PROCESS_MIN_CLIPS else None
@@ -210,7 +207,7 @@ async def _pipeline(
             return None
         words = " ".join(["estimate"] * max(1, (request.output_tokens or 50) * 3 // 4))
         try:
-            following = decide(request, replace(result, ok=True, value=words, raw=words, error=None))
+            following = decide(request, replace(result, status=Status.OK, value=words, raw=words, error=None))
         except Exception:  # an outcome that cannot read a stand-in: no later stage to price
             return None
         return following if isinstance(following, FollowUp) else None
@@ -220,22 +217,27 @@ async def _pipeline(
             session.stop(reason)
 
     def not_answered(item: Mapping[str, Any], result: LLMResult) -> None:
-        error = result.error or ""
-        if result.blocked:
-            blocked = {"id": item["id"], "reply": result.raw, "blocked": result.blocked}
-            add(blocked, status=REJECTED, reason=BLOCKED, detail=result.error)
-        elif error.startswith(REPLAY_MISS):
-            missed.append((str(item["id"]), result.key))
-        elif error.startswith(ESTIMATED):
-            failures[str(item["id"])] = error  # counted, not sent: stays pending
-        elif error.startswith(OVER_BUDGET):
-            stop.set()
-            failures[str(item["id"])] = error
-        elif reject_failures:
-            failed = {"id": item["id"], "reply": result.raw}
-            add(failed, status=REJECTED, reason=LLM_FAILURE, detail=result.error)
-        else:
-            failures[str(item["id"])] = error or "unknown error"
+        item_id = str(item["id"])
+        match result.status:
+            case Status.STOPPED:
+                pass  # left pending: the run is stopping (a signal, a full disk)
+            case Status.BLOCKED:
+                blocked = {"id": item["id"], "reply": result.raw, "blocked": result.blocked}
+                add(blocked, status=REJECTED, reason=BLOCKED, detail=result.error)
+            case Status.REPLAY_MISS:
+                missed.append((item_id, result.key))
+            case Status.ESTIMATED:
+                failures[item_id] = str(result.error)  # counted, not sent: stays pending
+            case Status.OVER_BUDGET:
+                stop.set()
+                failures[item_id] = str(result.error)
+            case Status.FAILED if reject_failures:
+                failed = {"id": item["id"], "reply": result.raw}
+                add(failed, status=REJECTED, reason=LLM_FAILURE, detail=result.error)
+            case Status.FAILED:
+                failures[item_id] = result.error or "unknown error"
+            case unexpected:  # a new Status must be given its meaning here
+                raise AssertionError(f"unhandled LLM result status {unexpected}")
 
     async def one(item: Mapping[str, Any], pool: ThreadPoolExecutor) -> None:
         try:
@@ -262,13 +264,11 @@ async def _pipeline(
             session, request, decide = sessions[id(client)], built, partial(outcome_of, item)
         while True:  # one pass per stage of the item
             result = await session.complete(request)
-            if (result.error or "").startswith(NOT_SENT_STOPPED):
+            if result.status is Status.STOPPED:
                 return  # left pending: the run is stopping (a signal, a full disk)
-            if not result.ok:
+            if result.status is not Status.OK:
                 following = (
-                    follow_estimate(decide, request, result)
-                    if (result.error or "").startswith(ESTIMATED)
-                    else None
+                    follow_estimate(decide, request, result) if result.status is Status.ESTIMATED else None
                 )
                 if following is None:
                     not_answered(item, result)

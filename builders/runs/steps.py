@@ -20,6 +20,7 @@ cache where its reply was paid for; if it cannot be, the run ends with it pendin
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
@@ -39,15 +40,29 @@ from builders.files.jsonio import (
     write_jsonl_atomic,
 )
 from builders.files.space import writing
+from builders.options.numbers import POSITIVE_INT
 
 log = logging.getLogger(__name__)
 
 KEPT, REJECTED = "kept", "rejected"
-# Items prepared ahead of the LLM calls in every step; here, not in llm_step, so CLIs can show it
-# cheaply.
-DEFAULT_BATCH_SIZE = 32
+#: The one help text of ``--ahead`` (here, not in llm_step, so CLIs show it without loading openai).
+AHEAD_HELP = (
+    "items prepared (frames decoded, requests built) ahead of the LLM requests in flight; bounds memory, "
+    "changes nothing in the results (default: 2 per CPU)"
+)
 #: Longest time a finished record waits in memory before it is made durable (group commit).
 COMMIT_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A step's items so far: ``kept``, and ``rejected`` counted by reason."""
+
+    kept: int
+    rejected: Counter[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.kept or self.rejected)
 
 
 @dataclass
@@ -226,15 +241,14 @@ class StepRecords:
     def rejects(self) -> list[dict[str, Any]]:
         return read_jsonl(self.rejects_path) if self.rejects_path.exists() else []
 
-    def counts(self) -> Counter[str]:
-        """``kept`` and one ``rejected: <reason>`` entry per reason, for the run summary."""
-        entries: Iterator[Mapping[str, Any]]
+    def tally(self) -> Tally:
+        """Items kept and rejected (by reason) so far, for the run summary."""
         if self.complete:
-            entries = iter([*({"_status": KEPT} for _ in self.kept()), *self.rejects()])
-        else:
-            entries = iter(self._done.values())
-        return Counter(
-            KEPT if e["_status"] == KEPT else f"{REJECTED}: {e.get('_reason', '?')}" for e in entries
+            return Tally(len(self.kept()), Counter(str(e.get("_reason", "?")) for e in self.rejects()))
+        statuses = [(e["_status"], str(e.get("_reason", "?"))) for e in self._done.values()]
+        return Tally(
+            sum(status == KEPT for status, _ in statuses),
+            Counter(reason for status, reason in statuses if status != KEPT),
         )
 
 
@@ -360,3 +374,32 @@ def bind_work_folder(
     }
     if updated != stored:
         write_json_atomic(path, updated)
+
+
+class RenamedFlag(argparse.Action):
+    """An old flag that now has another name (``const``): a one-line hint, exit status 2, not an alias
+    kept forever. ``parser.add_argument(OLD, action=RenamedFlag, const=NEW, nargs="?", help=SUPPRESS)``."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        parser.error(f"{self.option_strings[0]} is now {self.const}")
+
+
+def add_renamed_flag(parser: argparse.ArgumentParser | argparse._ArgumentGroup, old: str, new: str) -> None:
+    parser.add_argument(old, action=RenamedFlag, const=new, nargs="?", help=argparse.SUPPRESS)
+
+
+#: The one help text of ``--reject-llm-failures``.
+REJECT_HELP = (
+    "reject items whose LLM call still fails after its retries and re-asks (reason llm_failure) instead of "
+    "leaving them pending for the next run"
+)
+
+
+def add_step_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The step loop's options, spelled and explained alike for every command that runs LLM steps:
+    ``--ahead N`` and ``--reject-llm-failures``; the old ``--batch-size`` and ``--reject-failures``
+    answer with a one-line hint."""
+    parser.add_argument("--ahead", type=POSITIVE_INT, metavar="N", help=AHEAD_HELP)
+    parser.add_argument("--reject-llm-failures", action="store_true", help=REJECT_HELP)
+    add_renamed_flag(parser, "--batch-size", f"--ahead N ({AHEAD_HELP.split(';')[0]})")
+    add_renamed_flag(parser, "--reject-failures", "--reject-llm-failures (the same flag for both benchmarks)")

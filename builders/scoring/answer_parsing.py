@@ -953,13 +953,14 @@ def get_parser(name: str = DEFAULT_PARSER, aliases: Aliases | None = None) -> An
 _PLAIN = get_parser()
 
 
-def parse_reply(
+def parsed_choice(
     reply: str | None,
     options: Sequence[str] | None = None,
     letters: Sequence[str] | None = None,
     parser: AnswerParser = _PLAIN,
 ) -> ParsedChoice:
-    """The choice and its reason (see :func:`parse_choice` for the arguments)."""
+    """The :class:`ParsedChoice` of a model reply: its choice and the reason (the arguments are
+    :func:`parse_choice`'s). Not :func:`builders.llm.schema.validate_reply`, which checks a JSON reply."""
     return parser.parse(reply, options, letters)
 
 

@@ -1,7 +1,7 @@
 """Rubrics from a user's YAML or JSON file: ``get_rubric("custom", path=...)``.
 
-Importing this module registers :class:`CustomRubric` as ``custom`` in
-:data:`builders.scoring.rubrics.RUBRICS`. The file format is :meth:`CustomRubric.from_mapping`; every
+:class:`CustomRubric` is registered as ``custom`` in :data:`builders.evaluation.rubrics.RUBRICS`. The
+file format is :meth:`CustomRubric.from_mapping`; every
 error names the file and, where it can, the criterion and field.
 """
 
@@ -14,10 +14,9 @@ from typing import Any, ClassVar
 
 import yaml
 
-from builders.scoring.rubrics import IDENTIFIER, Criterion, Explain, Rubric, register_rubric
+from builders.scoring.rubrics import IDENTIFIER, Criterion, Explain, Rubric
 
 
-@register_rubric
 class CustomRubric(Rubric):
     """A rubric read from a user's YAML or JSON file (see :meth:`from_file`)."""
 

@@ -3,8 +3,8 @@
 API (the judge core :mod:`builders.scoring.judge`, the judge metric and the MarineLife caption engine
 code against this)::
 
-    from builders.scoring.rubrics import RUBRICS, Criterion, Rubric, get_rubric, register_rubric
-    import marinelife16k.rubrics                         # registers MarineLife-16K's rubrics
+    from builders.evaluation.rubrics import RUBRICS, get_rubric   # every rubric, listed explicitly
+    from builders.scoring.rubrics import Criterion, Rubric, RubricRegistry
 
     rubric = get_rubric("marinelife_open_ended")        # or "custom" with path="my_rubric.yaml"
     rubric.name, rubric.version                          # "marinelife_open_ended", "1"
@@ -16,11 +16,11 @@ code against this)::
     rubric.score(result.value)                           # {"criteria": {name: int}, "score": weighted float}
     rubric.explanations(result.value)                    # {field: text} for rubrics that ask for them
 
-``RUBRICS`` maps a name to its :class:`Rubric` class (a sacrebleu-style registry). It holds what the
-modules imported so far registered with :func:`register_rubric`: MarineLife-16K's rubrics
-(:mod:`marinelife16k.rubrics`: ``marinelife_open_ended``, ``marinelife_caption``,
-``marinelife_caption_review``) and ``custom``, criteria from a user's YAML/JSON file
-(:mod:`builders.scoring.rubric_files`, ``get_rubric("custom", path=...)``). The core knows no dataset.
+A :class:`RubricRegistry` maps a name to its :class:`Rubric` class (a sacrebleu-style registry); the
+core knows no dataset. The tools' registry, :data:`builders.evaluation.rubrics.RUBRICS`, lists
+MarineLife-16K's rubrics (:data:`marinelife16k.rubrics.RUBRICS`: ``marinelife_open_ended``,
+``marinelife_caption``, ``marinelife_caption_review``) and ``custom``, criteria from a user's YAML/JSON
+file (:mod:`builders.scoring.rubric_files`, ``get_rubric("custom", path=...)``).
 
 Every request carries ``prompt=(rubric.name, rubric.version)``, so both are part of the LLM cache
 key and recorded with each reply. The reply model itself enforces completeness and ranges (strict
@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -97,8 +97,8 @@ class Rubric:
 
     @classmethod
     def from_options(cls, path: str | Path | None = None) -> Rubric:
-        """The rubric :func:`get_rubric` returns for this registered class; only rubrics read from a
-        file take ``path``."""
+        """The rubric :meth:`RubricRegistry.rubric` returns for this registered class; only rubrics
+        read from a file take ``path``."""
         if path is not None:
             raise ValueError(f"rubric {cls.name!r} is built in; a rubric file is only read for 'custom'")
         return cls()
@@ -275,29 +275,39 @@ def _prediction(value: Any) -> str:
 
 # -- the registry ----------------------------------------------------------------------------
 
-RUBRICS: dict[str, type[Rubric]] = {}
-R = TypeVar("R", bound=type[Rubric])
 
+class RubricRegistry(Mapping[str, type[Rubric]]):
+    """Rubric classes by name, listed explicitly where the registry is built (sacrebleu's way):
+    :data:`builders.evaluation.rubrics.RUBRICS` holds every rubric the tools know. Nothing registers
+    itself by being imported; a name is registered once (a second class under it is an error)."""
 
-def register_rubric(rubric: R) -> R:
-    """Add a rubric class to :data:`RUBRICS` under its ``name`` (usable as a class decorator). A name
-    is registered once: a second class under the same name is an error, not a silent replacement."""
-    if not rubric.name:
-        raise ValueError(f"{rubric.__qualname__} has no name to register under")
-    known = RUBRICS.get(rubric.name)
-    if known is not None and known is not rubric:
-        raise ValueError(
-            f"rubric {rubric.name!r} is already registered by {known.__module__}.{known.__qualname__}"
-        )
-    RUBRICS[rubric.name] = rubric
-    return rubric
+    def __init__(self, *rubrics: type[Rubric]) -> None:
+        self._classes: dict[str, type[Rubric]] = {}
+        for rubric in rubrics:
+            self.register(rubric)
 
+    def register(self, rubric: type[Rubric]) -> type[Rubric]:
+        if not rubric.name:
+            raise ValueError(f"{rubric.__qualname__} has no name to register under")
+        known = self._classes.get(rubric.name)
+        if known is not None and known is not rubric:
+            raise ValueError(
+                f"rubric {rubric.name!r} is already registered by {known.__module__}.{known.__qualname__}"
+            )
+        self._classes[rubric.name] = rubric
+        return rubric
 
-def get_rubric(name: str, path: str | Path | None = None) -> Rubric:
-    """The rubric registered as ``name``; ``"custom"`` reads ``path`` (YAML or JSON)."""
-    if name not in RUBRICS:
-        raise ValueError(
-            f"unknown rubric {name!r}; registered: {', '.join(RUBRICS) or 'none'} (a module registers "
-            f"its rubrics when imported, e.g. marinelife16k.rubrics, builders.scoring.rubric_files)"
-        )
-    return RUBRICS[name].from_options(path)
+    def rubric(self, name: str, path: str | Path | None = None) -> Rubric:
+        """The rubric registered as ``name``; ``"custom"`` reads ``path`` (YAML or JSON)."""
+        if name not in self._classes:
+            raise ValueError(f"unknown rubric {name!r}; registered: {', '.join(self._classes) or 'none'}")
+        return self._classes[name].from_options(path)
+
+    def __getitem__(self, name: str) -> type[Rubric]:
+        return self._classes[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._classes)
+
+    def __len__(self) -> int:
+        return len(self._classes)

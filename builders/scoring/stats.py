@@ -9,8 +9,9 @@ table instead of scipy's generic ones.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from scipy import stats
 
@@ -43,6 +44,39 @@ def proportion(successes: int, n: int, confidence: float = 0.95) -> tuple[float 
     if n == 0:
         return None, None
     return successes / n, list(wilson_interval(successes, n, confidence))
+
+
+def interval_key(confidence: float) -> str:
+    """The key naming an interval by its level: ``ci95`` at 0.95, ``ci90`` at 0.9, ``ci99.5`` at 0.995.
+
+    Metric results write ``<name>_<key>``, so a result computed at another confidence never reads as
+    a 95% interval."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    return f"ci{round(confidence * 100, 6):g}"
+
+
+def interval_in(data: Mapping[str, Any], stem: str, confidence: float) -> list[float] | None:
+    """The ``stem`` interval of a stored result at ``confidence`` (``<stem>_ci95``...); None if absent.
+    ``stem`` "" reads the bare key (``ci95``)."""
+    key = interval_key(confidence)
+    value = data.get(f"{stem}_{key}" if stem else key)
+    return None if value is None else [float(x) for x in value]
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A proportion over ``n`` items with its interval at the result's confidence: ``value`` and
+    ``interval`` are None when ``n`` is 0."""
+
+    value: float | None
+    interval: list[float] | None
+    n: int
+
+    @classmethod
+    def of(cls, successes: int, n: int, confidence: float = 0.95) -> Rate:
+        value, interval = proportion(successes, n, confidence)
+        return cls(value, interval, n)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,6 @@ debug level):
 from __future__ import annotations
 
 import base64
-import io
 import logging
 import os
 import queue
@@ -61,7 +60,6 @@ import av
 import numpy as np
 from av.video.codeccontext import VideoCodecContext
 from av.video.reformatter import VideoReformatter
-from PIL import Image
 
 from builders.video.index import (
     DecodedIndex,
@@ -71,6 +69,7 @@ from builders.video.index import (
     plan_segments,
     uniform_indices,
 )
+from builders.video.jpeg import JPEG_QUALITY, jpeg_bytes
 from builders.video.source import (
     SourceLike,
     VideoError,
@@ -888,17 +887,19 @@ def _check_max_side(max_side: int | None) -> None:
         raise ValueError(f"max_side must be a positive integer, got {max_side!r}")
 
 
-def frames_to_data_urls(frames: Frames | np.ndarray | Iterable[np.ndarray], quality: int = 85) -> list[str]:
-    """JPEG ``data:`` URLs of RGB frames, ready for an ``image_url`` part of a chat message."""
+def frames_to_data_urls(
+    frames: Frames | np.ndarray | Iterable[np.ndarray], quality: int = JPEG_QUALITY
+) -> list[str]:
+    """JPEG ``data:`` URLs of RGB frames (:func:`~builders.video.jpeg.jpeg_bytes`), ready for an
+    ``image_url`` part of a chat message."""
     if not 1 <= quality <= 95:
         raise ValueError(f"JPEG quality must be in 1..95, got {quality}")
     images = frames.frames if isinstance(frames, Frames) else frames
     urls = []
     for k, rgb in enumerate(images):
-        rgb = np.asarray(rgb)
-        if rgb.dtype != np.uint8 or rgb.ndim != 3 or rgb.shape[2] != 3:
-            raise ValueError(f"frame {k} must be an H x W x 3 uint8 RGB array, got {rgb.dtype} {rgb.shape}")
-        buffer = io.BytesIO()
-        Image.fromarray(rgb, mode="RGB").save(buffer, format="JPEG", quality=quality)
-        urls.append("data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii"))
+        try:
+            data = jpeg_bytes(rgb, quality)
+        except ValueError as err:
+            raise ValueError(f"frame {k}: {err}") from None
+        urls.append("data:image/jpeg;base64," + base64.b64encode(data).decode("ascii"))
     return urls

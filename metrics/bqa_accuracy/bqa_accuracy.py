@@ -34,7 +34,8 @@ Args:
     answer_parser (str, optional): NAME@VERSION of the answer parser (default "vqabench-choice@3";
         "vqabench-choice@2" re-scores as results made before issue 26 were scored).
 Returns:
-    accuracy, accuracy_easy, accuracy_hard (float) and their *_ci95 ([low, high]);
+    accuracy, accuracy_easy, accuracy_hard (float) and their intervals [low, high], keyed by level:
+        *_ci95 at the default confidence 0.95, *_ci90 at 0.9 (confidence (float) is in the result too);
     n, n_easy, n_hard, n_unparsed (int), unparsed_indices (list of int), correct (list of bool);
     parse_reasons (dict): replies per parse reason (letter, option_text, declared, negation_resolved,
         ambiguous, no_option, negated_only, empty);
@@ -88,4 +89,4 @@ class BqaAccuracy(NamedInputs, evaluate.Metric):  # NamedInputs: a missing input
         return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, choices, difficulty, **kwargs):
-        return bqa_accuracy(predictions, references, choices, difficulty, **kwargs)
+        return bqa_accuracy(predictions, references, choices, difficulty, **kwargs).to_dict()

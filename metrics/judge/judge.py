@@ -3,9 +3,8 @@
 import datasets
 import evaluate
 
-import builders.scoring.rubric_files  # noqa: F401 - registers the "custom" rubric
+from builders.evaluation.rubrics import get_rubric
 from builders.scoring.judge import judge_client, judge_predictions
-from builders.scoring.rubrics import get_rubric
 from builders.scoring.validation import NamedInputs
 from marinelife16k.rubrics import DEFAULT_RUBRIC, MarineLifeCaptionReview, camera_groups
 from marinelife16k.vocabulary import ATTRIBUTES

@@ -93,4 +93,4 @@ class MarinelifeQa(NamedInputs, evaluate.Metric):  # NamedInputs: a missing inpu
     ):
         return marinelife_accuracy(
             predictions, references, question_types, options, videos, answer_parser=answer_parser
-        )
+        ).to_dict()

@@ -292,9 +292,9 @@ class TaskFunctions:
         def aggregate(lines: Sequence[Mapping[str, Any]]) -> float:
             result = it.marinelife_scores(lines)
             if metric == "n_unparsed":
-                return float(result["n_unparsed"][it.OVERALL])
+                return float(result.n_unparsed[it.OVERALL])
             name = next(n for n in it.MARINELIFE_MCQ_METRICS if f"accuracy_{it.metric_slug(n)}" == metric)
-            return _number(result[name])
+            return _number(result.rates[name].value)
 
         return aggregate
 

@@ -250,8 +250,8 @@ class MarineLife16KVideoDataset(_ProjectVideoDataset):
     def evaluate(self, eval_file: str, **judge_kwargs: Any) -> dict[str, float | None]:
         """Accuracy (0-100) per dimension and overall, as ``metrics/marinelife_qa`` and the report."""
         result = it.marinelife_scores(read_harness_lines(eval_file))
-        scores = {name: result[name] for name in it.MARINELIFE_MCQ_METRICS}
-        return _scores_file(eval_file, scores | {"n_unparsed": result["n_unparsed"][it.OVERALL]})
+        scores = {name: result.rates[name].value for name in it.MARINELIFE_MCQ_METRICS}
+        return _scores_file(eval_file, scores | {"n_unparsed": result.n_unparsed[it.OVERALL]})
 
 
 def _scores_file(eval_file: str, scores: dict[str, Any]) -> dict[str, Any]:

@@ -48,7 +48,6 @@ from builders.pipelines.bqa.step2_questions import run_questions
 from builders.pipelines.bqa.step3_filter import run_filter
 from builders.pipelines.bqa.step4_difficulty import HARD, STEP4_UNPARSED, UNANSWERED, run_difficulty
 from builders.runs.frames import FrameImages, Images, frames_dir
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE
 from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
 from builders.runs.unfinished import Unfinished
@@ -79,7 +78,7 @@ class BuildOptions:
     step4_unanswered: str = HARD  # a STEP4 reply naming no choice, or two: Hard (the paper) or drop (old)
     preset: Mapping[str, Any] | None = None  # what --preset set (recorded in build.json and the release)
     # How the run goes; these do not change the records.
-    batch_size: int = DEFAULT_BATCH_SIZE
+    ahead: int | None = None
     reject_llm_failures: bool = False
     source_note: str = "BoLD"  # the release's "source", shown in the card
     accept_changed_source: bool = False  # resume although the BoLD CSVs changed (records made stay)
@@ -358,7 +357,7 @@ def build(
     by_id = {a.id: a for a in rows}
     before = client.usage.snapshot() if client is not None else None
     failures: dict[str, dict[str, str]] = {}
-    batch_size, reject = options.batch_size, options.reject_llm_failures
+    ahead, reject = options.ahead, options.reject_llm_failures
     images = images_of or FrameImages(frames_dir(work_dir))  # one for both steps: shared in memory too
     for step in todo:
         log.info("BQA build: step %s", step)
@@ -369,16 +368,16 @@ def build(
         elif step == QUESTIONS:
             failures[step] = run_questions(
                 work_dir, _items(work_dir, step), client, options.frames, images_of=images,
-                batch_size=batch_size, reject_failures=reject,
+                ahead=ahead, reject_failures=reject,
             )  # fmt: skip
         elif step == FILTER:
             failures[step] = run_filter(
-                work_dir, _items(work_dir, step), client, batch_size=batch_size, reject_failures=reject
+                work_dir, _items(work_dir, step), client, ahead=ahead, reject_failures=reject
             )
         elif step == DIFFICULTY:
             failures[step] = run_difficulty(
                 work_dir, _items(work_dir, step), client, options.frames, images_of=images,
-                unanswered=options.step4_unanswered, batch_size=batch_size, reject_failures=reject,
+                unanswered=options.step4_unanswered, ahead=ahead, reject_failures=reject,
             )  # fmt: skip
             if not failures[step]:
                 shutil.rmtree(frames_dir(work_dir), ignore_errors=True)  # no later step shows frames
@@ -443,12 +442,12 @@ def summarize(
     difficulty_reasons: dict[str, int] = {}
     for name in RECORD_STEPS:
         records = StepRecords(work_dir, name)
-        counts = records.counts()
-        if not counts and not records.complete and not (failures or {}).get(name):
+        tally = records.tally()
+        if not tally and not records.complete and not (failures or {}).get(name):
             continue  # not started (a step whose every call failed is listed: its items are pending)
-        rejected = {k.split(": ", 1)[1]: v for k, v in counts.items() if k != "kept"}
+        rejected = dict(tally.rejected)
         steps[name] = StepSummary(
-            counts.get("kept", 0), rejected, records.complete, dict((failures or {}).get(name, {}))
+            tally.kept, rejected, records.complete, dict((failures or {}).get(name, {}))
         )
         if records.complete and name in LLM_STEPS:
             for r in [*records.kept(), *records.rejects()]:
@@ -483,9 +482,9 @@ def pipeline_counts(work_dir: Path) -> dict[str, Any]:
     ``{"in", "kept", "rejected": {reason: n}}``; STEP4's kept items by difficulty and reason."""
     out: dict[str, Any] = {}
     for name in RECORD_STEPS:
-        counts = StepRecords(work_dir, name).counts()
-        rejected = {k.split(": ", 1)[1]: v for k, v in sorted(counts.items()) if k != "kept"}
-        kept = counts.get("kept", 0)
+        tally = StepRecords(work_dir, name).tally()
+        rejected = dict(sorted(tally.rejected.items()))
+        kept = tally.kept
         out[name] = {"in": kept + sum(rejected.values()), "kept": kept, "rejected": rejected}
     labelled = StepRecords(work_dir, DIFFICULTY).kept()
     out[DIFFICULTY]["labels"] = {d: sum(r["difficulty"] == d for r in labelled) for d in DIFFICULTIES}

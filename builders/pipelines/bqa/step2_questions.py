@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.llm.prompts import load_prompt
 from builders.runs.frames import FrameImages, Images, decode_images, frames_dir
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
+from builders.runs.llm_step import Outcome, llm_fields, run_llm_step
 from builders.runs.steps import StepRecords
 from builders.video.frame_spec import FrameSpec
 
@@ -53,7 +53,7 @@ def run_questions(
     client: LLMClient,
     frames: FrameSpec,
     *,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
     images_of: Images | None = None,
 ) -> dict[str, str]:
@@ -70,7 +70,7 @@ def run_questions(
 
     failures = run_llm_step(
         records, items, client, lambda item: question_request(item, work_dir, frames, images_of), outcome,
-        batch_size=batch_size, reject_failures=reject_failures, desc="STEP2 questions",
+        ahead=ahead, reject_failures=reject_failures, desc="STEP2 questions",
     )  # fmt: skip
     if not failures:
         records.finish(item["id"] for item in items)

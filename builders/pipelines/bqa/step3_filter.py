@@ -5,7 +5,8 @@ Rule filter (no LLM, in this order; the first broken rule is the reject reason):
 * ``rule_multiline``: the question spans more than one line;
 * ``rule_no_question_mark``: it does not end with ``?``;
 * ``rule_names_candidate``: it names one of the four candidates, or a form of one
-  (:data:`LABEL_FORMS`: "angry" for Anger, "confused" for Doubt/Confusion), as a whole word.
+  (:func:`bqa.vocabulary.label_words`: "angry" for Anger, "confused" for Doubt/Confusion), as a
+  whole word.
 
 LLM filter (questions that passed the rules): a structured verdict (:class:`BQAFilterVerdict`)
 on whether the question is objective, leaks the answer, or is harmful, with a one-sentence reason.
@@ -24,49 +25,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from bqa.vocabulary import EMOTIONS
+from bqa.vocabulary import label_words
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.llm.prompts import load_prompt
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
+from builders.runs.llm_step import Outcome, llm_fields, run_llm_step
 from builders.runs.steps import REJECTED, StepRecords
 
 STEP = "filter"
 PROMPT = "bqa_filter"
 
-#: Word forms that name each emotion label (the label itself, inflections and derived adjectives
-#: and adverbs). A question containing any of them, as a whole word, names that candidate.
-LABEL_FORMS: dict[str, tuple[str, ...]] = {
-    "Peace": ("peace", "peaceful", "peacefully", "peacefulness"),
-    "Affection": ("affection", "affections", "affectionate", "affectionately"),
-    "Esteem": ("esteem", "esteemed"),
-    "Anticipation": ("anticipation", "anticipate", "anticipates", "anticipated", "anticipating", "anticipatory"),
-    "Engagement": ("engagement", "engage", "engages", "engaged", "engaging"),
-    "Confidence": ("confidence", "confident", "confidently"),
-    "Happiness": ("happiness", "happy", "happier", "happiest", "happily"),
-    "Pleasure": ("pleasure", "pleasures", "pleased", "pleasing", "pleasant", "pleasurable"),
-    "Excitement": ("excitement", "excite", "excited", "exciting", "excitedly"),
-    "Surprise": ("surprise", "surprises", "surprised", "surprising", "surprisingly"),
-    "Sympathy": ("sympathy", "sympathetic", "sympathize", "sympathise", "sympathizing", "sympathising"),
-    "Doubt/Confusion": (
-        "doubt/confusion", "doubt", "doubts", "doubted", "doubting", "doubtful",
-        "confusion", "confuse", "confused", "confusing",
-    ),
-    "Disconnection": ("disconnection", "disconnect", "disconnected"),
-    "Fatigue": ("fatigue", "fatigued"),
-    "Embarrassment": ("embarrassment", "embarrass", "embarrassed", "embarrassing"),
-    "Yearning": ("yearning", "yearn", "yearns", "yearned", "yearningly"),
-    "Disapproval": ("disapproval", "disapprove", "disapproves", "disapproved", "disapproving", "disapprovingly"),
-    "Aversion": ("aversion", "averse"),
-    "Annoyance": ("annoyance", "annoy", "annoys", "annoyed", "annoying"),
-    "Anger": ("anger", "angered", "angry", "angrier", "angrily"),
-    "Sensitivity": ("sensitivity", "sensitive", "sensitively"),
-    "Sadness": ("sadness", "sad", "sadder", "saddest", "sadly"),
-    "Disquietment": ("disquietment", "disquiet", "disquieted", "disquieting"),
-    "Fear": ("fear", "fears", "feared", "fearing", "fearful", "fearfully"),
-    "Pain": ("pain", "pains", "pained", "painful", "painfully"),
-    "Suffering": ("suffering", "suffer", "suffers", "suffered"),
-}  # fmt: skip
-assert tuple(LABEL_FORMS) == EMOTIONS, "one entry per BoLD emotion, in BoLD order"
 
 RULE_MULTILINE, RULE_NO_QUESTION_MARK, RULE_NAMES_CANDIDATE = (
     "rule_multiline",
@@ -78,12 +45,12 @@ LLM_HARMFUL, LLM_LEAKS_ANSWER, LLM_NOT_OBJECTIVE = "llm_harmful", "llm_leaks_ans
 
 @cache
 def _label_pattern(label: str) -> re.Pattern[str]:
-    forms = sorted(LABEL_FORMS[label], key=len, reverse=True)
+    forms = sorted(label_words(label), key=len, reverse=True)
     return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(f) for f in forms) + r")(?!\w)", re.IGNORECASE)
 
 
 def named_labels(text: str, labels: Sequence[str]) -> list[tuple[str, str]]:
-    """``(label, word as written)`` for each of ``labels`` that ``text`` names (see :data:`LABEL_FORMS`)."""
+    """``(label, word as written)`` for each of ``labels`` that ``text`` names (:func:`bqa.vocabulary.label_words`)."""
     found = []
     for label in labels:
         match = _label_pattern(label).search(text)
@@ -141,7 +108,7 @@ def run_filter(
     items: Sequence[Mapping[str, Any]],
     client: LLMClient | None,
     *,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
 ) -> dict[str, str]:
     """Run STEP3 over ``items`` (rules first, then the LLM on the rest). Returns ``{id: error}``."""
@@ -184,7 +151,7 @@ def run_filter(
             client,
             filter_request,
             outcome,
-            batch_size=batch_size,
+            ahead=ahead,
             reject_failures=reject_failures,
             desc="STEP3 filter",
         )  # fmt: skip

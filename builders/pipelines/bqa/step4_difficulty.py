@@ -22,7 +22,7 @@ from bqa.vocabulary import AMBIGUOUS_ANSWER, DIFFICULTY_REASONS, NO_ANSWER, RIGH
 from builders.evaluation.bqa_answers import ReadAnswer, answer_request, read_answer
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.runs.frames import FrameImages, Images, frames_dir
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, llm_fields, run_llm_step
+from builders.runs.llm_step import Outcome, llm_fields, run_llm_step
 from builders.runs.steps import REJECTED, StepRecords
 from builders.scoring.answer_parsing import AMBIGUOUS
 from builders.video.frame_spec import FrameSpec
@@ -50,7 +50,7 @@ def run_difficulty(
     client: LLMClient,
     frames: FrameSpec,
     *,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
     images_of: Images | None = None,
     unanswered: str = HARD,
@@ -91,7 +91,7 @@ def run_difficulty(
 
     failures = run_llm_step(
         records, items, client, request_of, outcome,
-        batch_size=batch_size, reject_failures=reject_failures, desc="STEP4 difficulty",
+        ahead=ahead, reject_failures=reject_failures, desc="STEP4 difficulty",
     )  # fmt: skip
     if not failures:
         records.finish(item["id"] for item in items)

@@ -24,7 +24,6 @@ from builders.files.jsonio import read_jsonl, write_jsonl_atomic
 from builders.llm import LLMClient
 from builders.pipelines.marinelife import captioner, refiner, reviewer
 from builders.pipelines.marinelife.outcomes import Failure
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE
 from builders.runs.steps import StepRecords
 
 TAU = 3.5  # the paper's threshold
@@ -67,7 +66,7 @@ def run_caption_engine(
     client: LLMClient,
     settings: CaptionSettings = CaptionSettings(),
     *,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
 ) -> list[Failure]:
     """Run (or resume) the three caption steps over ``rows``; on success write the merged records.
@@ -79,7 +78,7 @@ def run_caption_engine(
     work = Path(work_dir)
     failed = captioner.run_drafts(
         work, rows, video_root, client, num_frames=settings.num_frames, max_side=settings.max_side,
-        batch_size=batch_size, reject_failures=reject_failures,
+        ahead=ahead, reject_failures=reject_failures,
     )  # fmt: skip
     if failed:
         return _failures(captioner.STEP, failed)
@@ -88,9 +87,7 @@ def run_caption_engine(
         {**row, "draft_caption": drafts[row["id"]]["draft_caption"]} for row in rows if row["id"] in drafts
     ]
 
-    failed = reviewer.run_reviews(
-        work, drafted, client, batch_size=batch_size, reject_failures=reject_failures
-    )
+    failed = reviewer.run_reviews(work, drafted, client, ahead=ahead, reject_failures=reject_failures)
     if failed:
         return _failures(reviewer.STEP, failed)
     reviews = _kept(work, reviewer.STEP)
@@ -98,7 +95,7 @@ def run_caption_engine(
 
     low = [item for item in reviewed if item["s_c"] < settings.tau]
     failed = refiner.run_refinements(
-        work, low, client, tau=settings.tau, batch_size=batch_size, reject_failures=reject_failures
+        work, low, client, tau=settings.tau, ahead=ahead, reject_failures=reject_failures
     )
     if failed:
         return _failures(refiner.STEP, failed)

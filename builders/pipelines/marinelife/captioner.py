@@ -18,7 +18,7 @@ from builders.llm.prompts import load_prompt
 from builders.pipelines.marinelife.checks import caption_problems
 from builders.pipelines.marinelife.outcomes import call_cost
 from builders.runs.frames import decode_images
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
+from builders.runs.llm_step import Outcome, run_llm_step
 from builders.runs.steps import StepRecords
 from builders.video.frame_spec import FrameSpec
 
@@ -77,7 +77,7 @@ def run_drafts(
     *,
     num_frames: int = NUM_FRAMES,
     max_side: int | None = MAX_SIDE,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
 ) -> dict[str, str]:
     """Draft a caption for each video row; finishes the step when nothing failed. Returns ``{id: error}``.
@@ -98,7 +98,7 @@ def run_drafts(
 
     failures = run_llm_step(
         records, rows, client, request_of, outcome,
-        batch_size=batch_size, reject_failures=reject_failures, desc="caption drafts",
+        ahead=ahead, reject_failures=reject_failures, desc="caption drafts",
     )  # fmt: skip
     if not failures:
         records.finish(row["id"] for row in rows)

@@ -45,7 +45,7 @@ from builders.llm.prompts import load_prompt
 from builders.llm.schema import ITEM_ID_FIELD
 from builders.pipelines.marinelife.checks import foreign_subject, option_problems
 from builders.pipelines.marinelife.outcomes import call_cost
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
+from builders.runs.llm_step import Outcome, run_llm_step
 from builders.runs.steps import StepRecords
 from builders.scoring.phrases import mentions, normalized
 from marinelife16k.questions import (
@@ -367,7 +367,7 @@ def run_qa(
     *,
     seed: int = 0,
     reference: bool = True,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
 ) -> dict[str, str]:
     """QA for ``rows`` (video rows with their final ``caption``); finishes the step when nothing
@@ -394,7 +394,7 @@ def run_qa(
 
     failures = run_llm_step(
         records, rows, client, lambda row: qa_request(row, reference=reference), outcome,
-        batch_size=batch_size, reject_failures=reject_failures, desc="QA distractors",
+        ahead=ahead, reject_failures=reject_failures, desc="QA distractors",
     )  # fmt: skip
     if not failures:
         records.finish(row["id"] for row in rows)

@@ -11,7 +11,7 @@ from builders.llm.prompts import load_prompt
 from builders.pipelines.marinelife.captioner import Caption
 from builders.pipelines.marinelife.checks import caption_problems
 from builders.pipelines.marinelife.outcomes import call_cost
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
+from builders.runs.llm_step import Outcome, run_llm_step
 from builders.runs.steps import StepRecords
 from builders.scoring.phrases import mentions
 from marinelife16k.rubrics import format_attributes
@@ -63,7 +63,7 @@ def run_refinements(
     client: LLMClient,
     *,
     tau: float,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
 ) -> dict[str, str]:
     """``items``: video rows with ``draft_caption`` and ``s_c``, all under ``tau``. Record:
@@ -84,7 +84,7 @@ def run_refinements(
 
     failures = run_llm_step(
         records, items, client, request_of, outcome,
-        batch_size=batch_size, reject_failures=reject_failures, desc="caption refinements",
+        ahead=ahead, reject_failures=reject_failures, desc="caption refinements",
     )  # fmt: skip
     if not failures:
         records.finish(item["id"] for item in items)

@@ -13,7 +13,7 @@ from typing import Any
 
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.pipelines.marinelife.outcomes import call_cost
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE, Outcome, run_llm_step
+from builders.runs.llm_step import Outcome, run_llm_step
 from builders.runs.steps import StepRecords
 from marinelife16k.rubrics import MarineLifeCaptionReview
 from marinelife16k.vocabulary import ATTRIBUTES
@@ -46,7 +46,7 @@ def run_reviews(
     items: Sequence[Mapping[str, Any]],
     client: LLMClient,
     *,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    ahead: int | None = None,
     reject_failures: bool = False,
 ) -> dict[str, str]:
     """``items``: video rows with their ``draft_caption``. Record: ``{"id", "s_c", "review_justification",
@@ -66,7 +66,7 @@ def run_reviews(
 
     failures = run_llm_step(
         records, items, client, lambda item: review_request(item["draft_caption"], item), outcome,
-        batch_size=batch_size, reject_failures=reject_failures, desc="caption reviews",
+        ahead=ahead, reject_failures=reject_failures, desc="caption reviews",
     )  # fmt: skip
     if not failures:
         records.finish(item["id"] for item in items)

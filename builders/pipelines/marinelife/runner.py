@@ -46,7 +46,6 @@ from builders.pipelines.marinelife.caption_engine import (
     run_caption_engine,
 )
 from builders.pipelines.marinelife.outcomes import Failure, total_cost
-from builders.runs.llm_step import DEFAULT_BATCH_SIZE
 from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
 from builders.runs.unfinished import Unfinished
@@ -64,7 +63,7 @@ STEPS: tuple[str, ...] = (*CAPTION_STEPS, qa_generation.STEP)
 
 @dataclass(frozen=True)
 class PipelineConfig:
-    """Everything that changes what a run produces (``batch_size``/``reject_failures`` change only how).
+    """Everything that changes what a run produces (``ahead``/``reject_failures`` change only how).
 
     ``seed``: option order and split; ``split_sizes``: as :func:`marinelife16k.splits.split_counts`
     (None: the paper's proportions); ``llm_reference``: the LLM writes the camera-object reference
@@ -77,7 +76,7 @@ class PipelineConfig:
     seed: int = 0
     llm_reference: bool = True
     split_sizes: Mapping[str, int | float] | None = None
-    batch_size: int = DEFAULT_BATCH_SIZE
+    ahead: int | None = None
     reject_failures: bool = False
 
     @property
@@ -87,7 +86,7 @@ class PipelineConfig:
     def outputs(self) -> dict[str, Any]:
         """The settings a work folder is bound to."""
         out = asdict(self)
-        for name in ("batch_size", "reject_failures"):
+        for name in ("ahead", "reject_failures"):
             out.pop(name)
         out["split_sizes"] = dict(self.split_sizes) if self.split_sizes is not None else None
         return out
@@ -166,18 +165,18 @@ def build(
               "prompts": prompt_versions()}  # fmt: skip
     bind_work_folder(work, wanted, CONFIG_FILE, llm_part="model")
     before = client.usage.snapshot()
-    batch_size, reject = config.batch_size, config.reject_failures
+    ahead, reject = config.ahead, config.reject_failures
 
     released = False
     failures = run_caption_engine(
-        work, rows, video_root, client, config.caption_settings, batch_size=batch_size, reject_failures=reject
+        work, rows, video_root, client, config.caption_settings, ahead=ahead, reject_failures=reject
     )
     if not failures:
         final = {c["id"]: c["final_caption"] for c in read_captions(work)}
         captioned = [{**row, "caption": final[row["id"]]} for row in rows if row["id"] in final]
         failed = qa_generation.run_qa(
             work, captioned, client, seed=config.seed, reference=config.llm_reference,
-            batch_size=batch_size, reject_failures=reject,
+            ahead=ahead, reject_failures=reject,
         )  # fmt: skip
         failures = [Failure(i, qa_generation.STEP, e) for i, e in failed.items()]
         if not failures:
@@ -358,7 +357,7 @@ def format_summary(summary: Mapping[str, Any]) -> str:
             f"{run.get('api_calls', 0)} API calls ({run.get('reasks', 0)} re-asks), {run.get('failures', 0)} failures, "
             f"tokens in {run.get('prompt_tokens', 0):,} / out {run.get('completion_tokens', 0):,}"
         )
-    lines += unfinished(summary).lines(alternative="or add --reject-failures to drop them")
+    lines += unfinished(summary).lines(alternative="or add --reject-llm-failures to drop them")
     if summary["release"]:
         lines.append(f"release: {summary['release']['path']} {summary['release']['splits']}")
     return "\n".join(lines)

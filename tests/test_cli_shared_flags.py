@@ -1,0 +1,108 @@
+"""Both benchmarks speak one command-line language: a flag the two share is spelled the same and
+explained the same on ``vqabench bqa <verb> --help`` and ``vqabench marinelife <verb> --help``; the
+benchmark is spelled one way wherever it is typed, and old spellings get a one-line hint."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from builders.cli import build_parser, main
+
+#: Verbs both benchmarks have.
+VERBS = ("build", "evaluate", "export")
+#: Flags every LLM command of both benchmarks takes, explained alike.
+LLM_COMMAND_FLAGS = {
+    "--ahead", "--reject-llm-failures", "--estimate", "--max-cost", "--price-in", "--price-out", "--price-table",
+    "--llm-model", "--llm-base-url", "--llm-api-key-env", "--llm-cache", "--llm-mode", "--llm-replies",
+    "--llm-concurrency", "--llm-timeout", "--llm-max-retries", "--llm-max-validation-retries",
+    "--llm-temperature", "--llm-seed", "--llm-max-tokens", "--llm-extra-body",
+}  # fmt: skip
+#: Where the same flag legitimately says something of its own benchmark (its unit, its input, its
+#: default), and why; every other shared flag must read the same.
+OWN_WORDS = {
+    "--limit": "counts the benchmark's own items (BoLD rows, videos, questions)",
+    "--work": "names the benchmark's own work folder contents",
+    "--sample": "names the benchmark's own bundled sample",
+    "--repo-id": "names the benchmark's own default repo",
+    "--seed": "seeds the benchmark's own draws",
+    "--replay": "names the benchmark's own recording",
+    "--export": "names the benchmark's own release folder",
+    "--data": "names the benchmark's own dataset",
+    "--out": "names what the verb writes for this benchmark",
+    "--num-frames": "the benchmark's own default frame count",
+    "--fps": "the benchmark's own default frame rate",
+    "--videos": "names the benchmark's own unit of video (BQA's clips are rows)",
+    "--video-sample": "names the benchmark's own unit of video (BQA's clips are rows)",
+}
+
+
+def _sub(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[name]
+    raise KeyError(name)
+
+
+def flags(benchmark: str, verb: str) -> dict[str, str]:
+    """Each long flag of ``vqabench BENCHMARK VERB`` and its help text as ``--help`` shows it."""
+    parser = _sub(_sub(build_parser(), benchmark), verb)
+    return {
+        option: " ".join((action.help or "").split()) % {"default": action.default}
+        for action in parser._actions
+        if action.help != argparse.SUPPRESS
+        for option in action.option_strings
+        if option.startswith("--") and option != "--help"
+    }
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_shared_flags_read_the_same_for_both_benchmarks(verb, capsys):
+    bqa, marine = flags("bqa", verb), flags("marinelife", verb)
+    differ = {
+        f: (bqa[f], marine[f]) for f in set(bqa) & set(marine) if f not in OWN_WORDS and bqa[f] != marine[f]
+    }
+    assert differ == {}
+    for benchmark in ("bqa", "marinelife"):  # what --help prints is what the parser holds
+        with pytest.raises(SystemExit):
+            main([benchmark, verb, "--help"])
+        shown = capsys.readouterr().out
+        assert all(f in shown for f in (bqa if benchmark == "bqa" else marine))
+
+
+@pytest.mark.parametrize("verb", ["build", "evaluate"])
+def test_every_llm_command_takes_the_same_llm_flags(verb):
+    for benchmark in ("bqa", "marinelife"):
+        assert LLM_COMMAND_FLAGS <= set(flags(benchmark, verb)), (benchmark, verb)
+
+
+def test_evaluate_takes_the_shared_frame_flags_on_both():
+    frame_flags = {"--num-frames", "--fps", "--max-side", "--frame-rule", "--video-input", "--max-frames"}
+    assert frame_flags <= set(flags("bqa", "evaluate")) and frame_flags <= set(
+        flags("marinelife", "evaluate")
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["leaderboard", "marinelife16k", "--out", "x"], ["human-study", "make", "marinelife16k", "--out", "x"]],
+)
+def test_one_spelling_of_the_benchmark_and_a_hint_for_the_old_one(argv, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(errors) == 1
+    assert errors[0].endswith("the benchmark is now spelled 'marinelife' (as in 'vqabench marinelife')")
+
+
+def test_old_reject_flag_gets_a_hint(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["marinelife", "build", "--sample", "--work", "w", "--reject-failures"])
+    assert done.value.code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert errors == [
+        "vqabench marinelife build: error: --reject-failures is now --reject-llm-failures (the same flag for both "
+        "benchmarks)"
+    ]
