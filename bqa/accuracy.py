@@ -9,7 +9,7 @@ interval and every demographic breakdown a chi-square test, so small groups are 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from numbers import Integral
 from pathlib import Path
@@ -187,15 +187,15 @@ def error_breakdown(
         return ErrorBreakdown(groups, n_missing, Disparity(warning=warning), confidence)
     rate = {g: e.rate.value or 0.0 for g, e in groups.items()}
     highest, lowest = max(groups, key=rate.__getitem__), min(groups, key=rate.__getitem__)
-    gap = {"highest": highest, "lowest": lowest, "max_gap": rate[highest] - rate[lowest]}
+    gap = Disparity(max_gap=rate[highest] - rate[lowest], highest=highest, lowest=lowest)
     table = [[counts[g][1], counts[g][0] - counts[g][1]] for g in ordered]
     if sum(r[0] for r in table) == 0 or sum(r[1] for r in table) == 0:
         warning = "every answer is right or every answer is wrong: no disparity to test"
-        return ErrorBreakdown(groups, n_missing, Disparity(**gap, warning=warning), confidence)
+        return ErrorBreakdown(groups, n_missing, replace(gap, warning=warning), confidence)
     test = chi_square_independence(table)
     small = [g for g, row in zip(ordered, test.expected, strict=True) if min(row) < MIN_EXPECTED_COUNT]
-    disparity = Disparity(
-        **gap,
+    disparity = replace(
+        gap,
         chi2=test.statistic,
         dof=test.dof,
         p_value=test.p_value,

@@ -310,7 +310,7 @@ def _demographic_section(
     # outside the vocabulary after them.
     groups = [*known, *(g for g in seen if g not in known)]
     first = next(iter(breakdowns.values())).groups
-    rows: list[list[object]] = []
+    rows: list[list[Any]] = []
     for g in groups:
         cells = [breakdowns[name].groups.get(g) for name in models]
         rows.append(

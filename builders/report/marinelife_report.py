@@ -304,7 +304,9 @@ def _accuracy_section(models: Mapping[str, dict], out_dir: Path, split: str) -> 
         for k in keys
     ]
     clustered = [[k, first.rates[k].n, *(_clustered(r, k) for r in scores.values())] for k in keys]
-    unparsed = [["unparsed replies (scored wrong)", None, *(r.n_unparsed[OVERALL] for r in scores.values())]]
+    unparsed: list[list[Any]] = [
+        ["unparsed replies (scored wrong)", None, *(r.n_unparsed[OVERALL] for r in scores.values())]
+    ]
     series = {
         name: [Bar(r.rates[k].value, r.rates[k].interval, r.rates[k].n) for k in keys]
         for name, r in scores.items()
