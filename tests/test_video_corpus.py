@@ -588,7 +588,8 @@ def test_damaged_packet_gives_the_frames_before_it(tmp_path, monkeypatch, seen_b
         sample_frames(bad, num_frames=16, strict=True)
 
 
-def test_counting_decode_also_samples_when_the_packets_guess_right(corpus, tmp_path, monkeypatch):
+def count_sequential_decodes(monkeypatch) -> list[bool]:
+    """Each ``ClipReader._sequential`` call from now on, as whether it was a counting decode."""
     calls: list[bool] = []
     original = ClipReader._sequential
 
@@ -597,6 +598,11 @@ def test_counting_decode_also_samples_when_the_packets_guess_right(corpus, tmp_p
         return original(self, wanted, deliver)
 
     monkeypatch.setattr(ClipReader, "_sequential", counted)
+    return calls
+
+
+def test_counting_decode_also_samples_when_the_packets_guess_right(corpus, tmp_path, monkeypatch):
+    calls = count_sequential_decodes(monkeypatch)
     # One decode counts and samples: each packet is a frame here.
     for name in ["avi_h264_b.avi", "avi_mpeg4_b.avi", "raw_h264_b.h264"]:
         calls.clear()
@@ -631,14 +637,7 @@ def test_open_gop_cut_without_a_start_is_counted_and_sampled_by_one_decode(tmp_p
     ref = full_decode(cut)[0]
     with ClipReader(cut) as reader:
         assert reader._packets_index.num_packets > len(ref)  # the decoder drops the first packets
-    calls: list[bool] = []
-    original = ClipReader._sequential
-
-    def counted(self, wanted, deliver):
-        calls.append(wanted is None)
-        return original(self, wanted, deliver)
-
-    monkeypatch.setattr(ClipReader, "_sequential", counted)
+    calls = count_sequential_decodes(monkeypatch)
     for kwargs in ({"num_frames": 16}, {"num_frames": 8}, {"fps": 1}):
         calls.clear()
         got = sample_frames(cut, **kwargs)
