@@ -28,7 +28,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from builders.pipelines.marinelife.outcomes import Failure, total_cost
 from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
 from builders.runs.unfinished import Unfinished
+from builders.video.frame_spec import FrameSpec
 from marinelife16k.annotations import read_annotations
 from marinelife16k.questions import MOTION_TYPE
 from marinelife16k.sample import SAMPLE_REASON, sample_video_root
@@ -65,14 +66,15 @@ STEPS: tuple[str, ...] = (*CAPTION_STEPS, qa_generation.STEP)
 class PipelineConfig:
     """Everything that changes what a run produces (``ahead``/``reject_failures`` change only how).
 
-    ``seed``: option order and split; ``split_sizes``: as :func:`marinelife16k.splits.split_counts`
-    (None: the paper's proportions); ``llm_reference``: the LLM writes the camera-object reference
-    sentence (else the template of :func:`marinelife16k.questions.camera_object_reference`).
+    ``frames``: what the captioner sees of each video (default: 8 uniform frames, both ends, longer
+    side 512 px); ``seed``: option order and split; ``split_sizes``: as
+    :func:`marinelife16k.splits.split_counts` (None: the paper's proportions); ``llm_reference``: the
+    LLM writes the camera-object reference sentence (else the template of
+    :func:`marinelife16k.questions.camera_object_reference`).
     """
 
     tau: float = TAU
-    num_frames: int = captioner.NUM_FRAMES
-    max_side: int | None = captioner.MAX_SIDE
+    frames: FrameSpec = field(default_factory=captioner.frame_spec)
     seed: int = 0
     llm_reference: bool = True
     split_sizes: Mapping[str, int | float] | None = None
@@ -81,23 +83,42 @@ class PipelineConfig:
 
     @property
     def caption_settings(self) -> CaptionSettings:
-        return CaptionSettings(tau=self.tau, num_frames=self.num_frames, max_side=self.max_side)
+        return CaptionSettings(tau=self.tau, frames=self.frames)
 
     def outputs(self) -> dict[str, Any]:
-        """The settings a work folder is bound to."""
-        out = asdict(self)
-        for name in ("ahead", "reject_failures"):
-            out.pop(name)
+        """The settings a work folder is bound to (and a release records). The frames are written as
+        ``num_frames`` and ``max_side``, as before the frame spec existed, plus whatever differs from
+        the captioner's uniform JPEG frames (``fps``, ``frame_rule``, ``video_input``): a work folder
+        or recording made with the default frames reads the same, so it resumes (and replays) as it is."""
+        out: dict[str, Any] = {
+            "tau": self.tau,
+            "num_frames": self.frames.num_frames,
+            "max_side": self.frames.max_side,
+        }
+        plain = captioner.frame_spec()
+        if self.frames.fps != plain.fps:
+            out["fps"] = self.frames.fps
+        if self.frames.rule != plain.rule:
+            out["frame_rule"] = self.frames.rule
+        if self.frames.video_input != plain.video_input:
+            out["video_input"] = self.frames.video_input
+        out.update(seed=self.seed, llm_reference=self.llm_reference)
         out["split_sizes"] = dict(self.split_sizes) if self.split_sizes is not None else None
         return out
 
     @classmethod
     def from_outputs(cls, data: Mapping[str, Any]) -> PipelineConfig:
-        known = {f.name for f in fields(cls)}
+        """The config of :meth:`outputs` (also of recordings and work folders made before the frame spec)."""
+        frame_keys = {"num_frames": "num_frames", "max_side": "max_side", "fps": "fps", "frame_rule": "rule",
+                      "video_input": "video_input"}  # fmt: skip
+        known = {f.name for f in fields(cls)} - {"frames", "ahead", "reject_failures"} | set(frame_keys)
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown pipeline settings {sorted(unknown)}; known: {sorted(known)}")
-        return cls(**data)
+        plain = captioner.frame_spec()
+        spec = {name: data[key] for key, name in frame_keys.items() if key in data}
+        frames = replace(plain, **spec)
+        return cls(frames=frames, **{k: v for k, v in data.items() if k not in frame_keys})
 
 
 def prompt_versions() -> dict[str, str]:

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from builders.llm import Recording
-from builders.pipelines.marinelife import captioner
 from builders.pipelines.marinelife.runner import PIPELINE, PipelineConfig, build, format_summary
 from builders.testing.marinelife_responder import MarineLifeResponder
 from builders.testing.recorder import recording_session, scripted_settings
@@ -61,9 +60,7 @@ def record(
     recording = sample_recording(out, config)
     with tempfile.TemporaryDirectory(prefix="marinelife-record-") as tmp:
         work = Path(work_dir) if work_dir is not None else Path(tmp) / "work"
-        responder = MarineLifeResponder(
-            rows, sample_video_root(), captioner.frame_spec(config.num_frames, config.max_side)
-        )
+        responder = MarineLifeResponder(rows, sample_video_root(), config.frames)
         session = recording_session(recording, responder, Path(tmp) / "llm-cache.sqlite", REPORTED_MODEL)
         with session as (client, _):
             result = build(
