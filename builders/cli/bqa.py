@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -478,6 +479,5 @@ ENTRY = Benchmark(
     ),
 )
 
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    register_benchmark(subparsers, ENTRY)
+#: ``vqabench <key> ...``: the shared verbs with this entry's part, then its own actions.
+register = partial(register_benchmark, entry=ENTRY)
