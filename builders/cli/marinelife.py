@@ -266,7 +266,7 @@ def _config(args: argparse.Namespace, recorded: PipelineConfig | None = None) ->
 
 def _build(args: argparse.Namespace) -> int:
     from builders.llm.cli import client_from_args
-    from builders.pipelines.marinelife.runner import build, format_summary, replay_client
+    from builders.pipelines.marinelife.runner import build, replay_client
     from builders.runs.steps import DEFAULT_CACHE
     from marinelife16k.sample import sample_attributes_path, sample_root, sample_video_root
 
@@ -300,16 +300,16 @@ def _build(args: argparse.Namespace) -> int:
 
     price = apply_cost_arguments(args, client)
     with client:
-        result = build(
+        summary = build(
             args.work_dir, client, attributes=attributes, video_root=video_root, config=config, note=note
         )
     if client.estimate is not None:
         # The caption drafts (frames decoded, nothing sent); the steps after them need their replies.
         print(f"estimate, first step with requests to send: {client.estimate.format(price)}")
         return 0
-    print(format_summary(result.summary))
+    print(summary.format())
     print(spent_line(client.usage, price, client.budget))
-    if not result.complete:
+    if not summary.ok:
         return 1  # the summary says what is left and how to resume
     if args.export:
         from marinelife16k.card import DEFAULT_REPO_ID
