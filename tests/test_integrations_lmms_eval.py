@@ -293,7 +293,8 @@ def test_the_frames_the_calling_model_sends_are_recorded(tasks):
     folder, hubs = tasks
     config, docs = load_task(folder, "bqa")
     doc = docs[0]
-    everything = decode(open_bqa(hubs["bqa"], "test").video(0))
+    opened = open_bqa(hubs["bqa"], "test")
+    everything = decode(opened.video(opened.rows[0]["id"]))
     spec = {
         "fps": None,
         "num_frames": 16,
