@@ -56,7 +56,7 @@ def test_bqa_frames_are_vlmevalkits(built_samples, frame_root, entry):
     line = dataset[0]
     message = dataset.build_prompt(0, video_llm=False)
     assert message[-1] == {"type": "text", "value": line["question"]}
-    source = dataset.items.data.video(0)
+    source = dataset.items.data.video(line["video"])
     everything = decode(source)
     total = len(everything)
     if entry == "BQA_16frame":

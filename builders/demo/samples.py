@@ -23,7 +23,7 @@ class BuiltSample:
     hub: Path
     loaded: dict[str, datasets.DatasetDict]  # config -> DatasetDict, from load_dataset(hub, config)
     summary: str  # one line on what the build did
-    build: BuildSummary[Any]  # what the build returned (also in <work>/summary.json)
+    build: BuildSummary[Any] | None = None  # what the build returned (also in <work>/summary.json)
 
     def sizes(self, config: str) -> dict[str, int]:
         return {split: len(ds) for split, ds in self.loaded[config].items()}
