@@ -362,7 +362,8 @@ def summarize(
     """The state of a work folder's steps and release (plus this run's failures and usage)."""
     steps = step_summaries(work_dir, RECORD_STEPS, failures)
     tokens = [0, 0]
-    details = BQABuildDetails(missing)
+    difficulty: dict[str, int] = {}
+    difficulty_reasons: dict[str, int] = {}
     for name in LLM_STEPS.intersection(steps):
         records = StepRecords(work_dir, name)
         if records.complete:
@@ -373,10 +374,10 @@ def summarize(
     if DIFFICULTY in steps and steps[DIFFICULTY].complete:
         labelled = StepRecords(work_dir, DIFFICULTY).kept()
         labels = Counter(r["difficulty"] for r in labelled)
-        details.difficulty.update({d: labels.get(d, 0) for d in DIFFICULTIES})
-        details.difficulty["unparsed"] = steps[DIFFICULTY].rejected.get(STEP4_UNPARSED, 0)
+        difficulty = {d: labels.get(d, 0) for d in DIFFICULTIES}
+        difficulty["unparsed"] = steps[DIFFICULTY].rejected.get(STEP4_UNPARSED, 0)
         reasons = Counter(r.get("difficulty_reason") for r in labelled)
-        details.difficulty_reasons.update({reason: reasons.get(reason, 0) for reason in DIFFICULTY_REASONS})
+        difficulty_reasons = {reason: reasons.get(reason, 0) for reason in DIFFICULTY_REASONS}
     splits, folder = None, None
     if meta_path(work_dir).is_file():
         folder = meta_path(work_dir).parent
@@ -391,8 +392,8 @@ def summarize(
             for name, records in release.splits.items()
         }
     return BuildSummary(
-        "BQA", Path(work_dir), rows, "BoLD row", steps, folder, splits, (tokens[0], tokens[1]), run, details,
-        not_run,
+        "BQA", Path(work_dir), rows, "BoLD row", steps, folder, splits, (tokens[0], tokens[1]), run,
+        BQABuildDetails(missing, difficulty, difficulty_reasons), not_run,
     )  # fmt: skip
 
 
