@@ -10,11 +10,15 @@ folder (split sizes, video ids and cells) and the work folder's own files.
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from bqa.data import BQASplitData
@@ -103,3 +107,18 @@ def test_both_openers_give_one_split_shape_with_videos_by_id(built_samples, name
         for video_id, cell in zip(expected["id"], expected["video"], strict=True):
             # the work folder's file and the Hub folder's cell are the video load_dataset gives for that id
             assert _bytes(from_work.video(video_id)) == _bytes(cell) == _bytes(from_hub.video(video_id))
+
+
+def test_a_video_id_twice_in_a_split_is_refused_by_name(built_samples, tmp_path):
+    """Looked up by id, two videos under one id would leave one unreachable: the opener names it."""
+    hub = tmp_path / "bqa"
+    shutil.copytree(built_samples["bqa"].hub, hub)
+    (shard,) = (hub / "data" / "default").glob("test-*.parquet")
+    table = pq.read_table(shard)
+    pq.write_table(pa.concat_tables([table, table.slice(0, 1)]), shard)
+    twice = table.column("id")[0].as_py()
+    with pytest.raises(
+        ValueError,
+        match=re.escape(f"Hub folder {hub} (config default): row {table.num_rows}: duplicate id '{twice}'"),
+    ):
+        open_bqa(hub, "test")

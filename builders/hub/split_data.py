@@ -12,7 +12,7 @@ video by ``row["id"]`` (BQA: one question per clip, so a clip's id is its row's 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,12 +44,12 @@ class SplitData:
         return self.read_video(video_id)
 
 
-def by_id(rows: Iterable[Mapping[str, Any]], source: str) -> dict[str, dict[str, Any]]:
+def by_id(rows: Iterable[dict[str, Any]], source: str) -> dict[str, dict[str, Any]]:
     """``rows`` keyed by their ``id``, in order; a repeated id is refused by name (two videos under
     one id would make one of them unreachable)."""
     out: dict[str, dict[str, Any]] = {}
     for i, row in enumerate(rows):
         if row["id"] in out:
             raise ValueError(f"{source}: row {i}: duplicate id {row['id']!r}")
-        out[row["id"]] = dict(row) if not isinstance(row, dict) else row
+        out[row["id"]] = row
     return out
