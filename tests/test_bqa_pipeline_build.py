@@ -324,6 +324,7 @@ def test_cli_steps_limit_and_refused_reruns(tmp_path, capsys):
     )
     out = capsys.readouterr().out
     assert re.search(r"candidates +5 +-\n", out) and re.search(r"clips +5 +-\n", out)
+    assert "status: no release yet" in out.splitlines()[0]  # the steps asked for finished; no split yet
     assert sorted(p.name for p in (work / "clips").iterdir()) == sorted(
         f"{a.id}.mp4" for a in read_bold(sample_root()).annotations[:5]
     )
@@ -357,7 +358,7 @@ def test_cli_steps_limit_and_refused_reruns(tmp_path, capsys):
         assert cli_main(args) == 0  # the rest; finished steps are not redone
         assert sum(kind(r.body) == "question" for r in server.chat_requests) == 5
         out = capsys.readouterr().out
-        assert "release: train" in out and "this run:" in out
+        assert "release: train" in out and "this run:" in out and "status: complete" in out
         with pytest.raises(ValueError, match=r"llm.model: was 'scripted-bqa', now 'other'"):
             cli_main(
                 [

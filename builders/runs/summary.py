@@ -118,7 +118,11 @@ class BuildSummary(Generic[D]):
 
     @property
     def status(self) -> str:
-        return "complete" if self.ok else "incomplete"
+        """``complete`` (a release, nothing pending), ``incomplete`` (not :attr:`ok`), or ``no release
+        yet`` (the steps asked for finished, the release is a later step's)."""
+        if not self.ok:
+            return "incomplete"
+        return "complete" if self.release is not None else "no release yet"
 
     def to_json(self) -> dict[str, Any]:
         """What ``<work>/summary.json`` holds: the shared keys, then the benchmark's."""
