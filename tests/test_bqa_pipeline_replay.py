@@ -9,10 +9,10 @@ import datasets
 import pytest
 from http_trap import http_trap
 
+from bqa.sample import sample_root
 from bqa.workfolder import read_release
 from builders.cli import main as cli_main
 from builders.demo.bqa_sample import SAMPLE_DIR, SCRIPTED_NOTE, load_recording
-from bqa.sample import sample_root
 from builders.llm import ReplayMissError, read_replies
 from builders.llm.cache import ReplyCache
 from builders.testing.bqa_responder import BQAResponder
@@ -49,7 +49,7 @@ def test_replay_rebuilds_the_sample_release_sending_nothing(replayed, capsys):
     assert run["api_calls"] == 0 and run["cache_hits"] == run["items"] == len(
         read_replies(RECORDING.replies_path)
     )
-    assert sum(s["rows"] for s in summary["splits"].values()) == len(rows)
+    assert sum(s["rows"] for s in summary["release"]["splits"].values()) == len(rows)
     # The exported folder loads with datasets, split for split.
     hub = datasets.load_dataset(str(replayed / "hub"), cache_dir=str(replayed / "cache"))
     assert {s: hub[s]["id"] for s in hub} == {s: [r.id for r in rs] for s, rs in release.splits.items()}

@@ -14,7 +14,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from builders.runs.summary import BuildSummary
 
 Arguments = Callable[[argparse.ArgumentParser], None]
 
@@ -89,25 +92,15 @@ VERBS: tuple[str, ...] = ("build", "evaluate", "judge", "export", "stats")
 class BuildJob:
     """What a benchmark's build hands the shared build flow (:func:`builders.cli._verbs.run_build`).
 
-    ``run(client)`` runs the pipeline and returns a :class:`Built`; ``recorded``: the client of the
+    ``run(client)`` runs the pipeline and returns its :class:`builders.runs.summary.BuildSummary`; ``recorded``: the client of the
     bundled sample's recording (``--sample --replay``), else the flow makes one from the ``--llm-*``
     options when ``needs_llm``; ``estimate(estimate, price)``: the estimate's text (default: that of
     the first step with requests to send)."""
 
-    run: Callable[[Any], Built]
+    run: Callable[[Any], BuildSummary[Any]]
     recorded: Any = None
     needs_llm: bool = True
     estimate: Callable[[Any, Any], str] | None = None
-
-
-@dataclass
-class Built:
-    """A build's outcome as the shared flow prints it: the summary ``text``, whether it is ``complete``,
-    and the ``usage`` of this run for the spent line (None: no LLM step ran)."""
-
-    text: str
-    complete: bool
-    usage: Any = None
 
 
 @dataclass

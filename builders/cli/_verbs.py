@@ -14,7 +14,7 @@ import importlib
 from functools import partial
 from pathlib import Path
 
-from builders.cli._entry import Benchmark, BuildJob, Built, Verb
+from builders.cli._entry import Benchmark, BuildJob, Verb
 from builders.cli._options import (
     add_build_export_arguments,
     add_export_arguments,
@@ -111,7 +111,7 @@ def run_build(entry: Benchmark, args: argparse.Namespace) -> int:
         client = None
     price = apply_cost_arguments(args, client) if client is not None else None
     try:
-        built: Built = job.run(client)
+        summary = job.run(client)
     finally:
         if client is not None:
             client.close()
@@ -121,11 +121,13 @@ def run_build(entry: Benchmark, args: argparse.Namespace) -> int:
         else:  # the steps after the first need its replies
             print(f"estimate, first step with requests to send: {client.estimate.format(price)}")
         return 0
-    print(built.text)
-    if built.usage is not None:
-        print(spent_line(built.usage, price, client.budget if client is not None else None))
-    if not built.complete:
+    print(summary.format())
+    if summary.run is not None:
+        print(spent_line(summary.run, price, client.budget if client is not None else None))
+    if not summary.ok:
         return 1  # the summary says what is left and how to resume
+    if args.export is not None and summary.release is None:
+        raise ValueError(f"{args.work}: no release to export yet; run the steps up to the release first")
     if args.export is not None:
         exported = verb_run(entry.export)(
             args.work,

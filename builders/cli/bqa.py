@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.cli._bqa_paper import BQA_PAPER  # noqa: F401  (registers --preset bqa-paper)
-from builders.cli._entry import Action, Benchmark, BuildJob, Built, EvaluateJob, Exported, Verb
+from builders.cli._entry import Action, Benchmark, BuildJob, EvaluateJob, Exported, Verb
 from builders.cli._presets import apply_preset
 from builders.cli._verbs import register_benchmark
 from builders.files.arguments import existing_file, existing_folder
@@ -128,9 +128,8 @@ def _build(args: argparse.Namespace, *, sample_replay: bool) -> BuildJob:
             **common,
         )
 
-    def run(client: Any) -> Built:
-        summary = build(args.work, options, client, steps, images_of=_probe() if args.estimate else None)
-        return Built(summary.format(), summary.ok, summary.run)
+    def run(client: Any) -> Any:
+        return build(args.work, options, client, steps, images_of=_probe() if args.estimate else None)
 
     def estimate(found: Any, price: Any) -> str:
         return _build_estimate(args.work, found, price)

@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from builders.cli._entry import Action, Benchmark, BuildJob, Built, EvaluateJob, Exported, Verb
+from builders.cli._entry import Action, Benchmark, BuildJob, EvaluateJob, Exported, Verb
 from builders.cli._verbs import register_benchmark
 from builders.files.arguments import existing_file, existing_folder
 from builders.hub.source import add_data_arguments
@@ -91,7 +91,7 @@ def _config(args: argparse.Namespace, recorded: PipelineConfig | None = None) ->
 
 
 def _build(args: argparse.Namespace, *, sample_replay: bool) -> BuildJob:
-    from builders.pipelines.marinelife.runner import build, format_summary, replay_client
+    from builders.pipelines.marinelife.runner import build, replay_client
     from marinelife16k.sample import sample_attributes_path, sample_root, sample_video_root
 
     if args.sample:
@@ -115,11 +115,10 @@ def _build(args: argparse.Namespace, *, sample_replay: bool) -> BuildJob:
     else:
         config = _config(args)
 
-    def run(client: Any) -> Built:
-        result = build(
+    def run(client: Any) -> Any:
+        return build(
             args.work, client, attributes=attributes, video_root=video_root, config=config, note=note
         )
-        return Built(format_summary(result.summary), result.complete, client.usage)
 
     return BuildJob(run, recorded=recorded)
 
