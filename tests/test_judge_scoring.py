@@ -124,9 +124,7 @@ def test_caption_and_review_rubrics_end_to_end(client):
 
     review = get_rubric("marinelife_caption_review")
     attrs = [{"central_object": "turtle", "camera_angle": "eye level"}, {"central_object": "ray"}]
-    result = judged(
-        ["Draft one <<4>>", "Draft two <<2>>"], attrs, review, client, return_items=True
-    )
+    result = judged(["Draft one <<4>>", "Draft two <<2>>"], attrs, review, client, return_items=True)
     assert [item["criteria"] for item in result["items"]] == [{"alignment": 4}, {"alignment": 2}]
     assert [item["score"] for item in result["items"]] == [4.0, 2.0] and result["score"] == 3.0
     assert "by_camera" not in result
