@@ -190,7 +190,7 @@ def item_from_dict(data: object, where: str) -> JudgedItem | FailedJudgement:
     score = _number(item.get(SCORE), f"{where}.{SCORE}")
     if score is None:
         raise ValueError(f"{where}.{SCORE}: a judged item needs its score")
-    criteria = _mapping(item.get(CRITERIA), f"{where}.{CRITERIA}", "an object of criterion scores")
+    criteria = _mapping(item.get(CRITERIA, {}), f"{where}.{CRITERIA}", "an object of criterion scores")
     values = {k: _number(v, f"{where}.{CRITERIA}.{k}") for k, v in criteria.items()}
     missing = [k for k, v in values.items() if v is None]
     if missing:
