@@ -17,6 +17,7 @@ from scipy import stats
 from test_report_marinelife import JUDGE
 
 from builders.evaluation.rubrics import get_rubric
+from builders.hub.eval_results import entries_from_metrics, parse_notes
 from builders.human_study.score import read_judge_items
 from builders.llm import LLMClient, LLMSettings
 from builders.report import write_marinelife_report
@@ -24,6 +25,7 @@ from builders.report.marinelife_report import read_judge_results
 from builders.scoring.judge import judge_predictions
 from builders.scoring.judge_results import FailedJudgement, JudgedItem, JudgeResult
 from builders.testing.chat_requests import last_user_text
+from marinelife16k.benchmark import BENCHMARK as MARINE
 from marinelife16k.rubrics import CAMERA_GROUP, camera_groups
 from marinelife16k.sample import write_sample_work_folder
 
@@ -177,3 +179,23 @@ def test_human_study_reads_the_items_of_a_typed_result(tmp_path):
         ValueError, match=r"broken\.json: m\.oemu\.items\[1\]\.criteria\.camera: expected a number"
     ):
         read_judge_items(tmp_path / "broken.json", None)
+
+
+def test_eval_results_read_the_judge_tasks_through_the_typed_result():
+    """``results write`` (:func:`entries_from_metrics`) takes each judged task's number, item count,
+    rubric and judge from the report's judge result read as a :class:`JudgeResult`."""
+    old = json.loads(BEFORE.read_text())["m"]
+    metrics = {"benchmark": "MarineLife-16K", "split": "test", "models": {"m": {"judge": old}}}
+    run = entries_from_metrics(metrics, MARINE, model="m", dataset_id="lab/MarineLife-16K")
+    entries = {e.task_id: e for e in run.entries}
+    assert entries["oemu"].value == round(old["oemu"]["score"], 6)
+    notes = parse_notes(entries["oemu"].notes)
+    assert notes["rubric"] == old["oemu"]["judge"]["signature"] and notes["judge"] == "test-model-2026-01"
+    assert notes["n"] == "6" and "ci95" not in notes  # no interval claimed for a judge score
+    static = old["caption"]["by_camera"]["static"]
+    assert entries["caption_beh_static"].value == static["criteria"]["BEH"]
+    assert parse_notes(entries["caption_beh_static"].notes)["n"] == str(static["n"])
+    assert not [t for t, _ in run.skipped if t.startswith(("oemu", "caption"))]
+    old["oemu"]["n"] = "6"
+    with pytest.raises(ValueError, match=r"judge\.oemu\.n: expected a whole number, got '6'"):
+        entries_from_metrics(metrics, MARINE, model="m", dataset_id="lab/MarineLife-16K")
