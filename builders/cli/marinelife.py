@@ -162,19 +162,20 @@ def _judge(args: argparse.Namespace):
         from builders.evaluation.marinelife import judge
 
         results = judge(rows, client, return_items=args.items)
-        return lambda: _write_judged(args, source, subset, rows, results)
+        return lambda: _write_judged(args, source, subset, results)
 
     return judge_with
 
 
-def _write_judged(args: argparse.Namespace, source: Any, subset: Any, rows: Any, results: Any) -> int:
+def _write_judged(args: argparse.Namespace, source: Any, subset: Any, results: Any) -> int:
     from builders import tool_version
-    from builders.evaluation.marinelife import JUDGE_TASKS
     from builders.files.jsonio import write_json_atomic
     from builders.hub.subset import ALL, FIELD
     from builders.report.judge_join import DIGEST_KEY, predictions_digest
     from builders.report.provenance import run_provenance
     from builders.runs.unfinished import Unfinished
+    from builders.scoring.judge_results import results_to_dict
+    from marinelife16k.rubrics import CAMERA_GROUP
 
     if not results:
         raise ValueError(
@@ -191,25 +192,25 @@ def _write_judged(args: argparse.Namespace, source: Any, subset: Any, rows: Any,
         FIELD: subset.provenance() if subset is not None else ALL if source else run.get(FIELD),
         "run": run,
     }
-    for result in results.values():
-        result["provenance"] = {**provenance, "rubric_signature": result["judge"]["signature"]}
-    write_json_atomic(args.out, {args.name or args.predictions.stem: results})
+    results = {
+        task: replace(
+            r, provenance={**provenance, "rubric_signature": r.judge.signature if r.judge else None}
+        )
+        for task, r in results.items()
+    }
+    write_json_atomic(args.out, {args.name or args.predictions.stem: results_to_dict(results)})
     failed = 0
     for task, result in results.items():
-        failed += result["n_failed"]
+        failed += result.n_failed
         cameras = ", ".join(
-            f"{kind} {cell['score']:.2f} (n={cell['n']})" if cell["score"] is not None else f"{kind} - (n=0)"
-            for kind, cell in result["by_camera"].items()
+            f"{kind} {cell.score:.2f} (n={cell.n})" if cell.score is not None else f"{kind} - (n=0)"
+            for kind, cell in result.by(CAMERA_GROUP).items()
         )
-        score = "-" if result["score"] is None else f"{result['score']:.2f}"
-        print(f"{task}: score {score} on {result['n']} judged, {result['n_failed']} failed; {cameras}")
+        score = "-" if result.score is None else f"{result.score:.2f}"
+        print(f"{task}: score {score} on {result.n} judged, {result.n_failed} failed; {cameras}")
     print(f"wrote {args.out}")
-    # A failed judgement is named by its question (the index counts the task's rows, in file order).
-    ids = {
-        task: [p["question_id"] for p in rows if p["type"] == qtype]
-        for task, (qtype, _) in JUDGE_TASKS.items()
-    }
-    failures = {task: {ids[task][f["index"]]: f["error"] for f in r["failed"]} for task, r in results.items()}
+    # A failed judgement is named by its question (judge() records it).
+    failures = {task: {str(f.question_id): f.error for f in r.failed} for task, r in results.items()}
     unfinished = Unfinished({task: f for task, f in failures.items() if f})
     if unfinished:
         print(unfinished.format(alternative="--out lists them"))
