@@ -87,7 +87,7 @@ def main() -> None:
                     questions=questions,
                     groups=camera_groups(camera),
                 )
-            assert result["n"] == n and result["n_failed"] == 0, result["failed"][:3]
+            assert result.n == n and result.n_failed == 0, result.failed[:3]
             judge = min(judge, elapsed)
             sent_cold, _, in_flight = server.stats()
 
@@ -130,12 +130,12 @@ def main() -> None:
     )
     print(
         f"judge_predictions, rerun same cache:  {warm:.3f} s, {sent_warm} requests sent, "
-        f"{rerun['judge']['cache_hits']}/{n} cache hits, same score: {rerun['score'] == result['score']}"
+        f"{rerun.judge.cache_hits if rerun.judge else 0}/{n} cache hits, same score: {rerun.score == result.score}"
     )
     print(
         f"judge_predictions, {args.fault_rate:.0%} faults (429/500): {faulted:.3f} s = {faulted / floor:.3f}x floor; "
-        f"{injected} faults injected in {sent_faulty} requests; {with_faults['n']}/{n} judged, "
-        f"{with_faults['n_failed']} failed"
+        f"{injected} faults injected in {sent_faulty} requests; {with_faults.n}/{n} judged, "
+        f"{with_faults.n_failed} failed"
     )
     print(f"(best of {args.repeats} cold runs for the client alone and the judge)")
 

@@ -45,6 +45,7 @@ from harness_check import (  # noqa: E402
 )
 
 from builders.integrations import items as it  # noqa: E402
+from builders.scoring.judge_results import JudgeResult  # noqa: E402
 from builders.testing.chat_server import ChatServer  # noqa: E402
 from builders.video.frame_spec import FrameSpec  # noqa: E402
 
@@ -152,7 +153,9 @@ def check_task(task, out, results, hubs, bin_dir, spec, tmp, env) -> bool:
         (ours,) = json.loads(judged.read_text()).values()  # one model: the log's name
         for name in ("oemu", "caption"):
             if name in ours:
-                ok &= compare(f"{task} {name}_score", theirs[f"{name}_score"], ours[name]["score"])
+                ok &= compare(
+                    f"{task} {name}_score", theirs[f"{name}_score"], JudgeResult.from_dict(ours[name]).score
+                )
         return ok
     benchmark = "marinelife" if task.startswith("marinelife") else "bqa"
     report = tmp / f"report-{out.name}-{task}"

@@ -7,9 +7,14 @@ moving cameras; each is a task here, and so is each criterion over all test capt
 
 from __future__ import annotations
 
-from builders.hub.benchmark import Benchmark, Task
+from collections.abc import Mapping
+from typing import Any
+
+from builders.hub.benchmark import Benchmark, Reader, Reading, Task, lookup
+from builders.scoring.judge_results import JudgeResult
 from marinelife16k.card import DIMENSION_DESCRIPTIONS
 from marinelife16k.features import DEFAULT_CONFIG
+from marinelife16k.rubrics import CAMERA_GROUP
 from marinelife16k.vocabulary import (
     CAMERA_KINDS,
     CAPTION_CRITERIA,
@@ -42,7 +47,31 @@ def _accuracy(dimension: str) -> Task:
     )
 
 
-def _judged(task_id: str, name: str, what: str, value: tuple[str, ...], n: tuple[str, ...]) -> Task:
+def _read_judged(task: str, camera: str | None, criterion: str | None) -> Reader:
+    """The judge task's score (``criterion`` None) or criterion mean over ``camera`` (None: all), read
+    from the report's typed judge result, with the rubric and judge that gave it."""
+
+    def read(entry: Mapping[str, Any]) -> Reading:
+        data = lookup(entry, ("judge", task))
+        if data is None:
+            return Reading(None)
+        result = JudgeResult.from_dict(data, f"judge.{task}")
+        cell = result.scores(CAMERA_GROUP, camera)
+        if cell is None:
+            return Reading(None)
+        info = result.judge
+        notes = (
+            {} if info is None else {"rubric": info.rubric_label, "judge": info.model_reported or info.model}
+        )
+        return Reading(cell.score if criterion is None else cell.criteria.get(criterion), None, cell.n, notes)
+
+    return read
+
+
+def _judged(
+    task_id: str, name: str, what: str, judge_task: str, camera: str | None, criterion: str | None
+) -> Task:
+    where = ("by_camera", camera) if camera else ()
     return Task(
         id=task_id,
         name=name,
@@ -53,13 +82,13 @@ def _judged(task_id: str, name: str, what: str, value: tuple[str, ...], n: tuple
         higher_is_better=True,
         description=f"{what} Mean LLM-judge score over the test split (the judge model and rubric are "
         "named in each result's notes).",
-        value=value,
-        n=n,
+        # where the number sits in metrics.json (named in messages); read through the typed result
+        value=("judge", judge_task, *where, *(("criteria", criterion) if criterion else ("score",))),
+        reader=_read_judged(judge_task, camera, criterion),
     )
 
 
 def _caption(criterion: str, camera: str | None) -> Task:
-    where = ("by_camera", camera) if camera else ()
     label = f" ({camera} camera)" if camera else ""
     short = f" ({camera})" if camera else ""
     return _judged(
@@ -67,8 +96,9 @@ def _caption(criterion: str, camera: str | None) -> Task:
         f"Caption {criterion}{short}",
         f"Video captioning{label} judged on {criterion}, {CAPTION_CRITERION_NAMES[criterion]} "
         f"({CAPTION_CRITERION_TITLES[criterion].lower()}): {CAPTION_CRITERION_DEFINITIONS[criterion]}",
-        ("judge", "caption", *where, "criteria", criterion),
-        ("judge", "caption", *where, "n"),
+        "caption",
+        camera,
+        criterion,
     )
 
 
@@ -82,13 +112,7 @@ BENCHMARK = Benchmark(
     ),
     tasks=(
         *(_accuracy(d) for d in DIMENSIONS if d in MCQ_DIMENSIONS),  # the paper's order
-        _judged(
-            "oemu",
-            "OEMU judge score",
-            f"{DIMENSION_DESCRIPTIONS['OEMU']}.",
-            ("judge", "oemu", "score"),
-            ("judge", "oemu", "n"),
-        ),
+        _judged("oemu", "OEMU judge score", f"{DIMENSION_DESCRIPTIONS['OEMU']}.", "oemu", None, None),
         *(_caption(c, None) for c in CAPTION_CRITERIA),
         *(_caption(c, camera) for camera in CAMERA_KINDS for c in CAPTION_CRITERIA),
     ),

@@ -48,9 +48,13 @@ def format_attributes(attributes: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: The judge results' breakdown by camera kind (``by_camera``; ``JudgeResult.by(CAMERA_GROUP)``).
+CAMERA_GROUP = "camera"
+
+
 def camera_groups(camera: Sequence[str] | None) -> Groups | None:
     """The judge's ``by_camera`` breakdown for per-item camera kinds (None: no breakdown)."""
-    return None if camera is None else Groups("camera", CAMERA_KINDS, camera)
+    return None if camera is None else Groups(CAMERA_GROUP, CAMERA_KINDS, camera)
 
 
 class MarineLifeRubric(Rubric):

@@ -61,8 +61,9 @@ def write_judge_results(rows: list[dict[str, Any]], path: Path, model: str, cach
         settings = LLMSettings(model="scripted-judge", base_url=server.url, api_key_env=None, progress=False)
         with LLMClient(settings, cache_path=cache) as client:
             results = judge(rows, client, return_items=True)
-    write_json_atomic(path, {model: results})
-    return results
+    written = {model: {task: result.to_dict() for task, result in results.items()}}
+    write_json_atomic(path, written)
+    return written
 
 
 def write_answers(study: Study, rater: str, answers: dict[str, Any], path: Path, **overrides: Any) -> Path:

@@ -210,7 +210,7 @@ def test_marinelife_numbers_equal_an_independent_recomputation(demo):
                 expected = judge_predictions(
                     inputs.pop("predictions"), inputs.pop("references"), get_rubric(rubric), client,
                     groups=Groups("camera", CAMERA_KINDS, inputs.pop("camera")), **inputs,
-                )  # fmt: skip
+                ).to_dict()  # fmt: skip
                 got = scores["judge"][scope][task]
                 for key in ("score", "criteria", "n", "n_failed", "by_camera"):
                     assert got[key] == expected[key], (scope, task, key)

@@ -25,6 +25,11 @@ from marinelife16k.rubrics import camera_groups
 MARK = re.compile(r"<<([^>]*)>>")
 
 
+def judged(*args, **kwargs) -> dict:
+    """``judge_predictions``'s result as the judge metric returns it (``JudgeResult.to_dict()``)."""
+    return judge_predictions(*args, **kwargs).to_dict()
+
+
 def scripted(body):
     """Reply with the integers written in the prediction as ``<<a,b,c>>``, in the schema's field
     order, and a short text for every string field. ``-`` leaves a field out. On a re-ask (the
@@ -77,7 +82,7 @@ def oe_inputs(scores=OE_SCORES):
 
 def test_open_ended_weights_means_and_camera_split(client, chat_server):
     predictions, references, questions = oe_inputs()
-    result = judge_predictions(
+    result = judged(
         predictions, references, get_rubric("marinelife_open_ended"), client,
         questions=questions, groups=camera_groups(CAMERA), return_items=True,
     )  # fmt: skip
@@ -108,7 +113,7 @@ def test_open_ended_weights_means_and_camera_split(client, chat_server):
 
 def test_caption_and_review_rubrics_end_to_end(client):
     caption = get_rubric("marinelife_caption")
-    result = judge_predictions(
+    result = judged(
         ["A turtle <<5,2,4>>", "A ray <<1,0,2>>"], ["A turtle swims.", "A ray glides."], caption, client,
         groups=camera_groups(["moving", "static"]), return_items=True,
     )  # fmt: skip
@@ -119,9 +124,7 @@ def test_caption_and_review_rubrics_end_to_end(client):
 
     review = get_rubric("marinelife_caption_review")
     attrs = [{"central_object": "turtle", "camera_angle": "eye level"}, {"central_object": "ray"}]
-    result = judge_predictions(
-        ["Draft one <<4>>", "Draft two <<2>>"], attrs, review, client, return_items=True
-    )
+    result = judged(["Draft one <<4>>", "Draft two <<2>>"], attrs, review, client, return_items=True)
     assert [item["criteria"] for item in result["items"]] == [{"alignment": 4}, {"alignment": 2}]
     assert [item["score"] for item in result["items"]] == [4.0, 2.0] and result["score"] == 3.0
     assert "by_camera" not in result
@@ -133,7 +136,7 @@ def test_custom_rubric_end_to_end(client, tmp_path):
         "name: reef\nversion: 3\nscale: {min: 0, max: 10}\ncriteria:\n"
         "  - {name: right, description: correct, weight: 3}\n  - {name: full, description: complete, weight: 1}\n"
     )
-    result = judge_predictions(["x <<10,2>>", "y <<0,8>>"], ["a", "b"], get_rubric("custom", path), client)
+    result = judged(["x <<10,2>>", "y <<0,8>>"], ["a", "b"], get_rubric("custom", path), client)
     assert result["score"] == pytest.approx(((30 + 2) / 4 + 8 / 4) / 2)
     assert result["judge"]["rubric"] == "custom:reef" and result["judge"]["rubric_version"] == "3"
 
@@ -151,7 +154,7 @@ def test_faults_are_survived_and_nothing_is_lost(client, chat_server):
         Fault.fenced(), Fault.truncated(), Fault.malformed(),
     )  # fmt: skip
     rubric = get_rubric("marinelife_open_ended")
-    result = judge_predictions(predictions, references, rubric, client, return_items=True)
+    result = judged(predictions, references, rubric, client, return_items=True)
     expected = np.array([(5, 0, 5), (5, 4, 4), (0, 5, 0), (3, 1, 2), (5, 2, 5), (2, 2, 2)], float) @ WEIGHTS
     faults = [r.fault for r in chat_server.chat_requests if r.fault]
     assert sorted(faults) == sorted(
@@ -164,7 +167,7 @@ def test_faults_are_survived_and_nothing_is_lost(client, chat_server):
     assert result["score"] == pytest.approx(np.delete(expected, failed["index"]).mean())
     assert result["judge"]["api_calls"] > 6
     chat_server.reset()
-    again = judge_predictions(predictions, references, rubric, client, return_items=True)
+    again = judged(predictions, references, rubric, client, return_items=True)
     # Only the failed item is asked again (twice if its first reply is one that gets re-asked).
     asked = {r.body["messages"][0]["content"] for r in chat_server.chat_requests}
     assert len(asked) == 1 and predictions[failed["index"]] in asked.pop()
@@ -176,7 +179,7 @@ def test_a_judgement_that_never_validates_is_reported_not_scored(client, chat_se
     predictions, references, _ = oe_inputs([(5, 5, 5), (1, 1, 1)])
     predictions.append("STUBBORN <<7,7,7>>")
     references.append("ref")
-    result = judge_predictions(
+    result = judged(
         predictions, references, get_rubric("marinelife_open_ended"), client,
         groups=camera_groups(["static", "static", "static"]),
     )  # fmt: skip
@@ -193,7 +196,7 @@ def test_a_judgement_that_never_validates_is_reported_not_scored(client, chat_se
 
 def test_persistent_server_errors_are_reported(client, chat_server):
     chat_server.queue_faults(*[Fault.server_error(status=503, retry_after=0.01)] * 4)
-    result = judge_predictions(["a <<1,1,1>>"], ["r"], get_rubric("marinelife_open_ended"), client)
+    result = judged(["a <<1,1,1>>"], ["r"], get_rubric("marinelife_open_ended"), client)
     assert result["n"] == 0 and result["score"] is None and result["n_failed"] == 1
     assert "HTTP 503" in result["failed"][0]["error"]
 
@@ -201,10 +204,10 @@ def test_persistent_server_errors_are_reported(client, chat_server):
 def test_rerun_with_same_cache_sends_nothing_and_replay_works(client, chat_server, tmp_path):
     predictions, references, questions = oe_inputs()
     rubric = get_rubric("marinelife_open_ended")
-    first = judge_predictions(predictions, references, rubric, client, questions=questions)
+    first = judged(predictions, references, rubric, client, questions=questions)
     assert len(chat_server.chat_requests) == 5
     chat_server.reset()
-    again = judge_predictions(predictions, references, rubric, client, questions=questions)
+    again = judged(predictions, references, rubric, client, questions=questions)
     assert chat_server.chat_requests == [] and again["judge"]["cache_hits"] == 5
     assert again["judge"]["api_calls"] == 0
     assert {k: again[k] for k in ("score", "criteria", "n")} == {
@@ -226,7 +229,7 @@ def test_rerun_with_same_cache_sends_nothing_and_replay_works(client, chat_serve
         progress=False,
     ) as replay:  # fmt: skip
         assert replay.mode == "replay"
-        replayed = judge_predictions(predictions, references, rubric, replay, questions=questions)
+        replayed = judged(predictions, references, rubric, replay, questions=questions)
     assert chat_server.chat_requests == [] and replayed["score"] == first["score"]
 
 

@@ -139,17 +139,17 @@ def test_judge_scores_open_ended_answers_by_camera(work, server, tmp_path):
     for task, (qtype, _) in JUDGE_TASKS.items():
         cameras = Counter(r["camera_kind"] for r in rows if r["type"] == qtype)
         result = results[task]
-        assert result["n"] == sum(cameras.values()) and result["n_failed"] == 0
-        assert {kind: cell["n"] for kind, cell in result["by_camera"].items()} == {
+        assert result.n == sum(cameras.values()) and result.n_failed == 0
+        assert {kind: cell.n for kind, cell in result.by("camera").items()} == {
             kind: cameras.get(kind, 0) for kind in ("static", "moving")
         }
-        assert 0 < result["score"] < 5  # answers of uneven quality, scores neither all 0 nor all 5
+        assert result.score is not None and 0 < result.score < 5  # uneven answers: neither all 0 nor all 5
     assert "evidence" in judge_inputs(rows, "oemu") and "evidence" not in judge_inputs(rows, "caption")
     asked = len(server.chat_requests)
     with _client(server, tmp_path / "judge.sqlite", model="scripted-judge") as client:
         again = judge(rows, client)
     assert len(server.chat_requests) == asked  # judged again from the cache: nothing sent
-    assert {t: r["score"] for t, r in again.items()} == {t: r["score"] for t, r in results.items()}
+    assert {t: r.score for t, r in again.items()} == {t: r.score for t, r in results.items()}
 
 
 def test_cli_predict_judge_report(work, server, tmp_path, capsys):

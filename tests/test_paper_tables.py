@@ -12,6 +12,7 @@ import pytest
 
 from builders.report.model_groups import ModelRow, arrange, read_models_file
 from builders.report.paper_tables import caption_table, group_averages, table3, table3_values
+from builders.scoring.judge_results import JudgeResult
 from marinelife16k.accuracy import ACCURACY_DIMENSIONS
 
 SMALL, LARGE = "Open-source VLMs (7B - 8B)", "Open-source VLMs (31B - 78B)"
@@ -62,10 +63,15 @@ def _groups(entries) -> tuple:
     return arrange([e[0] for e in entries], listed)
 
 
+def _judged(data: dict) -> JudgeResult:
+    """A judge result as a file gives the paper's numbers (30 items judged: the paper's test split)."""
+    return JudgeResult.from_dict({"n": 30, **data})
+
+
 def test_table3_with_two_groups_averages_each_group():
     groups = _groups(TABLE3)
     results = {
-        name: (dict(zip(ACCURACY_DIMENSIONS, values[:7], strict=True)), {"score": values[7]})
+        name: (dict(zip(ACCURACY_DIMENSIONS, values[:7], strict=True)), _judged({"score": values[7]}))
         for name, _, _, *values in TABLE3
     }
     rows = _rows(table3(groups, results))
@@ -98,12 +104,14 @@ def test_table3_with_two_groups_averages_each_group():
 def test_caption_table_averages_and_moving_minus_static():
     groups = _groups([(name, group, None) for name, group, *_ in CAPTIONS])
     results = {
-        name: {
-            "by_camera": {
-                "static": {"n": 7, "criteria": dict(zip(("BEH", "AH", "ECF"), values[:3], strict=True))},
-                "moving": {"n": 7, "criteria": dict(zip(("BEH", "AH", "ECF"), values[3:], strict=True))},
+        name: _judged(
+            {
+                "by_camera": {
+                    "static": {"n": 7, "criteria": dict(zip(("BEH", "AH", "ECF"), values[:3], strict=True))},
+                    "moving": {"n": 7, "criteria": dict(zip(("BEH", "AH", "ECF"), values[3:], strict=True))},
+                }
             }
-        }
+        )
         for name, _, *values in CAPTIONS
     }
     rows = _rows(caption_table(groups, results))
@@ -120,7 +128,10 @@ def test_a_group_average_says_how_many_models_had_the_value():
     entries = TABLE3[5:]
     groups = _groups(entries)
     results = {
-        name: (dict(zip(ACCURACY_DIMENSIONS, values[:7], strict=True)), {"score": values[7]} if i else None)
+        name: (
+            dict(zip(ACCURACY_DIMENSIONS, values[:7], strict=True)),
+            _judged({"score": values[7]}) if i else None,
+        )
         for i, (name, _, _, *values) in enumerate(entries)
     }
     average = _rows(table3(groups, results))[-1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from builders.files.arguments import existing_file
 from builders.files.jsonio import write_json_atomic
@@ -15,6 +15,9 @@ from builders.llm.cost import add_cost_arguments, apply_cost_arguments, spent_li
 # The judge and rubric modules (openai, pydantic, yaml) load inside the handlers: lazy for start-up
 # speed, so --rubric is checked there (an unknown name is an error listing the known ones).
 from builders.runs.unfinished import Unfinished
+
+if TYPE_CHECKING:
+    from builders.scoring.judge_results import JudgeResult
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -175,28 +178,29 @@ def _score(args: argparse.Namespace) -> int:
         print(client.last_usage)
         print(spent_line(client.last_usage, price, client.budget))
     if args.output:
-        write_json_atomic(args.output, result)
+        write_json_atomic(args.output, result.to_dict())
     print(_summary(result))
-    return 0 if result["n_failed"] == 0 else 1
+    return 0 if result.n_failed == 0 else 1
 
 
 def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _summary(result: dict[str, Any]) -> str:
-    judge = result["judge"]
+def _summary(result: JudgeResult) -> str:
+    from marinelife16k.rubrics import CAMERA_GROUP
+
     lines = [
-        f"{judge['signature']}",
-        f"score {_fmt(result['score'])}  n={result['n']}  failed={result['n_failed']}  "
-        + "  ".join(f"{name} {_fmt(v)}" for name, v in result["criteria"].items()),
+        f"{result.judge.signature if result.judge else ''}",
+        f"score {_fmt(result.score)}  n={result.n}  failed={result.n_failed}  "
+        + "  ".join(f"{name} {_fmt(v)}" for name, v in result.criteria.items()),
     ]
-    for kind, part in result.get("by_camera", {}).items():
+    for kind, part in result.by(CAMERA_GROUP).items():
         lines.append(
-            f"  {kind:<7} score {_fmt(part['score'])}  n={part['n']}  "
-            + "  ".join(f"{name} {_fmt(v)}" for name, v in part["criteria"].items())
+            f"  {kind:<7} score {_fmt(part.score)}  n={part.n}  "
+            + "  ".join(f"{name} {_fmt(v)}" for name, v in part.criteria.items())
         )
-    failed = {f"on row {f['index'] + 1}": f["error"] for f in result["failed"]}  # "e.g. item on row 3"
+    failed = {f"on row {f.index + 1}": f.error for f in result.failed}  # "e.g. item on row 3"
     lines += Unfinished({"judge": failed}).lines(alternative="--output lists every failed item")
     return "\n".join(lines)
 

@@ -332,8 +332,10 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _judge(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from builders import tool_version
-    from builders.evaluation.marinelife import JUDGE_TASKS, judge
+    from builders.evaluation.marinelife import judge
     from builders.files.jsonio import write_json_atomic
     from builders.hub.source import data_from_args
     from builders.hub.subset import ALL, FIELD, selection_from_args
@@ -341,6 +343,8 @@ def _judge(args: argparse.Namespace) -> int:
     from builders.report.marinelife_report import judgeable_rows
     from builders.report.provenance import run_provenance
     from builders.scoring.judge import judge_client_from_args
+    from builders.scoring.judge_results import results_to_dict
+    from marinelife16k.rubrics import CAMERA_GROUP
 
     source = data_from_args(args)
     rows, missing, subset = judgeable_rows(
@@ -378,27 +382,27 @@ def _judge(args: argparse.Namespace) -> int:
         FIELD: subset.provenance() if subset is not None else ALL if source else run.get(FIELD),
         "run": run,
     }
-    for result in results.values():
-        result["provenance"] = {**provenance, "rubric_signature": result["judge"]["signature"]}
-    write_json_atomic(args.out, {args.name or args.predictions.stem: results})
+    results = {
+        task: replace(
+            r, provenance={**provenance, "rubric_signature": r.judge.signature if r.judge else None}
+        )
+        for task, r in results.items()
+    }
+    write_json_atomic(args.out, {args.name or args.predictions.stem: results_to_dict(results)})
     failed = 0
     for task, result in results.items():
-        failed += result["n_failed"]
+        failed += result.n_failed
         cameras = ", ".join(
-            f"{kind} {cell['score']:.2f} (n={cell['n']})" if cell["score"] is not None else f"{kind} - (n=0)"
-            for kind, cell in result["by_camera"].items()
+            f"{kind} {cell.score:.2f} (n={cell.n})" if cell.score is not None else f"{kind} - (n=0)"
+            for kind, cell in result.by(CAMERA_GROUP).items()
         )
-        score = "-" if result["score"] is None else f"{result['score']:.2f}"
-        print(f"{task}: score {score} on {result['n']} judged, {result['n_failed']} failed; {cameras}")
+        score = "-" if result.score is None else f"{result.score:.2f}"
+        print(f"{task}: score {score} on {result.n} judged, {result.n_failed} failed; {cameras}")
     print(f"wrote {args.out}")
     from builders.runs.unfinished import Unfinished  # lazy, like the imports above (start-up speed)
 
-    # A failed judgement is named by its question (the index counts the task's rows, in file order).
-    ids = {
-        task: [p["question_id"] for p in rows if p["type"] == qtype]
-        for task, (qtype, _) in JUDGE_TASKS.items()
-    }
-    failures = {task: {ids[task][f["index"]]: f["error"] for f in r["failed"]} for task, r in results.items()}
+    # A failed judgement is named by its question (judge() records it).
+    failures = {task: {str(f.question_id): f.error for f in r.failed} for task, r in results.items()}
     unfinished = Unfinished({task: f for task, f in failures.items() if f})
     if unfinished:
         print(unfinished.format(alternative="--out lists them"))

@@ -56,6 +56,7 @@ from builders.report import paper_tables
 from builders.report.document import relative_paths
 from builders.report.model_groups import ModelRow, arrange
 from builders.report.tables import markdown_table
+from builders.scoring.judge_results import results_from_dict
 from builders.video.sampler import Frames
 from marinelife16k.predictions import accuracy_inputs as marine_inputs
 
@@ -240,7 +241,10 @@ def all_tables(
         for scope in marine["accuracy"]
     }
     groups = arrange(scoped, [ModelRow(name, group) for name, (group, _) in scoped.items()])
-    judged = {name: marine["judge"][scope] for name, (_, scope) in scoped.items()}
+    judged = {  # the judge metric's outputs, read back as typed results
+        name: results_from_dict(marine["judge"][scope].items(), f"judge {scope}")
+        for name, (_, scope) in scoped.items()
+    }
     table3 = {
         name: (marine["accuracy"][scope], judged[name].get("oemu")) for name, (_, scope) in scoped.items()
     }
@@ -398,10 +402,10 @@ def score_baseline(
             "'python -m builders.testing.samples.record_marinelife_baseline'."
         ) from None
     failed = {
-        f"{scope} {task}": result["n_failed"]
+        f"{scope} {task}": result.n_failed
         for scope, tasks in scores["marinelife16k"]["judge"].items()
-        for task, result in tasks.items()
-        if result["n_failed"]
+        for task, result in results_from_dict(tasks.items(), f"judge {scope}").items()
+        if result.n_failed
     }
     if failed:
         raise RuntimeError(f"bundled judge replies failed validation: {failed}")

@@ -78,7 +78,7 @@ class Metrics:
             from builders.evaluation.marinelife import judge_marinelife
 
             with self.judge_recording.replay_client() as client:
-                return judge_marinelife(rubric, inputs, client)
+                return judge_marinelife(rubric, inputs, client).to_dict()
         # Explicit "none", not None: None would let a VQABENCH_JUDGE_* default in.
         recorded = {name: "none" if value is None else value for name, value in s.cache_identity().items()}
         return self.module("judge", rubric).compute(

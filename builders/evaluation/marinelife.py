@@ -43,6 +43,7 @@ from builders.runs.frames import FrameImages, Images
 from builders.runs.llm_step import Outcome, llm_fields
 from builders.scoring.answer_parsing import ParsedChoice
 from builders.scoring.judge import judge_predictions
+from builders.scoring.judge_results import JudgeResult
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.accuracy import MARINELIFE_PARSER, OVERALL, marinelife_accuracy
 from marinelife16k.predictions import accuracy_inputs, item_fields
@@ -210,27 +211,43 @@ def judge_inputs(predictions: Sequence[Mapping[str, Any]], task: str) -> dict[st
 
 
 def judge(
-    predictions: Sequence[Mapping[str, Any]], client: LLMClient, *, return_items: bool = False
-) -> dict[str, dict[str, Any]]:
-    """Judge results per task (``{"oemu": ..., "caption": ...}``, the shape ``--judge-results`` reads),
-    with the same rubrics and aggregation as ``metrics/judge``. ``return_items``: each result also
-    lists its per-item scores, each with the ``question_id`` it judged (what ``human-study score``
-    compares with the experts)."""
+    predictions: Sequence[Mapping[str, Any]],
+    client: LLMClient,
+    *,
+    return_items: bool = False,
+    confidence: float = 0.95,
+) -> dict[str, JudgeResult]:
+    """Judge results per task (``{"oemu": ..., "caption": ...}``; their ``to_dict()`` is the shape
+    ``--judge-results`` reads), with the same rubrics and aggregation as ``metrics/judge``. Every
+    failed judgement, and with ``return_items`` every per-item score, carries the ``question_id`` it
+    judged (what ``human-study score`` compares with the experts)."""
     results = {}
     for task, (qtype, rubric) in JUDGE_TASKS.items():
         inputs = judge_inputs(predictions, task)
         if inputs is not None:
-            results[task] = judge_marinelife(rubric, inputs, client, return_items=return_items)
-            if return_items:  # judge_inputs keeps the task's rows in file order: index i is its i-th row
-                ids = [p["question_id"] for p in predictions if p["type"] == qtype]
-                for item in results[task]["items"]:
-                    item["question_id"] = ids[item["index"]]
+            result = judge_marinelife(
+                rubric, inputs, client, return_items=return_items, confidence=confidence
+            )
+            # judge_inputs keeps the task's rows in file order: index i is its i-th row
+            ids = [p["question_id"] for p in predictions if p["type"] == qtype]
+            results[task] = replace(
+                result,
+                failed=[replace(f, question_id=ids[f.index]) for f in result.failed],
+                items=None
+                if result.items is None
+                else [replace(item, question_id=ids[item.index]) for item in result.items],
+            )
     return results
 
 
 def judge_marinelife(
-    rubric: str, inputs: Mapping[str, Any], client: LLMClient, *, return_items: bool = False
-) -> dict[str, Any]:
+    rubric: str,
+    inputs: Mapping[str, Any],
+    client: LLMClient,
+    *,
+    return_items: bool = False,
+    confidence: float = 0.95,
+) -> JudgeResult:
     """One rubric's judge result over :func:`judge_inputs` (its ``camera`` column splits the means
     by camera kind), as ``metrics/judge`` computes it; ``return_items`` adds the per-item scores."""
     columns = {k: v for k, v in inputs.items() if k not in ("predictions", "references", "camera")}
@@ -241,5 +258,6 @@ def judge_marinelife(
         client,
         groups=camera_groups(inputs.get("camera")),
         return_items=return_items,
+        confidence=confidence,
         **columns,
     )

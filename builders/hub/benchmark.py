@@ -14,8 +14,8 @@ Hub requires, task ids are unique and usable, and every task's config and split 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,24 @@ TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 REQUIRED = ("name", "description", "evaluation_framework", "tasks")
 
 KeyPath = tuple[str, ...]  # keys into one model's entry of metrics.json["models"]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A task's number as a :data:`Reader` finds it in one model's entry: the value (None: the report
+    has none), its 95% interval, the items behind it, and notes naming what produced it (``rubric``,
+    ``judge``: the judge of a judged task)."""
+
+    value: Any
+    interval: Any = None
+    n: Any = None
+    notes: Mapping[str, Any] = field(default_factory=dict)
+
+
+#: Reads a task's number from one model's entry of metrics.json["models"] through the result's own type
+#: (the judge's results: :class:`~builders.scoring.judge_results.JudgeResult`), where key paths would
+#: read a typed result by string.
+Reader = Callable[[Mapping[str, Any]], Reading]
 
 
 @dataclass(frozen=True)
@@ -46,6 +64,17 @@ class Task:
     value: KeyPath  # where the value is in one model's metrics.json entry
     interval: KeyPath | None = None  # its 95% interval [low, high], if the report has one
     n: KeyPath | None = None  # the number of items behind it
+    reader: Reader | None = None  # reads value, interval, n and notes instead of the key paths
+
+    def read(self, entry: Mapping[str, Any]) -> Reading:
+        """This task's number in one model's entry: through :attr:`reader`, else the key paths."""
+        if self.reader is not None:
+            return self.reader(entry)
+        return Reading(
+            lookup(entry, self.value),
+            lookup(entry, self.interval) if self.interval else None,
+            lookup(entry, self.n) if self.n else None,
+        )
 
     @property
     def scale_text(self) -> str:

@@ -30,7 +30,7 @@ from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml, parse_
 
 from builders.files.redact import is_secret_key
 from builders.hub import subset
-from builders.hub.benchmark import Benchmark, Task, lookup
+from builders.hub.benchmark import Benchmark
 
 RESULTS_DIR = ".eval_results"
 HEX_SHA = re.compile(r"^[0-9a-f]{40}$")
@@ -127,21 +127,6 @@ def run_provenance(metrics: Mapping[str, Any], model_entry: Mapping[str, Any]) -
     return out
 
 
-def _judge_provenance(task: Task, model_entry: Mapping[str, Any]) -> dict[str, str]:
-    """The judge's rubric signature and model, for a task whose value a judge gave."""
-    if task.value[:1] != ("judge",) or len(task.value) < 2:
-        return {}
-    judge = lookup(model_entry, (*task.value[:2], "judge")) or {}
-    out = {}
-    if judge.get("signature"):
-        out["rubric"] = _text(judge["signature"])
-    elif judge.get("rubric"):
-        out["rubric"] = f"{judge['rubric']}@{judge.get('rubric_version', '?')}"
-    if judge.get("model_reported") or judge.get("model"):
-        out["judge"] = _text(judge.get("model_reported") or judge.get("model"))
-    return out
-
-
 def format_notes(pairs: Mapping[str, str]) -> str:
     return "; ".join(f"{k}={v}" for k, v in pairs.items())
 
@@ -204,7 +189,8 @@ def entries_from_metrics(
         if split is not None and split != task.split:
             skipped.append((task.id, f"the report scores split {split!r}, the task is on {task.split!r}"))
             continue
-        value = _number(lookup(entry, task.value))
+        reading = task.read(entry)
+        value = _number(reading.value)
         if value is None:
             skipped.append((task.id, f"the report has no {'.'.join(task.value)} for {model!r}"))
             continue
@@ -213,14 +199,14 @@ def entries_from_metrics(
             raise ValueError(
                 f"{where}: {model!r} {'.'.join(task.value)} = {value} is outside {task.scale_text}"
             )
-        judged = _judge_provenance(task, entry)
+        judged = {k: _text(v) for k, v in reading.notes.items() if v}
         pairs = {
             # a judge score does not depend on the answer parser: name the rubric instead
             **{k: v for k, v in provenance.items() if not (judged and k == "parser")},
             **judged,
             "metric": f"{task.metric} ({task.scale_text})",
         }
-        interval = lookup(entry, task.interval) if task.interval else None
+        interval = reading.interval
         if (
             isinstance(interval, (list, tuple))
             and len(interval) == 2
@@ -229,7 +215,7 @@ def entries_from_metrics(
             pairs["ci95"] = _text([float(x) for x in interval])
             if metrics.get("interval"):
                 pairs["interval"] = _text(metrics["interval"])
-        n = lookup(entry, task.n) if task.n else None
+        n = reading.n
         if isinstance(n, int) and not isinstance(n, bool):
             pairs["n"] = str(n)
         entries.append(

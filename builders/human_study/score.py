@@ -29,6 +29,7 @@ from builders.human_study.study import Study
 from builders.report.inputs import preview
 from builders.scoring.agreement import agreement_stats
 from builders.scoring.inter_rater import category_counts, fleiss_kappa, krippendorff_alpha, observed_agreement
+from builders.scoring.judge_results import FailedJudgement, JudgeResult
 from builders.scoring.stats import proportion
 
 DIFFICULTIES = ("Easy", "Hard")
@@ -145,29 +146,33 @@ def read_judge_items(
     if model not in data:
         raise ValueError(f"{path}: no judge results for model {model!r} (models: {sorted(data)})")
     out: dict[str, dict[str, Any]] = {}
-    for task, result in data[model].items():
+    tasks = data[model]
+    if not isinstance(tasks, dict):
+        raise ValueError(f"{path}: {model}: expected an object of judge results per task")
+    for task, raw in tasks.items():
         where = f"{path}: {model}.{task}"
-        if not isinstance(result, dict) or not isinstance(result.get("items"), list):
+        result = JudgeResult.from_dict(raw, where)
+        if result.items is None:
             raise ValueError(
                 f"{where}: no per-item judge scores; run 'vqabench marinelife judge' with --items"
             )
-        info = result.get("judge") or {}
-        for n, item in enumerate(result["items"]):
-            if not isinstance(item, dict) or not isinstance(item.get("question_id"), str):
+        info = result.judge
+        for n, item in enumerate(result.items):
+            qid = item.question_id
+            if qid is None:
                 raise ValueError(
                     f"{where}.items[{n}]: no question_id (judge results written without --items?)"
                 )
-            qid = item["question_id"]
             if qid in out:
                 raise ValueError(f"{where}.items[{n}]: question {qid} is judged twice")
-            if "error" in item:
-                out[qid] = {"error": item["error"]}
+            if isinstance(item, FailedJudgement):
+                out[qid] = {"error": item.error}
                 continue
             out[qid] = {
-                "rubric": info.get("rubric"),
-                "rubric_version": str(info.get("rubric_version")),
-                "criteria": item.get("criteria") or {},
-                SCORE: item.get(SCORE),
+                "rubric": None if info is None else info.rubric,
+                "rubric_version": str(None if info is None else info.rubric_version),
+                "criteria": dict(item.criteria),
+                SCORE: item.score,
             }
     return model, out
 

@@ -31,6 +31,7 @@ from builders.files.jsonio import write_file_atomic
 from builders.hub.source import resolve_data
 from builders.hub.split_data import SplitData
 from builders.llm.prompts import load_prompt
+from builders.scoring.judge_results import JudgeResult
 from builders.video.source import SourceLike
 from marinelife16k import data as marinelife_data
 from marinelife16k.accuracy import ACCURACY_DIMENSIONS, OVERALL, MarineLifeAccuracy, marinelife_accuracy
@@ -230,7 +231,7 @@ def marinelife_scores(lines: Sequence[Mapping[str, Any]]) -> MarineLifeAccuracy:
     return marinelife_accuracy(**marinelife_inputs(list(lines)))
 
 
-def marinelife_judged(lines: Sequence[Mapping[str, Any]], client: Any) -> dict[str, dict[str, Any]]:
+def marinelife_judged(lines: Sequence[Mapping[str, Any]], client: Any) -> dict[str, JudgeResult]:
     """The judge's results per task (``oemu``, ``caption``) over open-ended lines, as ``vqabench
     marinelife judge`` computes them (same rubrics, cache and aggregation)."""
     return judge(list(lines), client)

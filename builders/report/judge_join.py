@@ -14,7 +14,8 @@ import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+
+from builders.scoring.judge_results import JudgeResult
 
 DIGEST_KEY = "predictions_sha256"
 
@@ -28,25 +29,21 @@ def predictions_digest(path: str | os.PathLike[str]) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def _digests_of(tasks: Mapping[str, Any]) -> set[str]:
+def _digests_of(tasks: Mapping[str, JudgeResult]) -> set[str]:
     return {
-        r["provenance"][DIGEST_KEY]
-        for r in tasks.values()
-        if isinstance(r, Mapping)
-        and isinstance(r.get("provenance"), Mapping)
-        and r["provenance"].get(DIGEST_KEY)
+        str(r.provenance[DIGEST_KEY]) for r in tasks.values() if r.provenance and r.provenance.get(DIGEST_KEY)
     }
 
 
 def join_by_predictions_file(
-    judge: Mapping[str, dict[str, Any]], predictions: Mapping[str, str | os.PathLike[str]]
-) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    judge: Mapping[str, dict[str, JudgeResult]], predictions: Mapping[str, str | os.PathLike[str]]
+) -> tuple[dict[str, dict[str, JudgeResult]], list[str]]:
     """``judge`` (model -> task -> result) with each result whose name no predictions carry renamed
     to the predictions judged (same file digest), and a line per renaming. Names that match, and
     results without a recorded digest, are kept as they are."""
     unmatched = [name for name in predictions if name not in judge]
     digests = {name: predictions_digest(predictions[name]) for name in unmatched}
-    joined: dict[str, dict[str, Any]] = {}
+    joined: dict[str, dict[str, JudgeResult]] = {}
     notes = []
     for name, tasks in judge.items():
         target = name

@@ -9,9 +9,11 @@ the judge's results, already computed, from a JSON file (``--judge-results``)::
 
 ``oemu`` is the judge on the ``camera_object_open_ended`` questions (the OEMU column of Table 3),
 ``caption`` the judge on captions (BEH, AH, ECF for static and moving camera: Table 4); either may
-be left out. A judge result is the judge metric's output: ``score``, ``criteria``, ``n``,
-``n_failed`` and ``by_camera`` = ``{"static"|"moving": {"score", "criteria", "n"}}`` (without
-``by_camera`` the camera rows show –). Other keys (``judge``, ``failed``) are kept in metrics.json.
+be left out. A judge result is the judge metric's output, read as a
+:class:`~builders.scoring.judge_results.JudgeResult`: ``score``, ``criteria``, ``n``, ``n_failed`` and
+``by_camera`` = ``{"static"|"moving": {"score", "criteria", "n"}}`` (without ``by_camera`` the camera
+rows show –), intervals keyed by their level (``score_ci95``; files written before the level was
+recorded read as 95%). The whole result (``judge``, ``failed``...) is kept in metrics.json.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from numbers import Real
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ from builders.report.provenance import (
 )
 from builders.report.tables import fmt_number, fmt_rate, markdown_table, parse_reasons_table
 from builders.scoring.answer_parsing import DEFAULT_PARSER
+from builders.scoring.judge_results import JudgeResult, JudgeScores, results_to_dict
 from builders.scoring.parser_change import ChangeItem
 from marinelife16k.accuracy import (
     ACCURACY_DIMENSIONS,
@@ -63,6 +65,7 @@ from marinelife16k.accuracy import (
 )
 from marinelife16k.data import open_split
 from marinelife16k.predictions import accuracy_inputs, item_fields, joined_lines
+from marinelife16k.rubrics import CAMERA_GROUP
 from marinelife16k.vocabulary import (
     CAMERA_KINDS,
     CAPTION_CRITERIA,
@@ -235,43 +238,19 @@ def score_marinelife(
 
 
 # --- judge results ----------------------------------------------------------------------------------
-def _number(value: object, where: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise ValueError(f"{where}: expected a number or null, got {value!r}")
-    return float(value)
-
-
-def _check_judge_result(result: object, where: str) -> dict[str, Any]:
-    if not isinstance(result, dict):
-        raise ValueError(f"{where}: expected the judge metric's result (a JSON object)")
-    _number(result.get("score"), f"{where}.score")
-    for key in ("n", "n_failed"):
-        value = result.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise ValueError(f"{where}.{key}: expected a whole number, got {value!r}")
-    by_camera = result.get("by_camera", {})  # absent when the judge ran without camera kinds
-    if not isinstance(by_camera, dict):
-        raise ValueError(f"{where}: 'by_camera' must be an object of static/moving scores")
-    for camera, cell in by_camera.items():
-        at = f"{where}.by_camera.{camera}"
+def _judge_result(data: object, where: str) -> JudgeResult:
+    result = JudgeResult.from_dict(data, where)
+    for camera in result.by(CAMERA_GROUP):
         if camera not in CAMERA_KINDS:
-            raise ValueError(f"{at}: unknown camera kind (expected one of {list(CAMERA_KINDS)})")
-        if not isinstance(cell, dict) or not isinstance(cell.get("n"), int):
-            raise ValueError(f"{at}: expected {{'score', 'criteria', 'n'}} with an integer n")
-        _number(cell.get("score"), f"{at}.score")
-        criteria = cell.get("criteria") or {}
-        if not isinstance(criteria, dict):
-            raise ValueError(f"{at}.criteria: expected an object of criterion scores")
-        for key, value in criteria.items():
-            _number(value, f"{at}.criteria.{key}")
+            raise ValueError(
+                f"{where}.by_{CAMERA_GROUP}.{camera}: unknown camera kind (expected one of {list(CAMERA_KINDS)})"
+            )
     return result
 
 
-def read_judge_results(paths: Iterable[str | os.PathLike[str]]) -> dict[str, dict[str, dict[str, Any]]]:
+def read_judge_results(paths: Iterable[str | os.PathLike[str]]) -> dict[str, dict[str, JudgeResult]]:
     """model -> task (``oemu``/``caption``) -> judge result, merged over files (no overlaps)."""
-    merged: dict[str, dict[str, dict[str, Any]]] = {}
+    merged: dict[str, dict[str, JudgeResult]] = {}
     for path in paths:
         data = read_json_object(path)
         if not data:
@@ -286,7 +265,7 @@ def read_judge_results(paths: Iterable[str | os.PathLike[str]]) -> dict[str, dic
                     )
                 if task in merged.get(model, {}):
                     raise ValueError(f"{path}: {model}: {task} judge results are given twice")
-                merged.setdefault(model, {})[task] = _check_judge_result(result, f"{path}: {model}.{task}")
+                merged.setdefault(model, {})[task] = _judge_result(result, f"{path}: {model}.{task}")
     return merged
 
 
@@ -375,34 +354,44 @@ def _caption_section(
     )
 
 
-def _criterion(result: Mapping[str, Any], camera: str | None, name: str) -> float | None:
-    return camera_scores(result, camera).get("criteria", {}).get(name)
+def _cell(result: JudgeResult, camera: str | None) -> JudgeScores:
+    """The result's means for one camera kind (None: all), empty when it does not report that kind."""
+    return camera_scores(result, camera) or _NOT_REPORTED
 
 
-def _criterion_ci(result: Mapping[str, Any], camera: str | None, name: str) -> list[float] | None:
-    return camera_scores(result, camera).get("criteria_ci95", {}).get(name)
+_NOT_REPORTED = JudgeScores(None, None, {}, {}, 0)
 
 
-def _judge_rows(results: Mapping[str, dict]) -> list[list[object]]:
+def _judge_rows(results: Mapping[str, JudgeResult]) -> list[list[object]]:
     """Rows ``camera: measure`` x one column per model, for one judge task."""
     cameras = (None, *CAMERA_KINDS)
-    measures = list(
-        dict.fromkeys(
-            c for r in results.values() for k in cameras for c in camera_scores(r, k).get("criteria", {})
-        )
-    )
-    rows: list[list[object]] = [
-        ["all: failed judge calls", *(r.get("n_failed", 0) for r in results.values())]
-    ]
+    measures = list(dict.fromkeys(c for r in results.values() for k in cameras for c in _cell(r, k).criteria))
+    rows: list[list[object]] = [["all: failed judge calls", *(r.n_failed for r in results.values())]]
     for camera in cameras:
         label = camera or "all"
         cells = [camera_scores(r, camera) for r in results.values()]
-        rows.append([f"{label}: n judged", *(c.get("n") for c in cells)])
-        rows.append([f"{label}: score", *(fmt_number(c.get("score"), 2) for c in cells)])
+        rows.append([f"{label}: n judged", *(None if c is None else c.n for c in cells)])
+        rows.append([f"{label}: score", *(fmt_number(None if c is None else c.score, 2) for c in cells)])
         rows += [
-            [f"{label}: {m}", *(fmt_number(c.get("criteria", {}).get(m), 2) for c in cells)] for m in measures
+            [f"{label}: {m}", *(fmt_number(None if c is None else c.criteria.get(m), 2) for c in cells)]
+            for m in measures
         ]
     return rows
+
+
+def _bar(cell: JudgeScores | None, criterion: str | None = None) -> Bar:
+    """A bar of the result's score (or one criterion's) with its interval; empty when not reported."""
+    if cell is None:
+        return Bar(None, None, None)
+    if criterion is None:
+        return Bar(cell.score, cell.score_interval, cell.n)
+    return Bar(cell.criteria.get(criterion), cell.criteria_intervals.get(criterion), cell.n)
+
+
+def _levels(results: Iterable[JudgeResult]) -> str:
+    """The intervals' level for a figure title: ``95%``, or each result's own when they differ."""
+    levels = {round(100 * r.confidence, 6) for r in results}
+    return f"{levels.pop():g}%" if len(levels) == 1 else "each result's level of"
 
 
 def _judge_figure(
@@ -420,7 +409,7 @@ def _judge_figure(
     return path, title
 
 
-def _judge_section(judge: Mapping[str, dict], out_dir: Path, split: str) -> Section | None:
+def _judge_section(judge: Mapping[str, dict[str, JudgeResult]], out_dir: Path, split: str) -> Section | None:
     oemu = {name: tasks[OEMU] for name, tasks in judge.items() if OEMU in tasks}
     captions = {name: tasks[CAPTION] for name, tasks in judge.items() if CAPTION in tasks}
     if not oemu and not captions:
@@ -433,23 +422,13 @@ def _judge_section(judge: Mapping[str, dict], out_dir: Path, split: str) -> Sect
     if oemu:
         body += [f"**{JUDGE_TASKS[OEMU]}**", markdown_table(["", *oemu], _judge_rows(oemu))]
         cameras = (None, *CAMERA_KINDS)
-        series = {
-            name: [
-                Bar(
-                    camera_scores(r, k).get("score"),
-                    camera_scores(r, k).get("score_ci95"),
-                    camera_scores(r, k).get("n"),
-                )
-                for k in cameras
-            ]
-            for name, r in oemu.items()
-        }
+        series = {name: [_bar(camera_scores(r, k)) for k in cameras] for name, r in oemu.items()}
         figures.append(
             _judge_figure(
                 out_dir,
                 "judge_oemu_by_camera.png",
                 f"MarineLife-16K OEMU judge score by camera, {split} split, "
-                f"n={'/'.join(str(r.get('n')) for r in oemu.values())} judged (95% t intervals)",
+                f"n={'/'.join(str(r.n) for r in oemu.values())} judged ({_levels(oemu.values())} t intervals)",
                 ["all", *CAMERA_KINDS],
                 series,
                 "camera (static / moving)",
@@ -459,18 +438,14 @@ def _judge_section(judge: Mapping[str, dict], out_dir: Path, split: str) -> Sect
         columns = [(cam, c) for cam in CAMERA_KINDS for c in CAPTION_CRITERIA]
         body += [f"**{JUDGE_TASKS[CAPTION]}**", markdown_table(["", *captions], _judge_rows(captions))]
         series = {
-            name: [
-                Bar(_criterion(r, cam, c), _criterion_ci(r, cam, c), camera_scores(r, cam).get("n"))
-                for cam, c in columns
-            ]
-            for name, r in captions.items()
+            name: [_bar(camera_scores(r, cam), c) for cam, c in columns] for name, r in captions.items()
         }
         figures.append(
             _judge_figure(
                 out_dir,
                 "judge_captions_by_camera.png",
                 f"MarineLife-16K caption judge scores by camera (BEH, AH, ECF), {split} split, "
-                f"n={'/'.join(str(r.get('n')) for r in captions.values())} judged (95% t intervals)",
+                f"n={'/'.join(str(r.n) for r in captions.values())} judged ({_levels(captions.values())} t intervals)",
                 [f"{cam} {c}" for cam, c in columns],
                 series,
                 "camera and criterion",
@@ -535,7 +510,7 @@ def write_marinelife_report(
     )
     signature = marinelife_parser(answer_parser or DEFAULT_PARSER).signature
     judged = {
-        f"{name} (judge {task})": (result.get("provenance") or {}).get(FIELD)
+        f"{name} (judge {task})": (result.provenance or {}).get(FIELD)
         for name, tasks in judge.items()
         for task, result in tasks.items()
     }
@@ -554,11 +529,7 @@ def write_marinelife_report(
         log.warning(split_warning)
     judged_items = {
         task: {
-            name: {
-                i["question_id"]: i["score"]
-                for i in tasks[task].get("items", [])
-                if "score" in i and "question_id" in i
-            }
+            name: {i.question_id: i.score for i in tasks[task].judged_items() if i.question_id is not None}
             for name, tasks in judge.items()
             if task in tasks
         }
@@ -587,7 +558,9 @@ def write_marinelife_report(
         ),
         "mixed": mixed,
         "paired": paired,
-        "models": {name: {**accuracy.get(name, {}), "judge": judge.get(name, {})} for name in names},
+        "models": {
+            name: {**accuracy.get(name, {}), "judge": results_to_dict(judge.get(name, {}))} for name in names
+        },
     }
     rows = [
         [
@@ -612,7 +585,7 @@ def write_marinelife_report(
         intro.append(f"**Warning:** {split_warning}.")
     rubrics = {
         name: {
-            f"Judge ({task})": (result.get("judge") or {}).get("signature")
+            f"Judge ({task})": None if result.judge is None else result.judge.signature
             for task, result in tasks.items()
             if task in JUDGE_TASKS
         }

@@ -20,7 +20,9 @@ from typing import Any
 from bqa.accuracy import DEMOGRAPHIC_FIELDS
 from builders.report.model_groups import Arranged
 from builders.report.tables import fmt_number, fmt_p_value, markdown_table
+from builders.scoring.judge_results import JudgeResult, JudgeScores
 from marinelife16k.accuracy import ACCURACY_DIMENSIONS
+from marinelife16k.rubrics import CAMERA_GROUP
 from marinelife16k.vocabulary import CAMERA_KINDS, CAPTION_CRITERIA
 
 #: The BQA paper's Table 2 (Self-BLEU of the generated questions), for comparison.
@@ -149,23 +151,10 @@ def leakage_line(result: Mapping[str, Any] | None, label: str) -> str | None:
 
 
 # --- MarineLife-16K ------------------------------------------------------------------------------
-def camera_scores(result: Mapping[str, Any], camera: str | None) -> dict[str, Any]:
-    """``{score, criteria, n}`` of a judge result for one camera kind (``None`` = all items); {}
-    when the result does not report that camera."""
-    if camera is None:
-        return {
-            "score": result.get("score"),
-            "score_ci95": result.get("score_ci95"),
-            "criteria": result.get("criteria") or {},
-            "criteria_ci95": result.get("criteria_ci95") or {},
-            "n": result.get("n"),
-        }
-    cell = (result.get("by_camera") or {}).get(camera)
-    return (
-        {**cell, "criteria": cell.get("criteria") or {}, "criteria_ci95": cell.get("criteria_ci95") or {}}
-        if cell
-        else {}
-    )
+def camera_scores(result: JudgeResult | None, camera: str | None) -> JudgeScores | None:
+    """The means of a judge result over one camera kind (``None``: over all items); None without a
+    result, or when it does not report that camera."""
+    return None if result is None else result.scores(CAMERA_GROUP, camera)
 
 
 @dataclass(frozen=True)
@@ -247,7 +236,7 @@ def _grouped_table(
 
 def table3_values(
     groups: Arranged,
-    results: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]],
+    results: Mapping[str, tuple[Mapping[str, Any] | None, JudgeResult | None]],
 ) -> GroupedValues:
     """Table 3's numbers: accuracy (0-100) per multiple-choice dimension and the OEMU score (0-5) per
     model; ``results``: model -> (marinelife_accuracy result, OEMU judge result), either may be None."""
@@ -255,14 +244,14 @@ def table3_values(
     for row in groups.rows:
         accuracy, oemu = results.get(row.name, (None, None))
         values[row.name] = [accuracy.get(d) if accuracy else None for d in ACCURACY_DIMENSIONS] + [
-            oemu.get("score") if oemu else None
+            oemu.score if oemu else None
         ]
     return GroupedValues([*ACCURACY_DIMENSIONS, "OEMU"], values)
 
 
 def table3(
     groups: Arranged,
-    results: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]],
+    results: Mapping[str, tuple[Mapping[str, Any] | None, JudgeResult | None]],
 ) -> str:
     """The paper's Table 3: Model, Backbone, accuracy per dimension and OEMU, model rows in ``groups``
     (:func:`builders.report.model_groups.arrange`) with an Average row per group."""
@@ -272,15 +261,12 @@ def table3(
     )
 
 
-def caption_values(groups: Arranged, results: Mapping[str, Mapping[str, Any] | None]) -> GroupedValues:
+def caption_values(groups: Arranged, results: Mapping[str, JudgeResult | None]) -> GroupedValues:
     """The caption table's numbers: BEH / AH / ECF (0-5) for static, then moving camera, per model;
     each moving column is compared with its static one. ``results``: model -> caption judge result."""
     pairs = [(camera, c) for camera in CAMERA_KINDS for c in CAPTION_CRITERIA]
     values = {
-        row.name: [
-            camera_scores(results.get(row.name) or {}, camera).get("criteria", {}).get(c)
-            for camera, c in pairs
-        ]
+        row.name: [_criterion(camera_scores(results.get(row.name), camera), c) for camera, c in pairs]
         for row in groups.rows
     }
     static = CAMERA_KINDS[0]
@@ -288,7 +274,11 @@ def caption_values(groups: Arranged, results: Mapping[str, Mapping[str, Any] | N
     return GroupedValues([f"{camera.upper()} CAMERA {c}" for camera, c in pairs], values, delta_of)
 
 
-def caption_table(groups: Arranged, results: Mapping[str, Mapping[str, Any] | None]) -> str:
+def _criterion(scores: JudgeScores | None, name: str) -> float | None:
+    return None if scores is None else scores.criteria.get(name)
+
+
+def caption_table(groups: Arranged, results: Mapping[str, JudgeResult | None]) -> str:
     """The paper's caption table: BEH / AH / ECF for static and moving camera, model rows in
     ``groups`` with an Average row per group whose moving-camera cells add the moving-minus-static
     difference of the group's averages."""
@@ -296,10 +286,13 @@ def caption_table(groups: Arranged, results: Mapping[str, Mapping[str, Any] | No
     return _grouped_table(["Model"], groups, values, [2] * len(values.columns), backbone=False)
 
 
-def judged_counts(results: Mapping[str, Mapping[str, Any] | None]) -> str:
+def judged_counts(results: Mapping[str, JudgeResult | None]) -> str:
     """One line: how many items each model's judge result scored per camera kind."""
     return "; ".join(
-        f"{name}: "
-        + ", ".join(f"{camera} {camera_scores(r or {}, camera).get('n', 0)}" for camera in CAMERA_KINDS)
+        f"{name}: " + ", ".join(f"{camera} {_judged(camera_scores(r, camera))}" for camera in CAMERA_KINDS)
         for name, r in results.items()
     )
+
+
+def _judged(scores: JudgeScores | None) -> int:
+    return 0 if scores is None else scores.n

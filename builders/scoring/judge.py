@@ -3,7 +3,8 @@
     client = judge_client(model="gemini-2.5-flash", cache_path="work/judge-cache.sqlite")  # unset: VQABENCH_JUDGE_*
     result = judge_predictions(predictions, references, get_rubric("marinelife_caption"), client,
                                groups=Groups("camera", ("static", "moving"), ["static", "moving", ...]))
-    result["score"], result["criteria"], result["by_camera"], result["n_failed"], result["failed"]
+    result.score, result.criteria, result.by("camera"), result.n_failed, result.failed  # a JudgeResult
+    result.to_dict()  # the metric's output: score_ci95 (at confidence=0.95), by_camera, ...
 
 The core knows no dataset: rubrics come from the registry (:mod:`builders.scoring.rubrics`), and a
 breakdown of the means (MarineLife-16K's static/moving camera, :func:`marinelife16k.rubrics.camera_groups`)
@@ -17,17 +18,17 @@ kept failing validation after the re-asks) is *failed*: excluded from every mean
 from __future__ import annotations
 
 import argparse
-import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from builders.llm import LLMClient, LLMResult, LLMSettings, llm_setting_overrides
 from builders.llm.cli import JUDGE_ENV_PREFIX
+from builders.scoring.judge_results import FailedJudgement, JudgedItem, JudgeInfo, JudgeResult, JudgeScores
 from builders.scoring.rubrics import Rubric
-from builders.scoring.stats import mean_interval
+from builders.scoring.stats import interval_key
 
 ENV_PREFIX = JUDGE_ENV_PREFIX
 # Beyond LLMSettings' own VQABENCH_JUDGE_<FIELD> variables (MODEL, BASE_URL, API_KEY_ENV, ...):
@@ -143,13 +144,16 @@ def judge_predictions(
     groups: Groups | None = None,
     evidence: Sequence[Mapping[str, Any] | None] | None = None,
     return_items: bool = False,
-) -> dict[str, Any]:
-    """Judge every prediction once (cached), then aggregate; see :func:`aggregate` for the result.
+    confidence: float = 0.95,
+) -> JudgeResult:
+    """Judge every prediction once (cached), then aggregate; see :func:`aggregate` for the result
+    (intervals at ``confidence``).
 
     ``evidence``: per item the structured ground truth (attributes) for rubrics that take it
     (``marinelife_open_ended``). A malformed input item is a ValueError naming its index before
     anything is sent.
     """
+    interval_key(confidence)  # a level outside (0, 1) is refused before anything is sent
     n = len(predictions)
     grouped = {groups.name: groups.of_item} if groups is not None else {}
     _check_lengths(n, references=references, questions=questions, evidence=evidence, **grouped)
@@ -177,29 +181,9 @@ def judge_predictions(
         except (TypeError, ValueError) as err:
             raise ValueError(f"item {i}: {err}") from None
     results = client.run(requests, desc=f"judge {rubric.name}")
-    return aggregate(rubric, results, groups=groups, client=client, return_items=return_items)
-
-
-def _means(rubric: Rubric, scored: list[dict[str, Any]]) -> dict[str, Any]:
-    if not scored:
-        return {
-            "score": None,
-            "score_ci95": None,
-            "criteria": {c: None for c in rubric.criterion_names},
-            "criteria_ci95": {c: None for c in rubric.criterion_names},
-            "n": 0,
-        }
-    return {
-        "score": math.fsum(s["score"] for s in scored) / len(scored),
-        "score_ci95": mean_interval([s["score"] for s in scored]),
-        "criteria": {
-            c: math.fsum(s["criteria"][c] for s in scored) / len(scored) for c in rubric.criterion_names
-        },
-        "criteria_ci95": {
-            c: mean_interval([s["criteria"][c] for s in scored]) for c in rubric.criterion_names
-        },
-        "n": len(scored),
-    }
+    return aggregate(
+        rubric, results, groups=groups, client=client, return_items=return_items, confidence=confidence
+    )
 
 
 def aggregate(
@@ -209,57 +193,69 @@ def aggregate(
     groups: Groups | None = None,
     client: LLMClient | None = None,
     return_items: bool = False,
-) -> dict[str, Any]:
-    """The result of a judging run.
+    confidence: float = 0.95,
+) -> JudgeResult:
+    """The result of a judging run (:class:`JudgeResult`; ``to_dict()`` is the metric's output).
 
-    ``score``: mean weighted score over the judged items (``score_ci95``: its 95% Student-t
-    interval, None below 2 items); ``criteria`` (``criteria_ci95``: theirs): mean per criterion; ``n``:
-    items judged (in the means); ``n_failed`` and ``failed`` (``[{"index", "error", "raw"}]``): items
-    without a usable judgement. With ``groups``: ``by_<name> = {label: {score, criteria, n}, ...}``
+    ``score``: mean weighted score over the judged items, with its Student-t interval at
+    ``confidence`` (None below 2 items; ``score_ci95`` in the dict at 0.95, ``score_ci90`` at 0.9);
+    ``criteria``: mean per criterion, with theirs; ``n``: items judged (in the means); ``failed``:
+    items without a usable judgement (``n_failed`` of them). With ``groups``: the same means per label
     (``by_camera = {"static": ..., "moving": ...}`` for MarineLife-16K). ``judge``: rubric name,
     version and signature, the model requested and the model ids the server reported, tokens
-    (recorded ones included for cache hits), cache hits and API calls of this run. ``items`` (``return_items``): per item ``index`` and either ``score``,
-    ``criteria``, ``explanations``, ``cached`` or ``error``.
+    (recorded ones included for cache hits), cache hits and API calls of this run. ``items``
+    (``return_items``): per item its scores and explanations, or why it failed.
     """
-    items: list[dict[str, Any]] = []
+    interval_key(confidence)  # a level outside (0, 1) is refused before anything is computed
+    items: list[JudgedItem | FailedJudgement] = []
     for i, r in enumerate(results):
         if r.ok:
             scored = rubric.score(r.value)
             items.append(
-                {"index": i, **scored, "explanations": rubric.explanations(r.value), "cached": r.cached}
+                JudgedItem(i, scored["criteria"], scored["score"], rubric.explanations(r.value), r.cached)
             )
         else:
-            items.append({"index": i, "error": r.error, "raw": None if r.raw is None else r.raw[:1000]})
-    ok = [item for item in items if "error" not in item]
-    out: dict[str, Any] = _means(rubric, ok)
-    out["n_failed"] = len(items) - len(ok)
-    out["failed"] = [item for item in items if "error" in item]
+            items.append(FailedJudgement(i, r.error or "failed", None if r.raw is None else r.raw[:1000]))
+    ok = [item for item in items if isinstance(item, JudgedItem)]
+    failed = [item for item in items if isinstance(item, FailedJudgement)]
+    names = rubric.criterion_names
+    breakdowns = {}
     if groups is not None:
-        out[f"by_{groups.name}"] = {
-            label: _means(rubric, [item for item in ok if groups.of_item[item["index"]] == label])
+        breakdowns[groups.name] = {
+            label: JudgeScores.of(
+                names, [item for item in ok if groups.of_item[item.index] == label], confidence
+            )
             for label in groups.labels
         }
-    out["judge"] = judge_info(rubric, results, client)
-    if return_items:
-        out["items"] = items
-    return out
+    return JudgeResult(
+        overall=JudgeScores.of(names, ok, confidence),
+        failed=failed,
+        n_failed=len(failed),
+        breakdowns=breakdowns,
+        judge=judge_info(rubric, results, client),
+        items=items if return_items else None,
+        confidence=confidence,
+    )
 
 
-def judge_info(rubric: Rubric, results: Sequence[LLMResult], client: LLMClient | None) -> dict[str, Any]:
+def judge_info(rubric: Rubric, results: Sequence[LLMResult], client: LLMClient | None) -> JudgeInfo:
     """Who judged and under which settings: enough to tell two result tables apart."""
     reported = sorted({r.model_reported for r in results if r.ok and r.model_reported})
-    info: dict[str, Any] = {
-        "rubric": rubric.name,
-        "rubric_version": rubric.version,
-        "signature": rubric.signature,
-        "model_reported": reported[0] if len(reported) == 1 else reported or None,
-        "prompt_tokens": sum(r.usage.prompt_tokens for r in results),
-        "completion_tokens": sum(r.usage.completion_tokens for r in results),
-        "cache_hits": sum(r.cached for r in results),
-    }
-    if client is not None:
-        s = client.settings
-        info["model"] = s.model
-        info["signature"] += f"|judge:{s.model}|t:{s.temperature}|seed:{s.seed}|max_tokens:{s.max_tokens}"
-        info["api_calls"] = client.last_usage.api_calls
-    return info
+    info = JudgeInfo(
+        rubric=rubric.name,
+        rubric_version=rubric.version,
+        signature=rubric.signature,
+        model_reported=reported[0] if len(reported) == 1 else reported or None,
+        prompt_tokens=sum(r.usage.prompt_tokens for r in results),
+        completion_tokens=sum(r.usage.completion_tokens for r in results),
+        cache_hits=sum(r.cached for r in results),
+    )
+    if client is None:
+        return info
+    s = client.settings
+    return replace(
+        info,
+        model=s.model,
+        signature=f"{rubric.signature}|judge:{s.model}|t:{s.temperature}|seed:{s.seed}|max_tokens:{s.max_tokens}",
+        api_calls=client.last_usage.api_calls,
+    )

@@ -51,12 +51,17 @@ Args:
     mode (str): normal, refresh or replay (VQABENCH_JUDGE_MODE).
     replies_path (str): recorded replies JSONL to replay (VQABENCH_JUDGE_REPLIES).
     return_items (bool, optional): add per-item scores as `items`.
+    confidence (float, optional): level of the intervals (0.95).
 Returns:
     score (float or None): mean weighted score (0-5) over the judged items;
-    criteria (dict): mean per criterion;
+    score_ci95 (list or None): its Student-t interval (None below 2 items), keyed by its level
+        (`score_ci90` at confidence=0.9);
+    criteria (dict): mean per criterion; criteria_ci95 (dict): their intervals;
     n (int): items judged; n_failed (int) and failed (list): items without a usable judgement;
-    by_camera (dict, with `camera`): {"static": {score, criteria, n}, "moving": {...}};
-    judge (dict): rubric, rubric_version, signature, model, model_reported, tokens, cache_hits, api_calls.
+    by_camera (dict, with `camera`): {"static": {score, score_ci95, criteria, criteria_ci95, n}, "moving": {...}};
+    judge (dict): rubric, rubric_version, signature, model, model_reported, tokens, cache_hits, api_calls;
+    confidence (float): the intervals' level.
+    `JudgeResult.from_dict(results)` (builders.scoring.judge_results) reads this back as a typed result.
 Examples:
     >>> from builders import metric_path
     >>> judge = evaluate.load(metric_path("judge"))  # marinelife_open_ended
@@ -119,6 +124,7 @@ class Judge(NamedInputs, evaluate.Metric):  # NamedInputs: a missing input is na
         max_tokens=None,
         extra_body=None,
         progress=None,
+        confidence=0.95,
     ):
         client = judge_client(
             model,
@@ -149,4 +155,5 @@ class Judge(NamedInputs, evaluate.Metric):  # NamedInputs: a missing input is na
                 groups=camera_groups(camera),
                 evidence=evidence,
                 return_items=return_items,
-            )
+                confidence=confidence,
+            ).to_dict()

@@ -43,6 +43,8 @@ from builders.integrations.lmms_eval.models import ModelFrames, calling_model, m
 from builders.llm.settings import LLMSettings
 from builders.scoring.judge import ENV_PREFIX as JUDGE_ENV_PREFIX
 from builders.scoring.judge import judge_client
+from builders.scoring.judge_results import JudgeResult
+from marinelife16k.rubrics import CAMERA_GROUP
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +62,7 @@ HARNESS = "lmms-eval"
 #: bound to its own :class:`TaskFunctions`; this module is imported once.
 _SENT: dict[tuple[str, str], dict[str, Any]] = {}
 #: The judge's results per set of replies, this process (asked once for all six metrics).
-_JUDGED: dict[tuple, dict[str, dict[str, Any]]] = {}
+_JUDGED: dict[tuple, dict[str, JudgeResult]] = {}
 
 
 def check_judge_settings(environ: Mapping[str, str] | None = None) -> None:
@@ -298,18 +300,16 @@ class TaskFunctions:
 
         return aggregate
 
-    def judged(self, lines: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    def judged(self, lines: Sequence[Mapping[str, Any]]) -> dict[str, JudgeResult]:
         """The judge's results over ``lines`` (asked once per set of replies in this process)."""
         key = tuple((line["question_id"], line["raw_output"]) for line in lines)
         if key not in _JUDGED:
             try:
                 with judge_client(cache_path=os.environ.get(JUDGE_CACHE_ENV), caller="environment") as client:
                     _JUDGED[key] = it.marinelife_judged(lines, client)
-                failed = {t: r["n_failed"] for t, r in _JUDGED[key].items() if r.get("n_failed")}
+                failed = {t: r for t, r in _JUDGED[key].items() if r.n_failed}
                 if failed:
-                    _judge_failed(
-                        ", ".join(f"{t}: {n} of {_JUDGED[key][t]['n']} items" for t, n in failed.items())
-                    )
+                    _judge_failed(", ".join(f"{t}: {r.n_failed} of {r.n} items" for t, r in failed.items()))
             except Exception as err:  # noqa: BLE001 - any judge failure: keep the generations
                 _judge_failed(str(err))
                 _JUDGED[key] = {}
@@ -322,9 +322,8 @@ class TaskFunctions:
             result = self.judged(lines).get(task)
             if result is None:
                 return math.nan
-            if part == "score":
-                return _number(result["score"])
-            return _number((result.get("by_camera") or {}).get(part, {}).get("score"))
+            cell = result.scores(CAMERA_GROUP, None if part == "score" else part)
+            return _number(None if cell is None else cell.score)
 
         return aggregate
 

@@ -94,7 +94,7 @@ def record(
         session = recording_session(judge_recording, ScriptedJudge(), root / "judge.sqlite", REPORTED[JUDGE])
         with session as (client, _):
             results = judge(predictions, client)
-            failed = {task: r["failed"][:3] for task, r in results.items() if r["n_failed"]}
+            failed = {task: r.failed[:3] for task, r in results.items() if r.n_failed}
             if failed:  # raised inside the session: nothing is exported
                 raise RuntimeError(f"judgements failed while recording: {failed}")
     return baseline, judge_recording
