@@ -148,16 +148,19 @@ def _client(url: str, concurrency: int, cache: Path):
 
 
 def _bqa_data(case: dict[str, Any]):
-    from bqa.data import SplitData, open_split
+    from bqa.data import BQASplitData, open_split
+    from builders.hub.split_data import by_id
 
     paths = [Path(p) for p in case["paths"]]
     if case.get("hub"):
         return open_split(case["hub"], "test")
-    return SplitData("bench", "test", bqa_rows(paths), lambda i: paths[i])
+    rows = bqa_rows(paths)
+    clip = {row["id"]: path for row, path in zip(rows, paths, strict=True)}
+    return BQASplitData("bench", "test", rows, by_id(rows, "bench"), clip.__getitem__)
 
 
 def _marine_data(case: dict[str, Any]):
-    from marinelife16k.data import SplitData
+    from builders.hub.split_data import SplitData
 
     paths = [Path(p) for p in case["paths"]]
     videos, rows = {}, []
@@ -183,7 +186,7 @@ def _marine_data(case: dict[str, Any]):
                 }
             )
     by_index = {f"v{v:04d}": p for v, p in enumerate(paths)}
-    return SplitData(rows, videos, lambda vid: by_index[vid], "bench", "test")
+    return SplitData("bench", "test", rows, videos, by_index.__getitem__)
 
 
 def _descendants_rss_mb() -> float:

@@ -1,39 +1,26 @@
 """Open one MarineLife-16K split from a work folder (``release/`` inside) or an exported Hub-layout
 folder (configs ``qa`` and ``videos``): the one opener of the evaluation runner, the report and the demo.
 
-Either way the split is its QA records in the paper's JSONL form (:func:`marinelife16k.features.qa_record`
-for a Hub folder), its video rows (text columns) by video id, and a way to get a video: a file path
-(work folder) or ``{"path", "bytes"}`` read from the Parquet shard when asked for (Hub folder;
+Either way the split is a :class:`builders.hub.split_data.SplitData` (BQA's shape too): its rows are
+the QA records in the paper's JSONL form (:func:`marinelife16k.features.qa_record` for a Hub folder),
+its videos the video rows (text columns) by video id, and a video, by id, is a file path (work
+folder) or ``{"path", "bytes"}`` read from the Parquet shard when asked for (Hub folder;
 :mod:`builders.hub.splits`, nothing copied, no torch).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from builders.hub.layout import CARD_FILE
+from builders.hub.split_data import SplitData, by_id
 from builders.hub.splits import NotAHubFolder, read_hub_folder
-from builders.video.source import SourceLike
 from marinelife16k.features import VIDEO_TEXT_COLUMNS, qa_record
 from marinelife16k.splits import SPLITS
 from marinelife16k.workfolder import QA_FILE, RELEASE_DIR, VIDEOS_FILE, read_release
 
 QA_CONFIG, VIDEOS_CONFIG = "qa", "videos"
-
-
-@dataclass(frozen=True)
-class SplitData:
-    """One split: its QA records, its video rows, and a way to get a video by id."""
-
-    rows: list[dict[str, Any]]  # the QA records (the paper's JSONL fields), in split order
-    videos: dict[str, dict[str, Any]]  # video id -> video row (attributes, caption, camera_kind)
-    video: Callable[[str], SourceLike]  # video id -> path or {"path", "bytes"}
-    source: str  # "work folder X" or "Hub folder X (config qa)", for messages and reports
-    split: str
 
 
 def _is_work_folder(path: Path) -> bool:
@@ -67,28 +54,24 @@ def open_split(path: str | os.PathLike[str], split: str, *, check_videos: bool =
             raise ValueError(f"{path}: no split {split!r} (splits: {release.split_names()})")
         videos = {row["id"]: row for row in release.videos if row["split"] == split}
         rows = [r for r in release.records if r["id"] in videos]
-        data = SplitData(
-            rows, videos, lambda vid: release.video_file(videos[vid]), f"work folder {path}", split
+        return SplitData(
+            f"work folder {path}", split, rows, videos, lambda vid: release.video_file(videos[vid])
         )
-    else:
-        try:
-            hub = read_hub_folder(path)
-        except NotAHubFolder:
-            raise FileNotFoundError(
-                f"{path}: neither a MarineLife-16K work folder ({RELEASE_DIR}/{VIDEOS_FILE}, "
-                f"{RELEASE_DIR}/{QA_FILE}) nor a Hub-layout folder (no {CARD_FILE} dataset card)"
-            ) from None
-        qa, media = hub.split(split, QA_CONFIG), hub.split(split, VIDEOS_CONFIG)
-        texts = media.rows(VIDEO_TEXT_COLUMNS)
-        position = {row["id"]: i for i, row in enumerate(texts)}
-        data = SplitData(
-            [qa_record(example) for example in qa.rows()],
-            {row["id"]: row for row in texts},
-            lambda vid: media.video(position[vid], "video", vid),
-            f"Hub folder {path} (config {QA_CONFIG})",
-            split,
-        )
-    orphans = sorted({r["id"] for r in data.rows} - set(data.videos))
-    if orphans:
-        raise ValueError(f"{data.source}: QA records of the {split} split name unknown videos {orphans[:5]}")
-    return data
+    try:
+        hub = read_hub_folder(path)
+    except NotAHubFolder:
+        raise FileNotFoundError(
+            f"{path}: neither a MarineLife-16K work folder ({RELEASE_DIR}/{VIDEOS_FILE}, "
+            f"{RELEASE_DIR}/{QA_FILE}) nor a Hub-layout folder (no {CARD_FILE} dataset card)"
+        ) from None
+    qa, media = hub.split(split, QA_CONFIG), hub.split(split, VIDEOS_CONFIG)
+    source = f"Hub folder {path} (config {QA_CONFIG})"
+    texts = media.rows(VIDEO_TEXT_COLUMNS)
+    position = {row["id"]: i for i, row in enumerate(texts)}
+    return SplitData(
+        source,
+        split,
+        [qa_record(example) for example in qa.rows()],
+        by_id(texts, f"Hub folder {path} (config {VIDEOS_CONFIG})"),
+        lambda vid: media.video(position[vid], "video", vid),
+    )

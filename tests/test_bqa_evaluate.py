@@ -220,8 +220,9 @@ def test_a_clip_shared_by_rows_is_decoded_once_per_frame_spec(tmp_path, monkeypa
     # its clip's own frames, and each clip is decoded once per frame spec (decodes counted at the
     # sampler, in this process: a step with fewer clips than PROCESS_MIN_CLIPS starts no worker
     # process, however many rows it has).
-    from bqa.data import SplitData
+    from bqa.data import BQASplitData
     from builders.evaluation.bqa import evaluate
+    from builders.hub.split_data import by_id
     from builders.llm import LLMClient, LLMSettings
     from builders.runs.llm_step import PROCESS_MIN_CLIPS
     from builders.testing.chat_requests import image_urls
@@ -238,7 +239,8 @@ def test_a_clip_shared_by_rows_is_decoded_once_per_frame_spec(tmp_path, monkeypa
         for i in range(40)
     ]  # fmt: skip
     assert len(rows) > PROCESS_MIN_CLIPS
-    data = SplitData("bench", "test", rows, lambda i: sources[i % 3])
+    clip = {row["id"]: sources[i % 3] for i, row in enumerate(rows)}
+    data = BQASplitData("bench", "test", rows, by_id(rows, "bench"), clip.__getitem__)
     decodes: list[tuple[str, int]] = []
     real = ClipReader.get_frames_at
 

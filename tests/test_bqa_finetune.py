@@ -114,7 +114,7 @@ def test_video_export_validates_for_each_format(built_samples, tmp_path, source,
     check_ms_swift(out / "ms_swift" / "bqa_train.jsonl", "videos", "<video>", len(rows))
     check_configs(out / "configs", {p.name for p in (out / "configs").iterdir()})
     # the clips are the release's own bytes
-    video = open_split(data, "train").video(0)
+    video = open_split(data, "train").video(next(iter(rows)))
     clip = video["bytes"] if isinstance(video, dict) else Path(video).read_bytes()
     assert (out / "videos" / f"{next(iter(rows))}.mp4").read_bytes() == clip
 

@@ -193,9 +193,9 @@ def test_full_build_keeps_and_rejects_for_the_stated_reasons(reference):
     # The summary says what the files say.
     assert summary.ok
     assert summary.steps["filter"].kept == len(kept) and summary.steps["filter"].rejected == dict(reasons)
-    assert summary.difficulty == {"Easy": easy, "Hard": len(labelled) - easy, "unparsed": 0}
+    assert summary.details.difficulty == {"Easy": easy, "Hard": len(labelled) - easy, "unparsed": 0}
     reasons = Counter(r["difficulty_reason"] for r in labelled.values())
-    assert summary.difficulty_reasons == {
+    assert summary.details.difficulty_reasons == {
         "right_choice": easy, "wrong_choice": reasons["wrong_choice"], "no_answer": len(unanswered), "ambiguous": 0,
     }  # fmt: skip
     assert f"no_answer {len(unanswered)}" in summary.format()
@@ -324,6 +324,7 @@ def test_cli_steps_limit_and_refused_reruns(tmp_path, capsys):
     )
     out = capsys.readouterr().out
     assert re.search(r"candidates +5 +-\n", out) and re.search(r"clips +5 +-\n", out)
+    assert "status: no release yet" in out.splitlines()[0]  # the steps asked for finished; no split yet
     assert sorted(p.name for p in (work / "clips").iterdir()) == sorted(
         f"{a.id}.mp4" for a in read_bold(sample_root()).annotations[:5]
     )
@@ -357,7 +358,7 @@ def test_cli_steps_limit_and_refused_reruns(tmp_path, capsys):
         assert cli_main(args) == 0  # the rest; finished steps are not redone
         assert sum(kind(r.body) == "question" for r in server.chat_requests) == 5
         out = capsys.readouterr().out
-        assert "release: train" in out and "this run:" in out
+        assert "release: train" in out and "this run:" in out and "status: complete" in out
         with pytest.raises(ValueError, match=r"llm.model: was 'scripted-bqa', now 'other'"):
             cli_main(
                 [
@@ -385,10 +386,10 @@ def test_rows_whose_clip_is_missing_are_listed_not_dropped(tmp_path, capsys):
     with pytest.raises(FileNotFoundError, match=re.escape(gone.video)):
         build(work, BuildOptions(root), steps=["candidates"])
     summary = build(work, BuildOptions(root, skip_missing=True), steps=["candidates", "clips"])
-    assert summary.rows == 36 and len(summary.missing_clips) == 2
-    assert all(gone.video in line and "line" in line for line in summary.missing_clips)
+    assert summary.inputs == 36 and len(summary.details.missing_clips) == 2
+    assert all(gone.video in line and "line" in line for line in summary.details.missing_clips)
     assert not set(lost) & {r["id"] for r in read_jsonl(work / "steps" / "candidates.jsonl")}
-    assert json.loads((work / "summary.json").read_text())["missing_clips"] == summary.missing_clips
+    assert json.loads((work / "summary.json").read_text())["missing_clips"] == summary.details.missing_clips
     assert "2 left out, clip missing" in summary.format()
 
 
@@ -443,7 +444,7 @@ def test_blocked_replies_and_unanswered_step4_replies(tmp_path):
             blocked = read_jsonl(tmp_path / mode / "steps" / "questions.rejects.jsonl")
             assert {b["blocked"] for b in blocked if b["_reason"] == "blocked"} == {"finish_reason=SAFETY"}
     hard, drop = runs["hard"], runs["drop"]
-    assert hard.difficulty_reasons["ambiguous"] == declining.ambiguous > 0
+    assert hard.details.difficulty_reasons["ambiguous"] == declining.ambiguous > 0
     assert hard.steps["difficulty"].rejected == {"blocked": declining.blocked["answer"]}
     labelled = {r["id"]: r for r in records(tmp_path / "hard", "difficulty.jsonl")}
     assert sum(
@@ -451,7 +452,7 @@ def test_blocked_replies_and_unanswered_step4_replies(tmp_path):
     ) == (declining.ambiguous)
     # drop: the ambiguous (and declined) replies leave the release, as before
     assert drop.steps["difficulty"].rejected["step4_unparsed"] >= declining.ambiguous
-    assert drop.difficulty_reasons["ambiguous"] == 0 == drop.difficulty_reasons["no_answer"]
+    assert drop.details.difficulty_reasons["ambiguous"] == 0 == drop.details.difficulty_reasons["no_answer"]
     assert sum(s["rows"] for s in drop.splits.values()) == sum(s["rows"] for s in hard.splits.values()) - (
-        hard.difficulty_reasons["ambiguous"] + hard.difficulty_reasons["no_answer"]
+        hard.details.difficulty_reasons["ambiguous"] + hard.details.difficulty_reasons["no_answer"]
     )

@@ -9,10 +9,14 @@ import datasets
 import pytest
 from http_trap import http_trap
 
+from bqa.sample import sample_root
 from bqa.workfolder import read_release
 from builders.cli import main as cli_main
 from builders.demo.bqa_sample import SAMPLE_DIR, SCRIPTED_NOTE, load_recording
 from builders.llm import ReplayMissError, read_replies
+from builders.llm.cache import ReplyCache
+from builders.testing.bqa_responder import BQAResponder
+from builders.testing.chat_server import ChatServer
 from builders.testing.samples.record_bqa_pipeline import RECORDING, record
 
 
@@ -45,7 +49,7 @@ def test_replay_rebuilds_the_sample_release_sending_nothing(replayed, capsys):
     assert run["api_calls"] == 0 and run["cache_hits"] == run["items"] == len(
         read_replies(RECORDING.replies_path)
     )
-    assert sum(s["rows"] for s in summary["splits"].values()) == len(rows)
+    assert sum(s["rows"] for s in summary["release"]["splits"].values()) == len(rows)
     # The exported folder loads with datasets, split for split.
     hub = datasets.load_dataset(str(replayed / "hub"), cache_dir=str(replayed / "cache"))
     assert {s: hub[s]["id"] for s in hub} == {s: [r.id for r in rs] for s, rs in release.splits.items()}
@@ -78,8 +82,6 @@ def test_replay_refuses_other_settings(tmp_path):
     with pytest.raises(ValueError, match="recorded with; drop --llm-model, --llm-temperature"):
         cli_main(["-v", "bqa", "build", "--sample", "--replay", "--work", str(tmp_path), "--llm-model", "m",
                   "--llm-temperature", "0.7"])  # fmt: skip
-    with pytest.raises(ValueError, match="--replay rebuilds the bundled sample"):
-        cli_main(["-v", "bqa", "build", "--bold-root", str(tmp_path), "--replay", "--work", str(tmp_path)])
     # Replies recorded at 1 fps do not answer requests made at 2 fps: a miss, and nothing is sent.
     recorded = RECORDING.replies_path
     args = ["-v", "bqa", "build", "--sample", "--work", str(tmp_path / "w"), "--fps", "2", "--limit", "3",
@@ -87,3 +89,34 @@ def test_replay_refuses_other_settings(tmp_path):
             "--llm-api-key-env", "none", "--llm-replies", str(recorded)]  # fmt: skip
     with pytest.raises(ReplayMissError, match="3 of 3 requests have no recorded reply"):
         cli_main(args)
+
+
+def test_replay_without_sample_answers_from_the_reply_cache_only(tmp_path, capsys):
+    """``--replay`` means one thing on both builds: without --sample it answers from the reply cache
+    (--llm-mode replay) and sends nothing; BQA once refused it without --sample."""
+    llm = ["--llm-model", "scripted-bqa", "--llm-api-key-env", "none"]
+    source = ["bqa", "build", "--bold-root", str(sample_root()), "--limit", "4"]
+    with ChatServer(model=None) as server:
+        server.handler = BQAResponder()
+        assert (
+            cli_main([*source, "--work", str(tmp_path / "filled"), *llm, "--llm-base-url", server.url]) == 0
+        )
+        sent = len(server.chat_requests)
+        assert sent > 0
+        # A fresh work folder over the filled cache: rebuilt, every reply from the cache, nothing sent.
+        cache = str(tmp_path / "filled" / "llm-cache.sqlite")
+        again = [*source, "--work", str(tmp_path / "again"), *llm, "--llm-base-url", server.url, "--replay"]
+        assert cli_main([*again, "--llm-cache", cache]) == 0
+        assert len(server.chat_requests) == sent
+        assert _release(tmp_path / "again") == _release(tmp_path / "filled")
+        capsys.readouterr()
+        # An empty cache: the replay misses named (how many, the first item), nothing sent.
+        ReplyCache(tmp_path / "empty" / "llm-cache.sqlite").close()
+        empty = [*source, "--work", str(tmp_path / "empty"), *llm, "--llm-base-url", server.url, "--replay"]
+        with pytest.raises(ReplayMissError, match="4 of 4 requests have no recorded reply .first: item 0"):
+            cli_main(["-v", *empty])
+        assert cli_main(empty) == 2  # without -v: the one line, and an error status
+        assert len(server.chat_requests) == sent
+    assert "4 of 4 requests have no recorded reply" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="--replay sends nothing; it cannot go with --llm-mode refresh"):
+        cli_main(["-v", *again, "--llm-cache", cache, "--llm-mode", "refresh"])

@@ -9,9 +9,11 @@ import argparse
 import pytest
 
 from builders.cli import build_parser, main
+from builders.cli._benchmarks import REGISTRY
+from builders.cli._verbs import VERB_FLOWS
 
-#: Verbs both benchmarks have.
-VERBS = ("build", "evaluate", "export")
+#: Verbs both benchmarks have, from the registry (a verb one entry lacks, such as judge, is not compared).
+VERBS = sorted(set.intersection(*(set(entry.verbs()) for entry in REGISTRY.values())))
 #: Flags every LLM command of both benchmarks takes, explained alike.
 LLM_COMMAND_FLAGS = {
     "--ahead", "--reject-llm-failures", "--estimate", "--max-cost", "--price-in", "--price-out", "--price-table",
@@ -27,7 +29,6 @@ OWN_WORDS = {
     "--sample": "names the benchmark's own bundled sample",
     "--repo-id": "names the benchmark's own default repo",
     "--seed": "seeds the benchmark's own draws",
-    "--replay": "names the benchmark's own recording",
     "--export": "names the benchmark's own release folder",
     "--data": "names the benchmark's own dataset",
     "--out": "names what the verb writes for this benchmark",
@@ -45,9 +46,14 @@ def _sub(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
     raise KeyError(name)
 
 
-def flags(benchmark: str, verb: str) -> dict[str, str]:
-    """Each long flag of ``vqabench BENCHMARK VERB`` and its help text as ``--help`` shows it."""
-    parser = _sub(_sub(build_parser(), benchmark), verb)
+def flags(benchmark: str, verb: str, command: str | None = None) -> dict[str, str]:
+    """Each long flag of ``vqabench BENCHMARK VERB`` (``vqabench report BENCHMARK`` with ``command``)
+    and its help text as ``--help`` shows it."""
+    parser = (
+        _sub(_sub(build_parser(), command), benchmark)
+        if command
+        else _sub(_sub(build_parser(), benchmark), verb)
+    )
     return {
         option: " ".join((action.help or "").split()) % {"default": action.default}
         for action in parser._actions
@@ -69,6 +75,42 @@ def test_shared_flags_read_the_same_for_both_benchmarks(verb, capsys):
             main([benchmark, verb, "--help"])
         shown = capsys.readouterr().out
         assert all(f in shown for f in (bqa if benchmark == "bqa" else marine))
+
+
+def test_every_verb_both_benchmarks_have_is_compared():
+    # The registry's verbs, not a hand list: a verb added to both entries is compared from then on.
+    assert VERBS == ["build", "evaluate", "export", "stats"]
+    assert "judge" in REGISTRY["marinelife"].verbs() and "judge" not in REGISTRY["bqa"].verbs()
+
+
+def test_report_reads_the_same_for_both_benchmarks(capsys):
+    bqa, marine = flags("bqa", "", "report"), flags("marinelife", "", "report")
+    shared = set(bqa) & set(marine)
+    assert {"--data", "--split", "--out", "--predictions", "--model", "--allow-missing", "--allow-mixed",
+            "--parser", "--videos", "--video-sample"} <= shared  # fmt: skip
+    assert {f: (bqa[f], marine[f]) for f in shared if f not in OWN_WORDS and bqa[f] != marine[f]} == {}
+    assert set(bqa) - shared == {"--human", "--group-mapping"}
+    assert set(marine) - shared == {"--judge-results", "--models"}
+
+
+def test_each_verb_has_one_flow_for_every_benchmark():
+    """Each verb's handler is the one shared flow bound to the entry (a benchmark cannot bring its own)."""
+    for key, entry in REGISTRY.items():
+        commands = _sub(build_parser(), key)
+        for verb in entry.verbs():
+            func = _sub(commands, verb).get_default("func")
+            assert func.func is VERB_FLOWS[verb] and func.args == (entry,), (key, verb)
+        report = _sub(_sub(build_parser(), "report"), key).get_default("func")
+        assert report.func.__qualname__ == "_report" and report.args == (entry,)
+    # The shared --replay now means the same on both builds: no exception in OWN_WORDS.
+    assert flags("bqa", "build")["--replay"] == flags("marinelife", "build")["--replay"]
+
+
+def test_marinelife_build_takes_the_shared_frame_flags():
+    frame_flags = {"--num-frames", "--fps", "--max-side", "--frame-rule", "--video-input", "--max-frames"}
+    bqa, marine = flags("bqa", "build"), flags("marinelife", "build")
+    assert frame_flags <= set(marine)
+    assert {f: (bqa[f], marine[f]) for f in frame_flags if bqa[f] != marine[f]} == {}
 
 
 @pytest.mark.parametrize("verb", ["build", "evaluate"])

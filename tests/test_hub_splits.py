@@ -81,7 +81,7 @@ def test_dataset_openers_give_load_dataset_rows(folders, tmp_path):
         bqa = open_bqa(folders["bqa"], split)
         expected = _loaded(folders["bqa"], None, split, tmp_path)
         assert bqa.rows == expected.remove_columns("video").to_list()
-        assert bqa.video(0) == expected[0]["video"]
+        assert bqa.video(expected[0]["id"]) == expected[0]["video"]
         assert bqa.source == f"Hub folder {folders['bqa']} (config default)"
         items = open_bqa(folders["bqa"], split, ITEM_COLUMNS).rows
         assert (
@@ -111,7 +111,7 @@ def test_opening_many_times_leaves_no_copy(folders, tmp_path, monkeypatch):
     for _ in range(6):
         for split in SPLITS:
             data = open_bqa(folders["bqa"], split)
-            assert data.video(len(data.rows) - 1)["bytes"]
+            assert data.video(data.rows[-1]["id"])["bytes"]
             marine = open_marinelife(folders["ml"], split)
             assert marine.video(next(iter(marine.videos)))["bytes"]
     assert _count_files(temp, cache) == 0

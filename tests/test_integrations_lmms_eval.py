@@ -116,10 +116,10 @@ def test_bqa_tasks_equal_the_report(tasks, task, tmp_path, capsys):
     config, docs = load_task(folder, task)
     split = open_bqa(hubs["bqa"], "test")
     assert [d["id"] for d in docs] == [r["id"] for r in split.rows] and len(docs) >= 4
-    for i, doc in enumerate(docs):  # the video file is the item's own clip
+    for doc in docs:  # the video file is the item's own clip
         (path,) = config["doc_to_visual"](doc)
         assert path.endswith(".mp4")
-        source = split.video(i)
+        source = split.video(doc["id"])
         assert Path(path).read_bytes() == (
             source["bytes"] if isinstance(source, dict) else Path(source).read_bytes()
         )
@@ -293,7 +293,8 @@ def test_the_frames_the_calling_model_sends_are_recorded(tasks):
     folder, hubs = tasks
     config, docs = load_task(folder, "bqa")
     doc = docs[0]
-    everything = decode(open_bqa(hubs["bqa"], "test").video(0))
+    opened = open_bqa(hubs["bqa"], "test")
+    everything = decode(opened.video(opened.rows[0]["id"]))
     spec = {
         "fps": None,
         "num_frames": 16,

@@ -56,7 +56,7 @@ def test_bqa_frames_are_vlmevalkits(built_samples, frame_root, entry):
     line = dataset[0]
     message = dataset.build_prompt(0, video_llm=False)
     assert message[-1] == {"type": "text", "value": line["question"]}
-    source = dataset.items.data.video(0)
+    source = dataset.items.data.video(line["video"])
     everything = decode(source)
     total = len(everything)
     if entry == "BQA_16frame":
@@ -177,7 +177,7 @@ def test_frame_cache_is_keyed_by_the_clip_not_the_name(built_samples, tmp_path, 
     shutil.copytree(built_samples["bqa"].work, first)
     shutil.copytree(built_samples["bqa"].work, second)
     rows = open_split(second, "test").rows
-    clips = [open_split(second, "test").video(i) for i in range(2)]
+    clips = [open_split(second, "test").video(row["id"]) for row in rows[:2]]
     assert Path(clips[0]).read_bytes() != Path(clips[1]).read_bytes()
     shutil.copyfile(clips[1], clips[0])  # same name, same item id, other content
     shared = tmp_path / "frames"

@@ -81,7 +81,7 @@ def built(tmp_path_factory, responder):
 
 def test_captions_take_both_paths_as_the_reviewer_scored(built, rows):
     work, result, requests, _ = built
-    assert result.complete and result.failures == []
+    assert result.ok and result.failed == {}
     captions = {c["id"]: c for c in read_captions(work)}
     assert set(captions) == {r["id"] for r in rows}
     paths = Counter(c["path"] for c in captions.values())
@@ -103,8 +103,8 @@ def test_captions_take_both_paths_as_the_reviewer_scored(built, rows):
             assert c["llm"]["refine"] is None
     refine_requests = [r for r in requests if _schema_name(r) == REFINE_SCHEMA]
     assert len(refine_requests) == paths["refined"]
-    assert result.summary["captions"]["kept"] == paths["kept"]
-    assert result.summary["captions"]["refined"] == paths["refined"]
+    assert result.details.captions["kept"] == paths["kept"]
+    assert result.details.captions["refined"] == paths["refined"]
     drafts = [r for r in requests if _schema_name(r) == "marinelife_caption_draft"]
     assert len(drafts) == len(rows)
     assert all(sum(p["type"] == "image_url" for p in r.body["messages"][0]["content"]) == 8 for r in drafts)
@@ -159,9 +159,9 @@ def test_qa_release_follows_the_attributes(built, rows):
                 assert chosen == qa_record["answer_text"]
     assert without_conditional > 0
     per_type = Counter(r["type"] for r in release.records)
-    assert result.summary["qa"]["per_type"] == dict(per_type)
-    assert result.summary["qa"]["records"] == len(release.records)
-    assert result.summary["qa"]["central_object_motion"] == {
+    assert result.details.qa["per_type"] == dict(per_type)
+    assert result.details.qa["records"] == len(release.records)
+    assert result.details.qa["central_object_motion"] == {
         "asked": len(hand),
         "movement_empty": sum(not row["movement_behavior"] for row in rows),
         "not_about_central_object": sum(
@@ -177,7 +177,7 @@ def test_invalid_first_replies_were_reasked(built):
     qa = [r for r in requests if _schema_name(r) == QA_SCHEMA]
     reasks = [r for r in qa if len(r.body["messages"]) == 3]
     assert reasks, "the responder spoils some first replies; they must be re-asked"
-    assert result.summary["llm"]["per_step"]["qa"]["reasks"] == len(reasks)
+    assert result.details.llm["per_step"]["qa"]["reasks"] == len(reasks)
     items = _jsonl(work / "steps" / "qa.jsonl")
     for request in reasks:
         problem = message_text(request.body["messages"][2])
@@ -193,11 +193,9 @@ def test_invalid_first_replies_were_reasked(built):
         else:
             assert "must describe a movement or state" in problem
             assert bad["central_object_motion"][0] == "a reef shark circling the area" not in options
-    tokens = result.summary["llm"]["total"]
-    assert (
-        tokens["prompt_tokens"] > 0 and tokens["prompt_tokens"] == result.summary["this_run"]["prompt_tokens"]
-    )
-    assert result.summary["this_run"]["api_calls"] == len(requests)
+    tokens = result.details.llm["total"]
+    assert tokens["prompt_tokens"] > 0 and tokens["prompt_tokens"] == result.run.prompt_tokens
+    assert result.run.api_calls == len(requests)
 
 
 def test_replay_from_the_cache_sends_no_request(built, tmp_path):
@@ -208,10 +206,10 @@ def test_replay_from_the_cache_sends_no_request(built, tmp_path):
                 tmp_path / "work", client, attributes=sample_attributes_path(), video_root=sample_video_root()
             )
         assert trap.requests == []
-    assert again.complete
+    assert again.ok
     assert (tmp_path / "work/release/qa.jsonl").read_bytes() == (work / "release/qa.jsonl").read_bytes()
-    assert again.summary["llm"] == result.summary["llm"]  # recorded re-asks and tokens carry over
-    assert again.summary["this_run"]["api_calls"] == 0
+    assert again.details.llm == result.details.llm  # recorded re-asks and tokens carry over
+    assert again.run.api_calls == 0
 
 
 def test_bundled_sample_rebuilds_offline(tmp_path, capsys):
@@ -246,7 +244,7 @@ def test_bundled_sample_rebuilds_offline(tmp_path, capsys):
 
 def test_recording_again_reproduces_the_bundled_replies(tmp_path):
     summary = record(tmp_path)
-    assert summary["status"] == "complete"
+    assert summary.ok and summary.status == "complete"
     again, bundled = load_recording(tmp_path), load_recording(sample_root())
     assert again.replies_path.read_bytes() == bundled.replies_path.read_bytes()
     assert again.settings_path.read_bytes() == bundled.settings_path.read_bytes()
@@ -292,9 +290,9 @@ def test_crash_and_resume_pays_no_call_twice(built, tmp_path, responder):
         with LLMClient(_settings(server), cache_path=work / "llm-cache.sqlite") as client:
             result = build(work, client, attributes=sample_attributes_path(), video_root=sample_video_root())
         first_asks = [r for r in server.chat_requests if len(r.body["messages"]) == 1]
-    assert result.complete
+    assert result.ok
     # Every request answered and cached before the kill was served from the cache: only the rest went out.
-    assert len(first_asks) == result.summary["llm"]["total"]["requests"] - cached
+    assert len(first_asks) == result.details.llm["total"]["requests"] - cached
     assert all(_schema_name(r) == QA_SCHEMA for r in first_asks)  # the caption steps had finished
     assert (work / "release/qa.jsonl").read_bytes() == (built[0] / "release/qa.jsonl").read_bytes()
 
@@ -317,13 +315,16 @@ def test_a_reply_that_stays_invalid_is_reported_then_retried(tmp_path, rows, res
         settings = _settings(server, max_validation_retries=1)
         with LLMClient(settings, cache_path=work / "llm-cache.sqlite") as client:
             first = build(work, client, attributes=attributes, video_root=sample_video_root())
-        assert not first.complete and not (work / "release").exists()
-        assert [(f.id, f.step) for f in first.failures] == [("MVK--mvk-0125", "qa")]
-        assert "is the correct answer" in first.failures[0].error
+        assert not first.ok and not (work / "release").exists() and first.release is None
+        assert list(first.failed) == ["qa"] and list(first.failed["qa"]) == ["MVK--mvk-0125"]
+        assert "is the correct answer" in first.failed["qa"]["MVK--mvk-0125"]
+        assert first.not_run == ("release",) and "not run yet: release" in first.format()
         spoiled_asks = [r for r in server.chat_requests if f"- central_object: {spoiled}" in message_text(r.body["messages"][0])
                         and _schema_name(r) == QA_SCHEMA]  # fmt: skip
         assert len(spoiled_asks) == 2  # asked, re-asked once, then reported
-        assert json.loads((work / "summary.json").read_text())["failures"][0]["id"] == "MVK--mvk-0125"
+        assert list(json.loads((work / "summary.json").read_text())["steps"]["qa"]["failed"]) == [
+            "MVK--mvk-0125"
+        ]
 
         # Dropping it instead: the other videos make a release, the video is rejected as llm_failure.
         dropped = tmp_path / "dropped"
@@ -332,7 +333,7 @@ def test_a_reply_that_stays_invalid_is_reported_then_retried(tmp_path, rows, res
             partial = build(
                 dropped, client, attributes=attributes, video_root=sample_video_root(), config=config
             )
-        assert partial.complete and partial.summary["videos"]["rejected"] == {"qa: llm_failure": 1}
+        assert partial.ok and partial.steps["qa"].rejected == {"llm_failure": 1}
         assert {v["id"] for v in read_release(dropped).videos} == {"MVK--mvk-0103", "MSC--msc-0007"}
 
         # The model behaves now: the rerun asks only for what failed.
@@ -340,7 +341,7 @@ def test_a_reply_that_stays_invalid_is_reported_then_retried(tmp_path, rows, res
         server.reset()
         with LLMClient(settings, cache_path=work / "llm-cache.sqlite") as client:
             second = build(work, client, attributes=attributes, video_root=sample_video_root())
-        assert second.complete
+        assert second.ok
         assert [_schema_name(r) for r in server.chat_requests] == [QA_SCHEMA]
     assert len(read_release(work).videos) == 3
 
@@ -357,7 +358,7 @@ def test_tau_decides_the_path_and_binds_the_work_folder(tmp_path, rows, responde
         with LLMClient(_settings(server), cache_path=work / "llm-cache.sqlite") as client:
             result = build(work, client, attributes=attributes, video_root=sample_video_root(),
                            config=PipelineConfig(tau=0.0))  # fmt: skip
-            assert result.summary["captions"]["refined"] == 0 and result.summary["captions"]["kept"] == 4
+            assert result.details.captions["refined"] == 0 and result.details.captions["kept"] == 4
             assert not any(_schema_name(r) == REFINE_SCHEMA for r in server.chat_requests)
             assert min(c["s_c"] for c in read_captions(work)) < 3.5  # would have been refined at 3.5
             sent = len(server.chat_requests)

@@ -58,7 +58,7 @@ def test_a_cell_pointing_outside_the_dataset_is_refused_by_every_reader(hostile,
     item = set_video_cell(hub, "test", 0, {"bytes": None, "path": path})
     where = rf"split 'test', row 0 \({item}\), field 'video'"
     with pytest.raises(ValueError, match=where):
-        open_split(hub, "test").video(0)  # the evaluation runner, human-study make, the demo
+        open_split(hub, "test").video(item)  # the evaluation runner, human-study make, the demo
     with pytest.raises(ValueError, match=where):
         bqa_items(str(hub), "test").video(item)  # lmms-eval and VLMEvalKit
 
@@ -66,8 +66,8 @@ def test_a_cell_pointing_outside_the_dataset_is_refused_by_every_reader(hostile,
 def test_a_path_inside_the_dataset_is_read(hostile):
     hub = hostile["hub"]
     shutil.copyfile(hostile["private"], hub / "data" / "inside.mp4")
-    set_video_cell(hub, "test", 0, {"bytes": None, "path": "data/inside.mp4"})
-    assert open_split(hub, "test").video(0) == {
+    item = set_video_cell(hub, "test", 0, {"bytes": None, "path": "data/inside.mp4"})
+    assert open_split(hub, "test").video(item) == {
         "path": str((hub / "data" / "inside.mp4").resolve()),
         "bytes": None,
     }

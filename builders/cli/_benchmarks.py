@@ -1,6 +1,7 @@
-"""The two benchmarks by command-line name: ``bqa`` and ``marinelife``, spelled so wherever a user types
-one (``vqabench marinelife ...``, ``report marinelife``, ``leaderboard marinelife``, ``human-study make
-marinelife``); an old spelling is answered with a one-line hint (:func:`benchmark_key`).
+"""The benchmark registry: the two entries by command-line name, ``bqa`` (:mod:`builders.cli.bqa`) and
+``marinelife`` (:mod:`builders.cli.marinelife`), spelled so wherever a user types one (``vqabench
+marinelife ...``, ``report marinelife``, ``leaderboard marinelife``, ``human-study make marinelife``);
+an old spelling is answered with a one-line hint (:func:`benchmark_key`).
 
 Argparse-level only: the benchmark modules are imported when a handler asks for one.
 """
@@ -12,17 +13,18 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from builders.cli import bqa, marinelife
+from builders.cli._entry import Benchmark
 from builders.hub.repo_ids import ChosenRepoId, choose_repo_id
 
-#: command-line name -> (benchmark module, card module)
-MODULES = {
-    "bqa": ("bqa.benchmark", "bqa.card"),
-    "marinelife": ("marinelife16k.benchmark", "marinelife16k.card"),
-}
+#: The benchmarks, by command-line name: each entry holds what is its own (builders/cli/<key>.py).
+REGISTRY: dict[str, Benchmark] = {entry.key: entry for entry in (bqa.ENTRY, marinelife.ENTRY)}
 
+#: command-line name -> (benchmark module, card module)
+MODULES = {key: entry.modules for key, entry in REGISTRY.items()}
 
 #: Spellings a command once took, and the name to type now.
-OLD_NAMES = {"marinelife16k": "marinelife", "marinelife-16k": "marinelife", "marine": "marinelife"}
+OLD_NAMES = {old: entry.key for entry in REGISTRY.values() for old in entry.old_names}
 
 
 def benchmark_key(text: str) -> str:

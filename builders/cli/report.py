@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 
-from builders.files.arguments import existing_file, named_existing_file
+from builders.cli._benchmarks import REGISTRY
+from builders.cli._entry import Benchmark
+from builders.cli._verbs import verb_run
+from builders.files.arguments import named_existing_file
 from builders.hub.source import add_data_arguments
 from builders.hub.subset import add_subset_arguments
 
@@ -89,154 +93,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     kinds = parser.add_subparsers(title="benchmarks", metavar="BENCHMARK", required=True)
-
-    bqa = kinds.add_parser(
-        "bqa",
-        help="BQA: accuracy by difficulty, error rates by gender/age/ethnicity, emotion-group confusion",
-        description=(
-            'BQA report. Predictions: JSONL lines {"id", "raw_output" (or "prediction"), "rationale"?}; '
-            "the reference answers, choices, difficulty and demographics come from the dataset split. "
-            "Sections: the paper's table (Table 1 on the test split, Table 4 on validation: rows are models, "
-            "#F, Easy/Hard/Total, a model's CoT run beside its plain run - paired by the model they asked for - "
-            "and a Human row with --human), Easy/Hard/Total accuracy with 95% intervals, error rate by gender, "
-            "age and ethnicity with a chi-square test (Figure 4), emotion groups of wrong answers with Others "
-            "(Figure 6), and rationale leakage when rationales are given. Runs of the multimodal_cot style are "
-            "marked answer-leaking (their rationale saw the correct answer)."
-        ),
-        epilog="Example: vqabench report bqa --data hub/BQA --split test --predictions gpt4o=gpt4o.jsonl "
-        "--predictions gemini=gemini.jsonl --out reports/bqa-test",
-    )
-    _common(bqa, "clips (items)")
-    bqa.add_argument(
-        "--predictions",
-        action="append",
-        required=True,
-        type=named_existing_file,
-        metavar="NAME=FILE",
-        help=_PREDICTIONS_HELP,
-    )
-    bqa.add_argument(
-        "--human",
-        type=Path,
-        metavar="METRICS_JSON",
-        help="a BQA human study's result on the same split (the metrics.json 'vqabench human-study score' "
-        "writes): the Human row of the paper's table",
-    )
-    bqa.add_argument(
-        "--group-mapping",
-        help="emotion-group mapping (JSON/YAML file) if the release used another than its own / the default",
-    )
-    bqa.set_defaults(func=_bqa)
-
-    marine = kinds.add_parser(
-        "marinelife",
-        help="MarineLife-16K: per-dimension accuracy (0-100) and judge scores by static/moving camera",
-        description=(
-            'MarineLife-16K report. Predictions: JSONL lines {"question_id", "raw_output"} joined to the qa '
-            "config's rows; replies to open-ended questions may be present and are left to the judge. "
-            "Judge results (already computed by the judge metric; this command calls no LLM): a JSON file "
-            '{"<model>": {"oemu": <result>, "caption": <result>}} where a result has score, criteria, n, '
-            "n_failed and by_camera {static|moving: {score, criteria, n}}. Sections: accuracy per dimension with "
-            "intervals, Table 3 and the caption table (BEH/AH/ECF for static and moving camera) in the paper's "
-            "layout (model groups, Backbone, Average rows from --models), judge scores by camera."
-        ),
-        epilog="Example: vqabench report marinelife --data hub/MarineLife-16K --predictions qwen=qwen.jsonl "
-        "--judge-results judge.json --out reports/marine-test",
-    )
-    _common(marine, "videos")
-    marine.add_argument(
-        "--predictions",
-        action="append",
-        default=[],
-        type=named_existing_file,
-        metavar="NAME=FILE",
-        help=_PREDICTIONS_HELP,
-    )
-    marine.add_argument(
-        "--judge-results",
-        action="append",
-        default=[],
-        type=existing_file,
-        metavar="FILE",
-        help="judge results JSON (repeatable)",
-    )
-    marine.add_argument(
-        "--models",
-        type=existing_file,
-        metavar="FILE",
-        help="CSV with a header row and columns name,group,backbone: each model's group and backbone, for "
-        "Table 3 and the caption table in the paper's layout (group rows, a Backbone column, an Average row "
-        "per group, the moving-minus-static difference of the caption averages); names as in --predictions "
-        "and the judge results",
-    )
-    marine.set_defaults(func=_marinelife)
+    for entry in REGISTRY.values():
+        verb = entry.report
+        sub = kinds.add_parser(entry.key, help=verb.help, description=verb.description, epilog=verb.epilog)
+        _common(sub, entry.videos)
+        sub.add_argument(
+            "--predictions",
+            action="append",
+            default=[],
+            type=named_existing_file,
+            metavar="NAME=FILE",
+            help=_PREDICTIONS_HELP,
+        )
+        if verb.arguments is not None:
+            verb.arguments(sub)
+        sub.set_defaults(func=partial(_report, entry))
 
 
-def _print_done(report) -> None:
+def _report(entry: Benchmark, args: argparse.Namespace) -> int:
+    """The one report flow: the parser version checked before any file is read, the models selected, the
+    entry's report written and summarised, the parser changes and the files written printed."""
+    from builders.hub.source import required_data_from_args
+    from builders.hub.subset import selection_from_args
+    from builders.report import named_paths
+    from builders.report.inputs import select_models
+
+    answer_parser = _checked_parser(args)
+    report = verb_run(entry.report)(
+        args,
+        required_data_from_args(args),
+        select_models(named_paths(args.predictions, "--predictions"), args.model),
+        allow_missing=args.allow_missing,
+        allow_mixed=args.allow_mixed,
+        answer_parser=answer_parser,
+        videos=selection_from_args(args),
+    )
+    _print_changes(report.metrics["models"], "parser_change")
     print(
         f"wrote {report.markdown}, {report.metrics_file.name} and {len(report.figures)} figure(s) in {report.folder}"
     )
-
-
-def _bqa(args: argparse.Namespace) -> int:
-    from builders.hub.source import required_data_from_args
-    from builders.hub.subset import selection_from_args
-    from builders.report import named_paths, write_bqa_report
-    from builders.report.inputs import select_models
-
-    answer_parser = _checked_parser(args)
-    report = write_bqa_report(
-        required_data_from_args(args),
-        args.split,
-        select_models(named_paths(args.predictions, "--predictions"), args.model),
-        args.out,
-        allow_missing=args.allow_missing,
-        group_mapping=args.group_mapping,
-        allow_mixed=args.allow_mixed,
-        answer_parser=answer_parser,
-        human=args.human,
-        videos=selection_from_args(args),
-    )
-    for name, m in report.metrics["models"].items():
-        r = m["metrics"]
-        line = (
-            f"{name}: accuracy {r['accuracy']:.3f} (Easy {r['accuracy_easy']:.3f}, Hard {r['accuracy_hard']:.3f}) "
-            f"on {r['n']} items; {r['n_unparsed']} unparsed"
-            if r["n_easy"] and r["n_hard"]
-            else f"{name}: accuracy {r['accuracy']:.3f} on {r['n']} items; {r['n_unparsed']} unparsed"
-        )
-        if m["answer_leaking"]:
-            line += f" [ANSWER-LEAKING: {m['style'] or 'the rationale saw the answer'}]"
-        print(line)
-    _print_changes(report.metrics["models"], "parser_change")
-    _print_done(report)
-    return 0
-
-
-def _marinelife(args: argparse.Namespace) -> int:
-    from builders.hub.source import required_data_from_args
-    from builders.hub.subset import selection_from_args
-    from builders.report import named_paths, write_marinelife_report
-    from builders.report.inputs import select_models
-
-    answer_parser = _checked_parser(args)
-    report = write_marinelife_report(
-        required_data_from_args(args),
-        args.split,
-        select_models(named_paths(args.predictions, "--predictions"), args.model),
-        args.out,
-        judge_results=args.judge_results,
-        allow_missing=args.allow_missing,
-        allow_mixed=args.allow_mixed,
-        answer_parser=answer_parser,
-        models=args.models,
-        videos=selection_from_args(args),
-    )
-    for name, m in report.metrics["models"].items():
-        if "accuracy" in m:
-            print(
-                f"{name}: overall multiple-choice accuracy {m['accuracy']['overall']:.1f} on {m['accuracy']['n']['overall']} questions"
-            )
-    _print_changes(report.metrics["models"], "parser_change")
-    _print_done(report)
     return 0

@@ -12,6 +12,7 @@ from typing import Any
 import datasets
 
 from builders.hub.layout import check_hub_folder
+from builders.runs.summary import BuildSummary
 
 
 @dataclass
@@ -22,6 +23,7 @@ class BuiltSample:
     hub: Path
     loaded: dict[str, datasets.DatasetDict]  # config -> DatasetDict, from load_dataset(hub, config)
     summary: str  # one line on what the build did
+    build: BuildSummary[Any] | None = None  # what the build returned (also in <work>/summary.json)
 
     def sizes(self, config: str) -> dict[str, int]:
         return {split: len(ds) for split, ds in self.loaded[config].items()}
@@ -42,35 +44,34 @@ def rebuild_bqa(work: str | Path, hub: str | Path, cache_dir: str | Path) -> Bui
     loaded = check_hub_folder(hub, cache_dir=cache_dir)
     run = summary.run
     line = (
-        f"{summary.rows} BoLD rows -> {sum(s['rows'] for s in summary.splits.values())} questions "
-        f"({summary.difficulty.get('Easy', 0)} Easy / {summary.difficulty.get('Hard', 0)} Hard); "
+        f"{summary.inputs} BoLD rows -> {sum(s['rows'] for s in summary.splits.values())} questions "
+        f"({summary.details.difficulty.get('Easy', 0)} Easy / {summary.details.difficulty.get('Hard', 0)} Hard); "
         f"{run.cache_hits if run else 0} recorded replies used, {run.api_calls if run else 0} API calls"
     )
-    return BuiltSample(Path(work), Path(hub), loaded, line)
+    return BuiltSample(Path(work), Path(hub), loaded, line, summary)
 
 
 def rebuild_marinelife(work: str | Path, hub: str | Path, cache_dir: str | Path) -> BuiltSample:
     """MarineLife-16K: caption engine and QA generation over the bundled sample, every reply replayed."""
-    from builders.pipelines.marinelife.runner import build, format_summary, replay_client
+    from builders.pipelines.marinelife.runner import build, replay_client
     from marinelife16k.export import export_release
     from marinelife16k.sample import sample_attributes_path, sample_root, sample_video_root
 
     client, recorded_config, recorded_note = replay_client(sample_root())
     with client:
-        result = build(work, client, attributes=sample_attributes_path(), video_root=sample_video_root(),
-                       config=recorded_config, note=recorded_note)  # fmt: skip
-    if not result.complete:
+        summary = build(work, client, attributes=sample_attributes_path(), video_root=sample_video_root(),
+                        config=recorded_config, note=recorded_note)  # fmt: skip
+    if not summary.ok:
         raise RuntimeError(
-            f"the MarineLife-16K sample did not rebuild from its recorded replies:\n{format_summary(result.summary)}"
+            f"the MarineLife-16K sample did not rebuild from its recorded replies:\n{summary.format()}"
         )
     export_release(work, hub, cache_dir=cache_dir, check=False)
     loaded = check_hub_folder(hub, cache_dir=cache_dir)
-    s: dict[str, Any] = result.summary
-    run = s.get("this_run") or {}
+    captions, qa, run = summary.details.captions, summary.details.qa, summary.run
     line = (
-        f"{s['videos']['input']} videos -> {s['captions']['kept']} captions kept, {s['captions']['refined']} "
-        f"refined -> {s['qa']['records']} questions ({s['qa']['multiple_choice']} multiple-choice, "
-        f"{s['qa']['open_ended']} open-ended); {run.get('cache_hits', 0)} recorded replies used, "
-        f"{run.get('api_calls', 0)} API calls"
+        f"{summary.inputs} videos -> {captions['kept']} captions kept, {captions['refined']} "
+        f"refined -> {qa['records']} questions ({qa['multiple_choice']} multiple-choice, "
+        f"{qa['open_ended']} open-ended); {run.cache_hits if run else 0} recorded replies used, "
+        f"{run.api_calls if run else 0} API calls"
     )
-    return BuiltSample(Path(work), Path(hub), loaded, line)
+    return BuiltSample(Path(work), Path(hub), loaded, line, summary)

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bqa.accuracy import BQA_PARSER, bqa_accuracy
-from bqa.data import SplitData
+from bqa.data import BQASplitData
 from bqa.predictions import accuracy_inputs, item_fields
 from builders.evaluation.bqa_answers import (
     ANSWER_LEAK_NOTE,
@@ -90,7 +90,7 @@ def prediction_record(row: Mapping[str, Any], style: str, raw: str | None) -> di
 
 
 def quick_scores(
-    predictions: Sequence[Mapping[str, Any]], data: SplitData, style: str = "single_word"
+    predictions: Sequence[Mapping[str, Any]], data: BQASplitData, style: str = "single_word"
 ) -> dict[str, Any] | None:
     """Easy/Hard/Total accuracy of a predictions file's rows, by the project's BQA metric."""
     if not predictions:
@@ -114,7 +114,7 @@ def quick_scores(
 
 
 def evaluate(
-    data: SplitData,
+    data: BQASplitData,
     client: LLMClient,
     work_dir: str | Path,
     out: str | Path,
@@ -149,9 +149,7 @@ def evaluate(
         )
     stage1 = rationale_client or client
     frames = frames or FrameSpec(fps=None, num_frames=16)
-    subset = (
-        videos.choose([r["id"] for r in data.rows], split=data.split, source=data.source) if videos else None
-    )
+    subset = videos.choose(list(data.videos), split=data.split, source=data.source) if videos else None
     images = images_of or FrameImages()
     config: dict[str, Any] = {
         **(identity or {"source": data.source}),
@@ -165,17 +163,14 @@ def evaluate(
         config["rationale_model_asked"] = stage1.settings.model
         if stage1 is not client and stage1.estimate is None:
             config["rationale_llm"] = stage1.settings.cache_identity()
-    # Positions in the split: a row's clip is data.video(position).
-    positions = filter_by_video(range(len(data.rows)), lambda i: data.rows[i]["id"], subset)
-    positions = positions[:limit] if limit else positions
-    items = [{"id": data.rows[i]["id"], "index": i} for i in positions]
+    rows = filter_by_video(data.rows, lambda row: row["id"], subset)
+    rows = rows[:limit] if limit else rows
 
     def record(row: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> dict[str, Any]:
         return {**prediction_record(row, s.name, result.value), **llm_fields(result, request, client)}
 
-    def request_of(item: Mapping[str, Any]) -> LLMRequest | FollowUp:
-        row = data.rows[item["index"]]
-        video = data.video(item["index"])
+    def request_of(row: Mapping[str, Any]) -> LLMRequest | FollowUp:
+        video = data.video(row["id"])
         if not s.two_stage:
             return answer_request(row["question"], row["choices"], video, frames, s.name, images_of=images)
         first = rationale_request(
@@ -192,11 +187,11 @@ def evaluate(
 
         return FollowUp(second, done, client)
 
-    def outcome(item: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
-        return Outcome(record(data.rows[item["index"]], request, result))
+    def outcome(row: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
+        return Outcome(record(row, request, result))
 
     run, predictions = run_predictions(
-        work_dir, out, items, client, request_of, outcome, config=config, step=STEP,
+        work_dir, out, rows, client, request_of, outcome, config=config, step=STEP,
         ahead=ahead, reject_failures=reject_failures, desc=f"predict ({s.name})",
         other_clients=[stage1],
     )  # fmt: skip

@@ -29,10 +29,10 @@ from typing import Any
 
 import yaml
 
-from bqa.data import SplitData
 from bqa.paper import FINETUNED_MODEL, LORA_HYPERPARAMETERS
 from builders.evaluation.bqa_answers import SINGLE_WORD, answer_prompt, format_options
 from builders.files.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
+from builders.hub.split_data import SplitData
 from builders.runs.frames import jpeg_bytes
 from builders.video.frame_spec import FrameSpec
 
@@ -72,11 +72,9 @@ def _prompt(row: dict[str, Any], frame_description: str) -> str:
     )
 
 
-def _write_media(
-    data: SplitData, index: int, row_id: str, out: Path, media: str, frames: FrameSpec
-) -> list[str]:
+def _write_media(data: SplitData, row_id: str, out: Path, media: str, frames: FrameSpec) -> list[str]:
     """The item's media under ``out`` (``videos/<id>.mp4``, or ``frames/<id>/NN.jpg``); their relative paths."""
-    source = data.video(index)
+    source = data.video(row_id)
     if media == "video":
         target = out / "videos" / f"{row_id}.mp4"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -129,8 +127,8 @@ def export_finetune_data(
     out.mkdir(parents=True, exist_ok=True)
     rows = data.rows[:limit] if limit else data.rows
     items = []
-    for i, row in enumerate(rows):
-        paths = _write_media(data, i, row["id"], out, media, frames)
+    for row in rows:
+        paths = _write_media(data, row["id"], out, media, frames)
         described = "frames" if media == "video" else frames.describe(len(paths))
         items.append((row, paths, _prompt(row, described)))
     name = f"bqa_{data.split}"

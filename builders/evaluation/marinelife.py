@@ -35,6 +35,7 @@ from typing import Any
 
 from builders.evaluation.rubrics import get_rubric
 from builders.evaluation.run import PredictionRun, run_predictions, save_run_summary
+from builders.hub.split_data import SplitData
 from builders.hub.subset import FIELD, VideoSelection, filter_by_video
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.llm.prompts import load_prompt
@@ -45,7 +46,6 @@ from builders.scoring.judge import judge_predictions
 from builders.scoring.judge_results import JudgeResult
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.accuracy import MARINELIFE_PARSER, OVERALL, marinelife_accuracy
-from marinelife16k.data import SplitData
 from marinelife16k.predictions import accuracy_inputs, item_fields
 from marinelife16k.rubrics import camera_groups
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, OPTION_LABELS

@@ -54,9 +54,9 @@ def bqa_candidates(data: str | os.PathLike[str], split: str) -> Candidates:
             row["difficulty"],
             {"question": row["question"], "choices": list(row["choices"])},
             row["id"],
-            partial(opened.video, i),
+            partial(opened.video, row["id"]),
         )
-        for i, row in enumerate(opened.rows)
+        for row in opened.rows
     ]
     return Candidates(opened.source, split, items)
 

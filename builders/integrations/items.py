@@ -29,6 +29,7 @@ from builders.evaluation.marinelife import PROMPT_NAME, judge
 from builders.evaluation.marinelife import prediction_record as marinelife_record
 from builders.files.jsonio import write_file_atomic
 from builders.hub.source import resolve_data
+from builders.hub.split_data import SplitData
 from builders.llm.prompts import load_prompt
 from builders.scoring.judge_results import JudgeResult
 from builders.video.source import SourceLike
@@ -103,29 +104,24 @@ def unknown_frames(sampled_by: str) -> dict[str, Any]:
 # -- BQA ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class BQAItems:
-    data: bqa_data.SplitData
-    position: dict[str, int]
+    data: bqa_data.BQASplitData
 
     def row(self, item_id: str) -> dict[str, Any]:
-        return self.data.rows[self._at(item_id)]
-
-    def video(self, item_id: str) -> str:
-        return video_file(self.data.video(self._at(item_id)))
-
-    def _at(self, item_id: str) -> int:
         try:
-            return self.position[item_id]
+            return self.data.videos[item_id]  # one question per clip: the clip's row is the item
         except KeyError:
             raise KeyError(
                 f"{self.data.source}: no item {item_id!r} in the {self.data.split} split"
             ) from None
 
+    def video(self, item_id: str) -> str:
+        return video_file(self.data.video(self.row(item_id)["id"]))
+
 
 @lru_cache(maxsize=8)
 def bqa_items(location: str, split: str) -> BQAItems:
     """The BQA split at ``location`` (work folder or Hub-layout folder), opened once per process."""
-    data = bqa_data.open_split(location, split, check_clips=False)
-    return BQAItems(data, {row["id"]: i for i, row in enumerate(data.rows)})
+    return BQAItems(bqa_data.open_split(location, split, check_clips=False))
 
 
 def bqa_prompt(row: Mapping[str, Any], style: str, frame_description: str = HARNESS_FRAMES) -> str:
@@ -190,7 +186,7 @@ def bqa_metric(result: BQAAccuracy, name: str) -> float | None:
 # -- MarineLife-16K ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MarineLifeItems:
-    data: marinelife_data.SplitData
+    data: SplitData
     position: dict[str, int]
 
     def record(self, question_id: str) -> dict[str, Any]:

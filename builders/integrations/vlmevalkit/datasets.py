@@ -214,7 +214,7 @@ class BQAVideoDataset(_ProjectVideoDataset):
         return pd.DataFrame(rows)
 
     def video_source(self, video: str) -> Any:
-        return self.items.data.video(self.items.position[video])
+        return self.items.data.video(video)
 
     def evaluate(self, eval_file: str, **judge_kwargs: Any) -> dict[str, float | None]:
         """The report's numbers on VLMEvalKit's result file (accuracy 0-1, demographic error rates)."""

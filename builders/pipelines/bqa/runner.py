@@ -10,7 +10,8 @@ A killed build restarted with the same options ends with the same files: finishe
 never redone, and replies that validated come from the LLM cache. ``<work>/build.json`` records
 the options that shape the records (source, limit, seed, frames, group mapping, codes) and the
 LLM identity (model, endpoint, sampling); a rerun with different ones is refused rather than mixing
-two builds in one folder. ``<work>/summary.json`` holds the last run's :class:`BuildSummary`.
+two builds in one folder. ``<work>/summary.json`` holds the last run's
+:class:`builders.runs.summary.BuildSummary` (with :class:`BQABuildDetails`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from builders.pipelines.bqa.step4_difficulty import HARD, STEP4_UNPARSED, UNANSW
 from builders.runs.frames import FrameImages, Images, frames_dir
 from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
-from builders.runs.unfinished import Unfinished
+from builders.runs.summary import BuildSummary, step_summaries
 from builders.video.frame_spec import FrameSpec
 
 log = logging.getLogger(__name__)
@@ -134,118 +135,40 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, sort_keys=True))
 
 
-@dataclass
-class StepSummary:
-    kept: int = 0
-    rejected: dict[str, int] = field(default_factory=dict)
-    complete: bool = False
-    failed: dict[str, str] = field(default_factory=dict)  # this run's failed LLM calls: id -> error
+@dataclass(frozen=True)
+class BQABuildDetails:
+    """BQA's own part of its :class:`~builders.runs.summary.BuildSummary`."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kept": self.kept,
-            "rejected": self.rejected,
-            "complete": self.complete,
-            "failed": self.failed,
-        }
-
-
-@dataclass
-class BuildSummary:
-    """What a build run left in its work folder, and what the run itself cost."""
-
-    work_dir: Path
-    rows: int  # BoLD rows taken (after --limit)
     missing_clips: list[str]  # rows left out by skip_missing: "file, line, column 1 (video): ..."
-    steps: dict[str, StepSummary]
-    difficulty: dict[
-        str, int
-    ]  # Easy/Hard of the labelled items, plus "unparsed" (rejected with --step4-unanswered drop)
-    difficulty_reasons: dict[str, int]  # STEP4's reasons: right_choice, wrong_choice, no_answer, ambiguous
-    splits: dict[str, dict[str, int]] | None  # per split: rows, films, Easy, Hard (None: no release yet)
-    tokens: tuple[int, int]  # recorded prompt/completion tokens of every reply the finished steps use
-    run: UsageSummary | None  # this run's LLM activity (None: no LLM step ran)
-    not_run: tuple[str, ...] = ()  # steps asked for but not reached (a step before them left items pending)
+    # Easy/Hard of the labelled items, plus "unparsed" (rejected with --step4-unanswered drop)
+    difficulty: dict[str, int] = field(default_factory=dict)
+    # STEP4's reasons: right_choice, wrong_choice, no_answer, ambiguous
+    difficulty_reasons: dict[str, int] = field(default_factory=dict)
 
-    @property
-    def failed(self) -> dict[str, dict[str, str]]:
-        return {name: s.failed for name, s in self.steps.items() if s.failed}
+    def note(self) -> str:
+        if not self.missing_clips:
+            return ""
+        return f" ({len(self.missing_clips)} left out, clip missing; first: {self.missing_clips[0]})"
 
-    @property
-    def unfinished(self) -> Unfinished:
-        return Unfinished(self.failed, self.not_run)
-
-    @property
-    def empty_release(self) -> bool:
-        """A release was written and has no rows: every item was rejected on the way."""
-        return self.splits is not None and not sum(d["rows"] for d in self.splits.values())
-
-    @property
-    def ok(self) -> bool:
-        return not self.unfinished and not self.empty_release
-
-    def to_json(self) -> dict[str, Any]:
-        run = None
-        if self.run is not None:
-            run = {name: getattr(self.run, name) for name in self.run.__dataclass_fields__}
-            run["seconds"] = round(run["seconds"], 3)
-        return {
-            "work_dir": str(self.work_dir),
-            "rows": self.rows,
-            "missing_clips": self.missing_clips,
-            "steps": {name: s.to_json() for name, s in self.steps.items()},
-            "difficulty": self.difficulty,
-            "difficulty_reasons": self.difficulty_reasons,
-            "splits": self.splits,
-            "tokens": {"prompt": self.tokens[0], "completion": self.tokens[1]},
-            "this_run": run,
-            "unfinished": self.unfinished.to_json(),
-            "empty_release": self.empty_release,
-        }
-
-    def format(self) -> str:
-        head = f"BQA build in {self.work_dir}: {self.rows} BoLD rows"
-        if self.missing_clips:
-            head += f" ({len(self.missing_clips)} left out, clip missing; first: {self.missing_clips[0]})"
-        lines = [head]
-        lines.append(f"  {'step':<11} {'kept':>5}  rejected (reason: count)")
-        for name, s in self.steps.items():
-            rejected = ", ".join(f"{r}: {n}" for r, n in sorted(s.rejected.items())) or "-"
-            state = "" if s.complete else f"  [unfinished: {len(s.failed)} failed LLM call(s), left pending]"
-            lines.append(f"  {name:<11} {s.kept:>5}  {rejected}{state}")
+    def lines(self) -> list[str]:
+        lines = []
         if self.difficulty:
-            lines.append("  difficulty: " + ", ".join(f"{k} {v}" for k, v in self.difficulty.items()))
+            lines.append("difficulty: " + ", ".join(f"{k} {v}" for k, v in self.difficulty.items()))
         if self.difficulty_reasons:
             lines.append(
-                "  STEP4 reasons: " + ", ".join(f"{k} {v}" for k, v in self.difficulty_reasons.items())
+                "STEP4 reasons: " + ", ".join(f"{k} {v}" for k, v in self.difficulty_reasons.items())
             )
-        if self.splits:
-            parts = [
-                f"{s} {d['rows']} ({d['Easy']} Easy / {d['Hard']} Hard, {plural(d['films'], 'film')})"
-                for s, d in self.splits.items()
-            ]
-            lines.append("  release: " + "; ".join(parts))
-        lines.append(
-            f"  tokens recorded for the replies used: in {self.tokens[0]:,} / out {self.tokens[1]:,}"
-        )
-        if self.run is not None:
-            r = self.run
-            lines.append(
-                f"  this run: {r.items} LLM requests, {r.cache_hits} cache hits, {r.api_calls} API calls "
-                f"({r.reasks} re-asks), {r.failures} failures, tokens in {r.prompt_tokens:,} / out {r.completion_tokens:,}"
-            )
-        lines += self.unfinished.lines(alternative="or pass --reject-llm-failures to reject them")
-        if self.empty_release:
-            rejected = "; ".join(
-                f"{name}: " + ", ".join(f"{r} {n}" for r, n in sorted(s.rejected.items()))
-                for name, s in self.steps.items()
-                if s.rejected
-            )
-            lines.append(
-                f"EMPTY RELEASE: every one of the {self.rows} BoLD rows was rejected ({rejected or 'no reasons recorded'}); "
-                f"see {self.work_dir / 'steps'}/*.rejects.jsonl"
-            )
-        return "\n".join(lines)
+        return lines
+
+    def split_note(self, counts: Mapping[str, int]) -> str:
+        return f"{counts['Easy']} Easy / {counts['Hard']} Hard, {plural(counts['films'], 'film')}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "missing_clips": self.missing_clips,
+            "difficulty": self.difficulty,
+            "difficulty_reasons": self.difficulty_reasons,
+        }
 
 
 def _kept(work_dir: Path, step: str) -> dict[str, dict[str, Any]]:
@@ -315,9 +238,10 @@ def build(
     client: LLMClient | None = None,
     steps: Iterable[str] = STEPS,
     images_of: Images | None = None,
-) -> BuildSummary:
+) -> BuildSummary[BQABuildDetails]:
     """Run ``steps`` (all by default) of the build in ``work_dir``; stops after a step whose LLM calls
-    failed (its items stay pending; see :attr:`BuildSummary.failed`). ``images_of``: how STEP2 and
+    failed (its items stay pending; see
+    :attr:`builders.runs.summary.BuildSummary.failed`). ``images_of``: how STEP2 and
     STEP4 get frames (default: decoded once into ``<work>/frames``, removed when STEP4 is done)."""
     work_dir = Path(work_dir)
     todo = _normalise_steps(steps)
@@ -434,46 +358,42 @@ def summarize(
     failures: Mapping[str, Mapping[str, str]] | None = None,
     run: UsageSummary | None = None,
     not_run: tuple[str, ...] = (),
-) -> BuildSummary:
+) -> BuildSummary[BQABuildDetails]:
     """The state of a work folder's steps and release (plus this run's failures and usage)."""
-    steps: dict[str, StepSummary] = {}
+    steps = step_summaries(work_dir, RECORD_STEPS, failures)
     tokens = [0, 0]
     difficulty: dict[str, int] = {}
     difficulty_reasons: dict[str, int] = {}
-    for name in RECORD_STEPS:
+    for name in LLM_STEPS.intersection(steps):
         records = StepRecords(work_dir, name)
-        tally = records.tally()
-        if not tally and not records.complete and not (failures or {}).get(name):
-            continue  # not started (a step whose every call failed is listed: its items are pending)
-        rejected = dict(tally.rejected)
-        steps[name] = StepSummary(
-            tally.kept, rejected, records.complete, dict((failures or {}).get(name, {}))
-        )
-        if records.complete and name in LLM_STEPS:
+        if records.complete:
             for r in [*records.kept(), *records.rejects()]:
                 usage = r.get("usage") or (0, 0)
                 tokens[0] += usage[0]
                 tokens[1] += usage[1]
-        if records.complete and name == DIFFICULTY:
-            labels = Counter(r["difficulty"] for r in records.kept())
-            difficulty = {d: labels.get(d, 0) for d in DIFFICULTIES}
-            difficulty["unparsed"] = rejected.get(STEP4_UNPARSED, 0)
-            reasons = Counter(r.get("difficulty_reason") for r in records.kept())
-            difficulty_reasons = {reason: reasons.get(reason, 0) for reason in DIFFICULTY_REASONS}
-    splits = None
+    if DIFFICULTY in steps and steps[DIFFICULTY].complete:
+        labelled = StepRecords(work_dir, DIFFICULTY).kept()
+        labels = Counter(r["difficulty"] for r in labelled)
+        difficulty = {d: labels.get(d, 0) for d in DIFFICULTIES}
+        difficulty["unparsed"] = steps[DIFFICULTY].rejected.get(STEP4_UNPARSED, 0)
+        reasons = Counter(r.get("difficulty_reason") for r in labelled)
+        difficulty_reasons = {reason: reasons.get(reason, 0) for reason in DIFFICULTY_REASONS}
+    splits, folder = None, None
     if meta_path(work_dir).is_file():
+        folder = meta_path(work_dir).parent
         release = read_release(work_dir, check_clips=False)
         splits = {
             name: {
                 "rows": len(records),
+                "videos": len(records),  # one clip per question
                 "films": len({r.source.film_id for r in records}),
                 **{d: sum(r.difficulty == d for r in records) for d in DIFFICULTIES},
             }
             for name, records in release.splits.items()
         }
     return BuildSummary(
-        Path(work_dir), rows, missing, steps, difficulty, difficulty_reasons, splits, (tokens[0], tokens[1]),
-        run, not_run,
+        "BQA", Path(work_dir), rows, "BoLD row", steps, folder, splits, (tokens[0], tokens[1]), run,
+        BQABuildDetails(missing, difficulty, difficulty_reasons), not_run,
     )  # fmt: skip
 
 

@@ -10,18 +10,17 @@ Modules, in the order a run uses them:
 - :mod:`.qa_generation` - one request per video for the distractors; records built and validated
   by :mod:`marinelife16k.questions` / :mod:`marinelife16k.schema` (step ``qa``);
 - :mod:`.runner` - :func:`~.runner.build`: attributes + videos -> work folder -> release, resumable,
-  with a summary; recorded runs for offline replay;
+  with a :class:`builders.runs.summary.BuildSummary`; recorded runs for offline replay;
 - :mod:`.checks`, :mod:`.outcomes` - text checks behind the re-asks; per-reply cost accounting.
 
 CLI: ``vqabench marinelife build`` (:mod:`builders.cli.marinelife`).
 """
 
 from builders.pipelines.marinelife.runner import (
-    BuildResult,
+    MarineLifeBuildDetails,
     PipelineConfig,
     build,
-    format_summary,
     replay_client,
 )
 
-__all__ = ["BuildResult", "PipelineConfig", "build", "format_summary", "replay_client"]
+__all__ = ["MarineLifeBuildDetails", "PipelineConfig", "build", "replay_client"]

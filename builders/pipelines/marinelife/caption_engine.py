@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from builders.llm import LLMClient
 from builders.pipelines.marinelife import captioner, refiner, reviewer
 from builders.pipelines.marinelife.outcomes import Failure
 from builders.runs.steps import StepRecords
+from builders.video.frame_spec import FrameSpec
 
 TAU = 3.5  # the paper's threshold
 KEPT, REFINED = "kept", "refined"
@@ -34,17 +35,14 @@ CAPTION_STEPS: tuple[str, ...] = (captioner.STEP, reviewer.STEP, refiner.STEP)
 
 @dataclass(frozen=True)
 class CaptionSettings:
-    """``tau``: refine below this S_c; ``num_frames``/``max_side``: the captioner's frames."""
+    """``tau``: refine below this S_c; ``frames``: what the captioner sees of each video."""
 
     tau: float = TAU
-    num_frames: int = captioner.NUM_FRAMES
-    max_side: int | None = captioner.MAX_SIDE
+    frames: FrameSpec = field(default_factory=captioner.frame_spec)
 
     def __post_init__(self) -> None:
         if not 0 <= self.tau <= 5:
             raise ValueError(f"tau must lie on the reviewer's scale 0-5, got {self.tau}")
-        if self.num_frames < 1:
-            raise ValueError(f"the captioner needs at least 1 frame, got {self.num_frames}")
 
 
 def captions_path(work_dir: str | os.PathLike[str]) -> Path:
@@ -77,7 +75,7 @@ def run_caption_engine(
     """
     work = Path(work_dir)
     failed = captioner.run_drafts(
-        work, rows, video_root, client, num_frames=settings.num_frames, max_side=settings.max_side,
+        work, rows, video_root, client, frames=settings.frames,
         ahead=ahead, reject_failures=reject_failures,
     )  # fmt: skip
     if failed:

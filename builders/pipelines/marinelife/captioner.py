@@ -48,11 +48,10 @@ def frame_spec(num_frames: int = NUM_FRAMES, max_side: int | None = MAX_SIDE) ->
     return FrameSpec(fps=None, num_frames=num_frames, max_side=max_side)
 
 
-def caption_frames(
-    path: str | os.PathLike[str], num_frames: int = NUM_FRAMES, max_side: int | None = MAX_SIDE
-) -> list[str]:
-    """The captioner's frames of one video, in order, as JPEG data URLs."""
-    return decode_images(path, frame_spec(num_frames, max_side))
+def caption_frames(path: str | os.PathLike[str], frames: FrameSpec | None = None) -> list[str]:
+    """The captioner's frames of one video, in order, as ``frames`` says (default :func:`frame_spec`):
+    JPEG data URLs, or one video URL."""
+    return decode_images(path, frames or frame_spec())
 
 
 def draft_request(frames: Sequence[str], item_id: str) -> LLMRequest:
@@ -75,8 +74,7 @@ def run_drafts(
     video_root: str | os.PathLike[str],
     client: LLMClient,
     *,
-    num_frames: int = NUM_FRAMES,
-    max_side: int | None = MAX_SIDE,
+    frames: FrameSpec | None = None,
     ahead: int | None = None,
     reject_failures: bool = False,
 ) -> dict[str, str]:
@@ -88,8 +86,7 @@ def run_drafts(
     records = StepRecords(work_dir, STEP)
 
     def request_of(row: Mapping[str, Any]) -> LLMRequest:
-        frames = caption_frames(Path(video_root) / row["video_path"], num_frames, max_side)
-        return draft_request(frames, str(row["id"]))
+        return draft_request(caption_frames(Path(video_root) / row["video_path"], frames), str(row["id"]))
 
     def outcome(row: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
         return Outcome(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from builders.llm import LLMClient, LLMResult
@@ -16,9 +16,6 @@ class Failure:
     id: str
     step: str
     error: str
-
-    def to_dict(self) -> dict[str, str]:
-        return asdict(self)
 
 
 def call_cost(client: LLMClient, result: LLMResult) -> dict[str, Any]:

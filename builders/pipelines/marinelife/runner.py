@@ -28,12 +28,12 @@ import json
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from builders.files.jsonio import write_json_atomic
-from builders.llm import LLMClient, Recording
+from builders.llm import LLMClient, Recording, UsageSummary
 from builders.llm.prompts import load_prompt
 from builders.pipelines.marinelife import captioner, qa_generation, refiner, reviewer
 from builders.pipelines.marinelife.caption_engine import (
@@ -48,12 +48,14 @@ from builders.pipelines.marinelife.caption_engine import (
 from builders.pipelines.marinelife.outcomes import Failure, total_cost
 from builders.runs.lock import locks_work_folder
 from builders.runs.steps import StepRecords, bind_work_folder
-from builders.runs.unfinished import Unfinished
+from builders.runs.summary import BuildSummary, step_summaries
+from builders.video.frame_spec import FrameSpec
 from marinelife16k.annotations import read_annotations
 from marinelife16k.questions import MOTION_TYPE
 from marinelife16k.sample import SAMPLE_REASON, sample_video_root
+from marinelife16k.splits import SPLITS
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, QUESTION_TYPES
-from marinelife16k.workfolder import read_release, write_release
+from marinelife16k.workfolder import META_FILE, RELEASE_DIR, read_release, write_release
 
 CONFIG_FILE = "pipeline.json"
 SUMMARY_FILE = "summary.json"
@@ -65,14 +67,15 @@ STEPS: tuple[str, ...] = (*CAPTION_STEPS, qa_generation.STEP)
 class PipelineConfig:
     """Everything that changes what a run produces (``ahead``/``reject_failures`` change only how).
 
-    ``seed``: option order and split; ``split_sizes``: as :func:`marinelife16k.splits.split_counts`
-    (None: the paper's proportions); ``llm_reference``: the LLM writes the camera-object reference
-    sentence (else the template of :func:`marinelife16k.questions.camera_object_reference`).
+    ``frames``: what the captioner sees of each video (default: 8 uniform frames, both ends, longer
+    side 512 px); ``seed``: option order and split; ``split_sizes``: as
+    :func:`marinelife16k.splits.split_counts` (None: the paper's proportions); ``llm_reference``: the
+    LLM writes the camera-object reference sentence (else the template of
+    :func:`marinelife16k.questions.camera_object_reference`).
     """
 
     tau: float = TAU
-    num_frames: int = captioner.NUM_FRAMES
-    max_side: int | None = captioner.MAX_SIDE
+    frames: FrameSpec = field(default_factory=captioner.frame_spec)
     seed: int = 0
     llm_reference: bool = True
     split_sizes: Mapping[str, int | float] | None = None
@@ -81,23 +84,42 @@ class PipelineConfig:
 
     @property
     def caption_settings(self) -> CaptionSettings:
-        return CaptionSettings(tau=self.tau, num_frames=self.num_frames, max_side=self.max_side)
+        return CaptionSettings(tau=self.tau, frames=self.frames)
 
     def outputs(self) -> dict[str, Any]:
-        """The settings a work folder is bound to."""
-        out = asdict(self)
-        for name in ("ahead", "reject_failures"):
-            out.pop(name)
+        """The settings a work folder is bound to (and a release records). The frames are written as
+        ``num_frames`` and ``max_side``, as before the frame spec existed, plus whatever differs from
+        the captioner's uniform JPEG frames (``fps``, ``frame_rule``, ``video_input``): a work folder
+        or recording made with the default frames reads the same, so it resumes (and replays) as it is."""
+        out: dict[str, Any] = {
+            "tau": self.tau,
+            "num_frames": self.frames.num_frames,
+            "max_side": self.frames.max_side,
+        }
+        plain = captioner.frame_spec()
+        if self.frames.fps != plain.fps:
+            out["fps"] = self.frames.fps
+        if self.frames.rule != plain.rule:
+            out["frame_rule"] = self.frames.rule
+        if self.frames.video_input != plain.video_input:
+            out["video_input"] = self.frames.video_input
+        out.update(seed=self.seed, llm_reference=self.llm_reference)
         out["split_sizes"] = dict(self.split_sizes) if self.split_sizes is not None else None
         return out
 
     @classmethod
     def from_outputs(cls, data: Mapping[str, Any]) -> PipelineConfig:
-        known = {f.name for f in fields(cls)}
+        """The config of :meth:`outputs` (also of recordings and work folders made before the frame spec)."""
+        frame_keys = {"num_frames": "num_frames", "max_side": "max_side", "fps": "fps", "frame_rule": "rule",
+                      "video_input": "video_input"}  # fmt: skip
+        known = {f.name for f in fields(cls)} - {"frames", "ahead", "reject_failures"} | set(frame_keys)
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown pipeline settings {sorted(unknown)}; known: {sorted(known)}")
-        return cls(**data)
+        plain = captioner.frame_spec()
+        spec = {name: data[key] for key, name in frame_keys.items() if key in data}
+        frames = replace(plain, **spec)
+        return cls(frames=frames, **{k: v for k, v in data.items() if k not in frame_keys})
 
 
 def prompt_versions() -> dict[str, str]:
@@ -119,21 +141,42 @@ def _digest(rows: Sequence[Mapping[str, Any]]) -> str:
     return hashlib.sha256(json.dumps(keep, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-@dataclass
-class BuildResult:
-    """What :func:`build` did: ``summary`` (also in ``<work>/summary.json``) and the failures."""
+@dataclass(frozen=True)
+class MarineLifeBuildDetails:
+    """MarineLife-16K's own part of its :class:`~builders.runs.summary.BuildSummary`: the caption
+    engine's and the QA generation's counts, and the recorded LLM cost per step."""
 
-    work_dir: Path
-    summary: dict[str, Any]
-    failures: list[Failure]
+    videos: dict[str, int]  # captioned, with_qa
+    captions: dict[str, Any]  # tau, kept, refined, s_c (S_c value -> videos)
+    qa: dict[str, Any]  # records, multiple_choice, open_ended, per_type, central_object_motion
+    llm: dict[str, Any]  # per_step and total: requests, calls, reasks, tokens (as recorded)
 
-    @property
-    def complete(self) -> bool:
-        return self.summary["status"] == "complete"
+    def note(self) -> str:
+        return ""
 
+    def lines(self) -> list[str]:
+        v, c, q = self.videos, self.captions, self.qa
+        return [
+            f"videos: {v['captioned']} captioned, {v['with_qa']} with QA",
+            f"captions: {c['kept']} kept, {c['refined']} refined (tau {c['tau']:g}); S_c counts {c['s_c']}",
+            f"QA records: {q['records']} ({q['multiple_choice']} multiple-choice, {q['open_ended']} open-ended); "
+            f"per type {q['per_type']}",
+            "central_object_motion (OBK): {asked} asked; not asked: movement_behavior empty {movement_empty}, "
+            "movement_behavior not about the central object {not_about_central_object}".format(
+                **q[MOTION_TYPE]
+            ),
+            "LLM (whole build, as recorded): "
+            + "; ".join(
+                f"{step} {cost['requests']} req / {cost['reasks']} re-asks"
+                for step, cost in self.llm["per_step"].items()
+            ),
+        ]
 
-def _rounded(usage: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: round(value, 3) for name, value in usage.items()}
+    def split_note(self, counts: Mapping[str, int]) -> str:
+        return ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"videos": self.videos, "captions": self.captions, "qa": self.qa, "llm": self.llm}
 
 
 @locks_work_folder
@@ -145,13 +188,14 @@ def build(
     video_root: str | os.PathLike[str],
     config: PipelineConfig = PipelineConfig(),
     note: str | None = None,
-) -> BuildResult:
+) -> BuildSummary[MarineLifeBuildDetails]:
     """Run or resume the whole pipeline; write the release when every step has finished.
 
     ``note`` goes into the release's provenance (and so the dataset card), e.g. that the replies
     were scripted.
 
-    Returns the summary; failed calls leave the run ``incomplete`` (run again to retry them).
+    Returns the summary (also in ``<work>/summary.json``); failed calls leave it not ``ok`` (run
+    again to retry them).
     Raises ValueError/FileNotFoundError on bad input (naming file and row), ValueError when the work
     folder belongs to another configuration, and :class:`builders.llm.ReplayMissError` when a replay
     lacks a reply.
@@ -167,7 +211,6 @@ def build(
     before = client.usage.snapshot()
     ahead, reject = config.ahead, config.reject_failures
 
-    released = False
     failures = run_caption_engine(
         work, rows, video_root, client, config.caption_settings, ahead=ahead, reject_failures=reject
     )
@@ -181,10 +224,9 @@ def build(
         failures = [Failure(i, qa_generation.STEP, e) for i, e in failed.items()]
         if not failures:
             _release(work, captioned, video_root, client, config, note)
-            released = True
-    summary = summarize(work, rows, config, failures, _rounded(asdict(client.usage.since(before))), released)
-    write_json_atomic(work / SUMMARY_FILE, summary)
-    return BuildResult(work, summary, failures)
+    summary = summarize(work, rows, config, failures, client.usage.since(before))
+    write_json_atomic(work / SUMMARY_FILE, summary.to_json())
+    return summary
 
 
 def _release(
@@ -253,34 +295,30 @@ def summarize(
     rows: Sequence[Mapping[str, Any]],
     config: PipelineConfig,
     failures: Sequence[Failure] = (),
-    this_run: Mapping[str, Any] | None = None,
-    released: bool = False,
-) -> dict[str, Any]:
+    run: UsageSummary | None = None,
+) -> BuildSummary[MarineLifeBuildDetails]:
     """The run's numbers from its step records (so a resumed or replayed run reports the whole build)."""
     work = Path(work_dir)
-    steps = {name: StepRecords(work, name) for name in STEPS}
-    records_of = {name: (s.kept() if s.complete else []) for name, s in steps.items()}
+    failed: dict[str, dict[str, str]] = {}
+    for failure in failures:
+        failed.setdefault(failure.step, {})[failure.id] = failure.error
+    steps = step_summaries(work, STEPS, failed)
+    records_of = {name: StepRecords(work, name).kept() if name in steps and steps[name].complete else []
+                  for name in STEPS}  # fmt: skip
     captions = read_captions(work) if captions_path(work).is_file() else []
     qa = records_of[qa_generation.STEP]
     types = Counter(r["type"] for item in qa for r in item["records"])
-    rejects = Counter(f"{name}: {r.get('_reason', '?')}" for name, s in steps.items() for r in s.rejects())
     llm = {name: total_cost(r["llm"] for r in found) for name, found in records_of.items()}
-    summary: dict[str, Any] = {
-        "status": "complete" if released and not failures else "incomplete",
-        "work_dir": str(work),
-        "videos": {
-            "input": len(rows),
-            "captioned": len(captions),
-            "with_qa": len(qa),
-            "rejected": dict(rejects),
-        },
-        "captions": {
+    total = _sum(llm.values())
+    details = MarineLifeBuildDetails(
+        videos={"captioned": len(captions), "with_qa": len(qa)},
+        captions={
             "tau": config.tau,
             "kept": sum(c["path"] != REFINED for c in captions),
             "refined": sum(c["path"] == REFINED for c in captions),
             "s_c": {str(k): v for k, v in sorted(Counter(c["s_c"] for c in captions).items())},
         },
-        "qa": {
+        qa={
             "records": sum(types.values()),
             "multiple_choice": sum(
                 n for t, n in types.items() if QUESTION_TYPES[t].question_format == MULTIPLE_CHOICE
@@ -291,18 +329,25 @@ def summarize(
             "per_type": {t: types[t] for t in QUESTION_TYPES if types[t]},
             MOTION_TYPE: _motion_counts(qa),
         },
-        "llm": {"per_step": llm, "total": _sum(llm.values())},
-        "this_run": dict(this_run or {}),
-        "failures": [f.to_dict() for f in failures],
-        "release": None,
-    }
-    if released:
-        release = read_release(work, check_videos=False, check_qa=False)
-        summary["release"] = {
-            "path": str(work / "release"),
-            "splits": {name: len(ids) for name, ids in _by_split(release.splits()).items()},
-        }
-    return summary
+        llm={"per_step": llm, "total": total},
+    )
+    # The steps a failure kept from running, and the release after them.
+    first = min((STEPS.index(step) for step in failed if step in STEPS), default=len(STEPS))
+    not_run = tuple(s for s in (*STEPS[first + 1 :], "release") if s not in failed) if failed else ()
+    release, splits = None, None
+    if not failed and (work / RELEASE_DIR / META_FILE).is_file():  # a run that fails writes none
+        release = work / RELEASE_DIR
+        written = read_release(work, check_videos=False, check_qa=False)
+        split_of = written.splits()
+        splits = {name: {"rows": 0, "videos": 0} for name in SPLITS if name in split_of.values()}
+        for split in split_of.values():
+            splits[split]["videos"] += 1
+        for record in written.records:
+            splits[split_of[record["id"]]]["rows"] += 1
+    return BuildSummary(
+        "MarineLife-16K", work, len(rows), "video", steps, release, splits,
+        (total["prompt_tokens"], total["completion_tokens"]), run, details, not_run,
+    )  # fmt: skip
 
 
 def _motion_counts(qa: Sequence[Mapping[str, Any]]) -> dict[str, int]:
@@ -322,55 +367,6 @@ def _sum(totals: Any) -> dict[str, int]:
         key: sum(t[key] for t in totals)
         for key in ("requests", "calls", "reasks", "prompt_tokens", "completion_tokens")
     }
-
-
-def _by_split(splits: Mapping[str, str]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for video, split in splits.items():
-        out.setdefault(split, []).append(video)
-    return out
-
-
-def format_summary(summary: Mapping[str, Any]) -> str:
-    """The summary as a few readable lines (what the CLI prints)."""
-    v, c, q, total = summary["videos"], summary["captions"], summary["qa"], summary["llm"]["total"]
-    lines = [
-        f"status: {summary['status']} ({summary['work_dir']})",
-        f"videos: {v['input']} in, {v['captioned']} captioned, {v['with_qa']} with QA"
-        + (f"; rejected {v['rejected']}" if v["rejected"] else ""),
-        f"captions: {c['kept']} kept, {c['refined']} refined (tau {c['tau']:g}); S_c counts {c['s_c']}",
-        f"QA records: {q['records']} ({q['multiple_choice']} multiple-choice, {q['open_ended']} open-ended); "
-        f"per type {q['per_type']}",
-        "central_object_motion (OBK): {asked} asked; not asked: movement_behavior empty {movement_empty}, "
-        "movement_behavior not about the central object {not_about_central_object}".format(**q[MOTION_TYPE]),
-        "LLM (whole build, as recorded): "
-        + "; ".join(
-            f"{step} {cost['requests']} req / {cost['reasks']} re-asks"
-            for step, cost in summary["llm"]["per_step"].items()
-        )
-        + f"; tokens in {total['prompt_tokens']:,} / out {total['completion_tokens']:,}",
-    ]
-    run = summary.get("this_run") or {}
-    if run:
-        lines.append(
-            f"this run: {run.get('items', 0)} requests, {run.get('cache_hits', 0)} cache hits, "
-            f"{run.get('api_calls', 0)} API calls ({run.get('reasks', 0)} re-asks), {run.get('failures', 0)} failures, "
-            f"tokens in {run.get('prompt_tokens', 0):,} / out {run.get('completion_tokens', 0):,}"
-        )
-    lines += unfinished(summary).lines(alternative="or add --reject-llm-failures to drop them")
-    if summary["release"]:
-        lines.append(f"release: {summary['release']['path']} {summary['release']['splits']}")
-    return "\n".join(lines)
-
-
-def unfinished(summary: Mapping[str, Any]) -> Unfinished:
-    """The failed videos of a summary, by step, and the steps a failure kept from running."""
-    failed: dict[str, dict[str, str]] = {}
-    for failure in summary["failures"]:
-        failed.setdefault(failure["step"], {})[failure["id"]] = failure["error"]
-    first = min((STEPS.index(step) for step in failed if step in STEPS), default=len(STEPS))
-    later = [*STEPS[first + 1 :], "release"] if failed else []
-    return Unfinished(failed, [step for step in later if step not in failed])
 
 
 # -- recorded runs ---------------------------------------------------------------------------

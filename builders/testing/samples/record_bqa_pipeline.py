@@ -27,8 +27,9 @@ from bqa.candidates import CandidateError, extract_candidates
 from bqa.sample import sample_root
 from builders.demo.bqa_sample import PIPELINE, SAMPLE_DIR, build_options
 from builders.llm import Recording
-from builders.pipelines.bqa.runner import BuildSummary, build
+from builders.pipelines.bqa.runner import BQABuildDetails, build
 from builders.runs.steps import DEFAULT_CACHE
+from builders.runs.summary import BuildSummary
 from builders.testing.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
 from builders.testing.recorder import recording_session, scripted_settings
@@ -65,7 +66,7 @@ def record(
     out_dir: str | Path = SAMPLE_DIR,
     work_dir: str | Path | None = None,
     recording: Recording = RECORDING,
-) -> tuple[BuildSummary, ChatServer]:
+) -> tuple[BuildSummary[BQABuildDetails], ChatServer]:
     """Build the sample against the scripted responder and write the recording to ``out_dir``;
     returns the build summary and the (stopped) server, whose request log stays readable."""
     recording = replace(recording, folder=Path(out_dir))

@@ -25,11 +25,10 @@ import argparse
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from builders.llm import Recording
-from builders.pipelines.marinelife import captioner
-from builders.pipelines.marinelife.runner import PIPELINE, PipelineConfig, build, format_summary
+from builders.pipelines.marinelife.runner import PIPELINE, MarineLifeBuildDetails, PipelineConfig, build
+from builders.runs.summary import BuildSummary
 from builders.testing.marinelife_responder import MarineLifeResponder
 from builders.testing.recorder import recording_session, scripted_settings
 from marinelife16k.annotations import read_annotations
@@ -52,7 +51,7 @@ def record(
     *,
     config: PipelineConfig | None = None,
     work_dir: str | os.PathLike[str] | None = None,
-) -> dict[str, Any]:
+) -> BuildSummary[MarineLifeBuildDetails]:
     """Run the pipeline on the sample against the scripted responder; write the replies and settings
     to ``out_dir`` (default: the sample folder). Returns the run's summary."""
     config = config or PipelineConfig()
@@ -61,21 +60,19 @@ def record(
     recording = sample_recording(out, config)
     with tempfile.TemporaryDirectory(prefix="marinelife-record-") as tmp:
         work = Path(work_dir) if work_dir is not None else Path(tmp) / "work"
-        responder = MarineLifeResponder(
-            rows, sample_video_root(), captioner.frame_spec(config.num_frames, config.max_side)
-        )
+        responder = MarineLifeResponder(rows, sample_video_root(), config.frames)
         session = recording_session(recording, responder, Path(tmp) / "llm-cache.sqlite", REPORTED_MODEL)
         with session as (client, _):
-            result = build(
+            summary = build(
                 work,
                 client,
                 attributes=sample_attributes_path(),
                 video_root=sample_video_root(),
                 config=config,
             )
-            if not result.complete:  # raised inside the session: nothing is written
-                raise RuntimeError(f"the sample run did not complete: {result.failures[:3]}")
-    return result.summary
+            if not summary.ok:  # raised inside the session: nothing is written
+                raise RuntimeError(f"the sample run did not complete:\n{summary.format()}")
+    return summary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     summary = record(args.out, work_dir=args.work)
-    print(format_summary(summary))
+    print(summary.format())
     return 0
 
 
