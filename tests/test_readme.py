@@ -34,9 +34,9 @@ def test_the_setup_installs_from_a_checkout_and_the_test_command_is_what_ci_runs
     test = next(c for c in COMMANDS if "pytest" in c).strip()
     assert (
         test
-        == 'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest -q'
+        == 'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest -q -n 2'
     )
-    assert 'pip install -q -e ".[test]"' in ci and "python -m pytest -q" in ci
+    assert 'pip install -q -e ".[test]"' in ci and "\npython -m pytest -q -n 2\n" in ci
     assert "python tests/readme_check.py" in ci
 
 
