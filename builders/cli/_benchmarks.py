@@ -15,6 +15,7 @@ from typing import Any
 
 from builders.cli import bqa, marinelife
 from builders.cli._entry import Benchmark
+from builders.cli._verbs import card_default_repo_id
 from builders.hub.repo_ids import ChosenRepoId, choose_repo_id
 
 #: The benchmarks, by command-line name: each entry holds what is its own (builders/cli/<key>.py).
@@ -50,8 +51,8 @@ class Known:
 
 
 def _load(key: str) -> Known:
-    module, card = (importlib.import_module(m) for m in MODULES[key])  # lazy for start-up speed
-    return Known(key, module.BENCHMARK, module.RESULTS_FILE_STEM, card.DEFAULT_REPO_ID)
+    module = importlib.import_module(MODULES[key][0])  # lazy for start-up speed
+    return Known(key, module.BENCHMARK, module.RESULTS_FILE_STEM, card_default_repo_id(REGISTRY[key]))
 
 
 def by_key(key: str) -> Known:
