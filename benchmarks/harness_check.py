@@ -26,7 +26,7 @@ import numpy as np
 from PIL import Image
 
 from builders.llm.messages import data_url_bytes
-from builders.testing.chat_requests import image_urls, last_user_text, response_schema
+from builders.scripted.chat_requests import image_urls, last_user_text, response_schema
 from builders.testing.clips import read_frame_code
 from builders.video.frame_spec import FrameSpec
 

@@ -17,7 +17,7 @@ from hub_helpers import use_endpoint
 from builders.cli import main as cli_main
 from builders.files.jsonio import read_jsonl, write_jsonl_atomic
 from builders.hub.source import DataSourceError, folder_fingerprint, resolve_data
-from builders.testing.baseline_responder import BaselineModel, ScriptedJudge
+from builders.scripted.baseline_responder import BaselineModel, ScriptedJudge
 from builders.testing.hub_server import HubServer
 from builders.testing.samples.record_marinelife_baseline import oracle
 from builders.video.frame_spec import FrameSpec

@@ -29,7 +29,7 @@ from builders.files.jsonio import read_jsonl
 from builders.report.tables import fmt_number
 from builders.scoring.judge import Groups, judge_predictions
 from builders.scoring.self_bleu import self_bleu
-from builders.testing.baseline_responder import ScriptedJudge
+from builders.scripted.baseline_responder import ScriptedJudge
 from builders.testing.chat_server import ChatServer
 from builders.testing.samples import record_bqa_baseline as bqa_recording
 from builders.testing.samples import record_marinelife_baseline as marine_recording

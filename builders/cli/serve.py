@@ -1,0 +1,48 @@
+"""``vqabench serve``: a scripted OpenAI-compatible endpoint on 127.0.0.1, to try the model-facing commands offline."""
+
+from __future__ import annotations
+
+import argparse
+
+from builders.options.numbers import int_at_least
+
+# The server and its responders load inside the handler: lazy for start-up speed.
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="a scripted OpenAI-compatible endpoint on 127.0.0.1 (VideoLLM, builder and judge), to try "
+        "evaluate, build and judge offline",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Serves POST /v1/chat/completions on 127.0.0.1 until Ctrl-C, answering as a SCRIPTED model\n"
+            "(rule-based responders, not a real model: the numbers it produces describe the tooling):\n"
+            "  - a VideoLLM for 'bqa evaluate' and 'marinelife evaluate'\n"
+            "  - the builder for 'bqa build' (STEP2 questions, STEP3 verdicts, STEP4 answers) and\n"
+            "    'marinelife build' (caption drafts, reviews, refinements, QA distractors)\n"
+            "  - the judge for 'judge score' and 'marinelife judge'\n"
+            "Structured replies name the item they answer (item_id), so the item binding accepts them.\n"
+            "It prints the base URL; give it to any LLM command with --llm-api-key-env none, e.g.\n"
+            "  vqabench serve --port 8765 &\n"
+            "  vqabench bqa build --bold-root bqa/sample/bold --work bqa-work \\\n"
+            "      --llm-model scripted --llm-base-url http://127.0.0.1:8765/v1 --llm-api-key-env none"
+        ),
+    )
+    parser.add_argument("--port", type=int_at_least(0, 65535), default=0,
+                        help="TCP port on 127.0.0.1 (default 0: a free one, printed)")  # fmt: skip
+    parser.set_defaults(func=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from builders.scripted.served import ServedModel
+    from builders.scripted.server import ScriptedServer
+
+    with ScriptedServer(ServedModel(), port=args.port) as server:
+        print(f"vqabench serve: scripted endpoint at {server.url} (Ctrl-C stops it)", flush=True)
+        print(f"  --llm-base-url {server.url} --llm-api-key-env none", flush=True)
+        try:
+            server.serve_forever(poll_interval=0.2)
+        except KeyboardInterrupt:
+            pass
+    return 0
