@@ -20,8 +20,8 @@ from builders.cli import main as cli_main
 from builders.files.jsonio import read_jsonl
 from builders.report import PREDICTIONS_SCHEMA
 from builders.scripted.bqa_responder import BQAResponder
-from builders.testing.chat_faults import Fault
 from builders.scripted.chat_requests import image_count
+from builders.testing.chat_faults import Fault
 from builders.testing.chat_server import ChatServer
 
 MODEL = "some-videollm"

@@ -34,8 +34,8 @@ from builders.scripted.bqa_responder import (
     BQAResponder,
     schema_name,
 )
-from builders.testing.chat_faults import Fault, Reply
 from builders.scripted.chat_requests import image_count
+from builders.testing.chat_faults import Fault, Reply
 from builders.testing.chat_server import ChatServer
 from builders.testing.samples.record_bqa_pipeline import oracle
 

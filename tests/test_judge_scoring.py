@@ -17,8 +17,8 @@ from builders.evaluation.rubrics import get_rubric
 from builders.llm import export_replies
 from builders.llm.cache import ReplyCache
 from builders.scoring.judge import default_cache_path, judge_client, judge_predictions
-from builders.testing.chat_faults import Fault
 from builders.scripted.chat_requests import last_user_text, response_schema
+from builders.testing.chat_faults import Fault
 from builders.testing.chat_server import ChatServer
 from marinelife16k.rubrics import camera_groups
 

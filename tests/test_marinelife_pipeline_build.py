@@ -24,8 +24,8 @@ from builders.pipelines.marinelife import captioner
 from builders.pipelines.marinelife.caption_engine import read_captions
 from builders.pipelines.marinelife.runner import PipelineConfig, build, load_recording
 from builders.scripted.chat_requests import message_text
-from builders.testing.chat_server import ChatServer
 from builders.scripted.marinelife_responder import MarineLifeResponder, parse_attributes, review_score
+from builders.testing.chat_server import ChatServer
 from builders.testing.samples.record_marinelife_pipeline import record
 from marinelife16k.annotations import read_annotations
 from marinelife16k.questions import applicable_types

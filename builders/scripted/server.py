@@ -79,7 +79,13 @@ class _Requests(BaseHTTPRequestHandler):
         if self.path.rstrip("/") != "/v1/models":
             self._error(404, f"no route {self.path}")
             return
-        self._send(200, {"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0, "owned_by": "vqabench"}]})
+        self._send(
+            200,
+            {
+                "object": "list",
+                "data": [{"id": MODEL, "object": "model", "created": 0, "owned_by": "vqabench"}],
+            },
+        )
 
     def do_POST(self) -> None:  # noqa: N802
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))

@@ -49,9 +49,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from builders.testing.chat_faults import Fault, Reply, apply_fault
 from builders.scripted.chat_requests import count_prompt_tokens, response_schema, video_frames, with_item_id
 from builders.scripted.schema_examples import example_for_schema, schema_keywords
+from builders.testing.chat_faults import Fault, Reply, apply_fault
 
 DEFAULT_TEXT = "This is a reply from the test chat server."
 # What Gemini's OpenAI-compatible endpoint refuses inside a response schema.
