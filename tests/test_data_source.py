@@ -213,3 +213,4 @@ def test_a_fresh_process_honours_hf_home_and_hf_endpoint(hub, exported, tmp_path
         done.returncode == 2 and "prediction(s) for items that are not in the test split: [x]" in done.stderr
     )
     assert list((home / "hub").glob("datasets--org--marine/snapshots/*/README.md"))
+    assert "Fetching" not in done.stderr and "INFO" not in done.stderr  # no download bar, no log noise

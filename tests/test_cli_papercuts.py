@@ -1,0 +1,62 @@
+"""Command-line papercuts a newcomer hit (issue 42), each as the user's shell sees it: a real
+``vqabench`` process, its exit status and stderr."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from processes import vqabench
+
+ROOT = Path(__file__).resolve().parent.parent
+REPLIES = ROOT / "bqa" / "sample" / "baseline_replies.jsonl"
+
+
+def test_a_flag_typo_is_reported_by_its_command_with_the_closest_flag(tmp_path):
+    done = vqabench(["demo", "--ot", "x"], cwd=tmp_path)
+    assert done.returncode == 2
+    first = done.stderr.splitlines()[0]
+    assert first == "vqabench demo: error: unrecognized arguments: --ot x (did you mean '--out'?)", (
+        done.stderr
+    )
+    assert not (tmp_path / "x").exists()
+
+
+def test_an_action_typo_gets_the_closest_action():
+    done = vqabench(["bqa", "evalute"])
+    assert done.returncode == 2
+    assert "invalid choice: 'evalute'" in done.stderr and "(did you mean 'evaluate'?)" in done.stderr
+
+
+def test_verbose_is_accepted_after_the_command_too():
+    before, after = vqabench(["-v", "metrics", "path"]), vqabench(["metrics", "path", "-v"])
+    assert before.returncode == after.returncode == 0, after.stderr
+    assert after.stdout == before.stdout
+
+
+def test_export_replies_takes_out_like_every_command(tmp_path):
+    cache = tmp_path / "cache.sqlite"
+    assert vqabench(["llm", "import-replies", str(REPLIES), str(cache)]).returncode == 0
+    done = vqabench(["llm", "export-replies", str(cache), "--out", str(tmp_path / "out.jsonl")])
+    assert done.returncode == 0, done.stderr
+    lines = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == len(REPLIES.read_text(encoding="utf-8").splitlines()) > 0
+    both = vqabench(["llm", "export-replies", str(cache), "a.jsonl", "--out", "b.jsonl"], cwd=tmp_path)
+    assert both.returncode == 2 and "once, as OUTPUT or as --out" in both.stderr
+
+
+def test_a_missing_api_key_is_refused_before_the_dataset_is_downloaded(tmp_path):
+    """The Hub is unreachable here (port 9): the key error comes first, so nothing was tried."""
+    done = vqabench(["bqa", "evaluate", "--data", "naist-nlp/BQA", "--split", "test", "--out", "p.jsonl",
+                     "--llm-model", "gpt-4o", "--llm-api-key-env", "VQABENCH_TEST_NO_SUCH_KEY"],
+                    cwd=tmp_path, HF_ENDPOINT="http://127.0.0.1:9", HF_HOME=str(tmp_path / "hf"),
+                    HF_HUB_OFFLINE="0")  # fmt: skip
+    assert done.returncode == 2
+    assert "VQABENCH_TEST_NO_SUCH_KEY" in done.stderr and "naist-nlp/BQA" not in done.stderr, done.stderr
+    assert not (tmp_path / "hf" / "hub").exists()
+
+
+def test_a_command_that_works_says_it_on_stdout_and_leaves_stderr_quiet(tmp_path):
+    assert vqabench(["marinelife", "sample", "work"], cwd=tmp_path).returncode == 0
+    done = vqabench(["marinelife", "export", "work", "hub"], cwd=tmp_path)
+    assert done.returncode == 0 and "wrote" in done.stdout
+    assert "INFO" not in done.stderr, done.stderr
