@@ -60,3 +60,19 @@ def test_a_command_that_works_says_it_on_stdout_and_leaves_stderr_quiet(tmp_path
     done = vqabench(["marinelife", "export", "work", "hub"], cwd=tmp_path)
     assert done.returncode == 0 and "wrote" in done.stdout
     assert "INFO" not in done.stderr, done.stderr
+
+
+def test_the_demo_timer_does_not_count_what_the_shell_ran_before_it():
+    """``pip install -e . && vqabench demo``: bash runs the last command in its own process, so the
+    process's start time (/proc) included the pip install (here: a 3 s sleep)."""
+    import subprocess
+    import sys
+
+    code = ("from pathlib import Path; import os; from builders.demo.run import seconds_since_start; "
+            "stat = Path('/proc/self/stat').read_text(); ticks = int(stat[stat.rindex(')') + 2:].split()[19]); "
+            "age = float(Path('/proc/uptime').read_text().split()[0]) - ticks / os.sysconf('SC_CLK_TCK'); "
+            "print(age, seconds_since_start())")  # fmt: skip
+    done = subprocess.run(["bash", "-c", f'sleep 3 && exec "{sys.executable}" -c "{code}"'],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    process_age, timer = map(float, done.stdout.split())
+    assert process_age - timer >= 2.9, (process_age, timer)
