@@ -91,3 +91,20 @@ def test_marinelife_build_evaluate_and_judge_against_it(served, tmp_path):
     assert judged.returncode == 0, judged.stderr
     results = json.loads((tmp_path / "judge.json").read_text())
     assert "0 failed" in judged.stdout and results
+
+
+def test_detach_returns_once_listening_and_stop_ends_it(tmp_path):
+    """``--detach`` returns (its output closed: the child holds no pipe of ours) with the socket
+    already listening, so the very next request is answered; ``--stop`` ends it by port."""
+    started = vqabench(["serve", "--detach"], cwd=tmp_path)
+    assert started.returncode == 0, started.stderr
+    url = started.stdout.split(" at ", 1)[1].split()[0]
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    try:
+        with urllib.request.urlopen(f"{url}/models", timeout=60) as reply:
+            assert json.load(reply)["data"][0]["id"] == "vqabench-scripted"
+        assert f"vqabench serve --port {port} --stop" in started.stdout
+    finally:
+        stopped = vqabench(["serve", "--port", port, "--stop"], cwd=tmp_path)
+    assert stopped.returncode == 0 and f"stopped the endpoint on port {port}" in stopped.stdout
+    assert vqabench(["serve", "--stop"]).returncode == 2  # no port: nothing to stop, said

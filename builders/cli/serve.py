@@ -24,25 +24,44 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "  - the judge for 'judge score' and 'marinelife judge'\n"
             "Structured replies name the item they answer (item_id), so the item binding accepts them.\n"
             "It prints the base URL; give it to any LLM command with --llm-api-key-env none, e.g.\n"
-            "  vqabench serve --port 8765 &\n"
+            "  vqabench serve --port 8765 --detach\n"
             "  vqabench bqa build --bold-root bqa/sample/bold --work bqa-work \\\n"
-            "      --llm-model scripted --llm-base-url http://127.0.0.1:8765/v1 --llm-api-key-env none"
+            "      --llm-model scripted --llm-base-url http://127.0.0.1:8765/v1 --llm-api-key-env none\n"
+            "  vqabench serve --port 8765 --stop"
         ),
     )
     parser.add_argument("--port", type=int_at_least(0, 65535), default=0,
                         help="TCP port on 127.0.0.1 (default 0: a free one, printed)")  # fmt: skip
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--detach", action="store_true",
+                      help="serve in the background and return once it is listening (POSIX only); "
+                      "'vqabench serve --port PORT --stop' stops it")  # fmt: skip
+    mode.add_argument("--stop", action="store_true", help="stop the endpoint serving on --port")
     parser.set_defaults(func=_serve)
 
 
 def _serve(args: argparse.Namespace) -> int:
     from builders.scripted.served import ServedModel
-    from builders.scripted.server import ScriptedServer
+    from builders.scripted.server import ScriptedServer, stop_server
 
-    with ScriptedServer(ServedModel(), port=args.port) as server:
-        print(f"vqabench serve: scripted endpoint at {server.url} (Ctrl-C stops it)", flush=True)
-        print(f"  --llm-base-url {server.url} --llm-api-key-env none", flush=True)
-        try:
-            server.serve_forever(poll_interval=0.2)
-        except KeyboardInterrupt:
-            pass
+    if args.stop:
+        if not args.port:
+            raise ValueError("--stop needs the --port the endpoint serves on")
+        stop_server(args.port)
+        print(f"vqabench serve: stopped the endpoint on port {args.port}")
+        return 0
+    server = ScriptedServer(ServedModel(), port=args.port)  # listening from here: no request is lost
+    print(f"vqabench serve: scripted endpoint at {server.url} (not a real model)", flush=True)
+    print(f"  --llm-base-url {server.url} --llm-api-key-env none", flush=True)
+    if args.detach:
+        server.detach()
+        print(f"  serving in the background; stop it with: vqabench serve --port {server.port} --stop")
+        return 0
+    print("  Ctrl-C stops it", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
     return 0

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MODEL = "vqabench-scripted"
+STOP_PATH = "/vqabench/stop"
 
 Handler = Callable[[Mapping[str, Any]], Any]
 
@@ -35,9 +39,28 @@ class ScriptedServer(ThreadingHTTPServer):
         super().__init__((host, port), _Requests)
 
     @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"http://{self.server_address[0]!s}:{self.port}/v1"
+
+    def detach(self) -> None:
+        """Serve in a child process of its own session (no terminal, no inherited output) and return
+        in the parent. The socket listens already, so a request sent the moment this returns waits in
+        its backlog: no start-up race. ``POST /vqabench/stop`` (:func:`stop_server`) ends the child."""
+        if os.fork():
+            self.socket.close()
+            return
+        os.setsid()
+        quiet = os.open(os.devnull, os.O_RDWR)
+        for stream in (0, 1, 2):
+            os.dup2(quiet, stream)
+        try:
+            self.serve_forever(poll_interval=0.2)
+        finally:
+            os._exit(0)
 
     def completion(self, body: Mapping[str, Any]) -> dict[str, Any]:
         reply = self.handler(body)
@@ -89,6 +112,10 @@ class _Requests(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == STOP_PATH:
+            self._send(200, {"stopped": True})
+            threading.Thread(target=self.server.shutdown, daemon=True).start()
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._error(404, f"no route {self.path}")
             return
@@ -105,3 +132,15 @@ class _Requests(BaseHTTPRequestHandler):
             self._error(400, f"vqabench serve: {type(err).__name__}: {err}")
             return
         self._send(200, answer)
+
+
+def stop_server(port: int) -> None:
+    """Ask the endpoint on ``127.0.0.1:port`` to stop; a clear error when none answers there."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{STOP_PATH}", b"{}", method="POST")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1: never a proxy
+    try:
+        with opener.open(request, timeout=30) as reply:
+            if json.load(reply).get("stopped") is not True:
+                raise RuntimeError(f"port {port}: not a 'vqabench serve' endpoint")
+    except (urllib.error.URLError, OSError, ValueError) as err:
+        raise RuntimeError(f"no 'vqabench serve' endpoint on 127.0.0.1:{port} ({err})") from None
