@@ -38,6 +38,9 @@ def served() -> Iterator[str]:
         process.wait(timeout=30)
 
 
+DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1: never through a proxy
+
+
 def llm(url: str) -> list[str]:
     return ["--llm-model", "scripted", "--llm-base-url", url, "--llm-api-key-env", "none"]
 
@@ -45,7 +48,7 @@ def llm(url: str) -> list[str]:
 def post(url: str, body: dict) -> dict:
     request = urllib.request.Request(f"{url}/chat/completions", json.dumps(body).encode(),
                                      {"Content-Type": "application/json"})  # fmt: skip
-    with urllib.request.urlopen(request, timeout=60) as reply:
+    with DIRECT.open(request, timeout=60) as reply:
         return json.load(reply)
 
 
@@ -56,7 +59,7 @@ def test_a_bound_structured_request_gets_its_own_item_id_back(served):
             "response_format": {"type": "json_schema", "json_schema": {"name": "custom", "schema": schema}}}  # fmt: skip
     content = json.loads(post(served, body)["choices"][0]["message"]["content"])
     assert content["item_id"] == "clip-7/q2" and isinstance(content["score"], int)
-    with urllib.request.urlopen(f"{served}/models", timeout=60) as reply:
+    with DIRECT.open(f"{served}/models", timeout=60) as reply:
         assert [m["id"] for m in json.load(reply)["data"]] == ["vqabench-scripted"]
 
 
@@ -101,7 +104,7 @@ def test_detach_returns_once_listening_and_stop_ends_it(tmp_path):
     url = started.stdout.split(" at ", 1)[1].split()[0]
     port = url.rsplit(":", 1)[1].split("/")[0]
     try:
-        with urllib.request.urlopen(f"{url}/models", timeout=60) as reply:
+        with DIRECT.open(f"{url}/models", timeout=60) as reply:
             assert json.load(reply)["data"][0]["id"] == "vqabench-scripted"
         assert f"vqabench serve --port {port} --stop" in started.stdout
     finally:
