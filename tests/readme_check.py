@@ -67,11 +67,17 @@ def checked_blocks(text: str, readme: bool = False) -> list[str]:
     """The blocks the check runs: every bash block not marked skip (the README's set-up runs first,
     on its own)."""
     setup = setup_command(text) if readme else None
-    return [body for before, body in bash_blocks(text) if skip_reason(before) is None and body.strip() != setup]
+    return [
+        body for before, body in bash_blocks(text) if skip_reason(before) is None and body.strip() != setup
+    ]
 
 
 def runnable_pages(checkout: Path = CHECKOUT) -> list[Path]:
-    return [checkout / "docs" / name for name in PAGES if RUNNABLE in (checkout / "docs" / name).read_text("utf-8")]
+    return [
+        checkout / "docs" / name
+        for name in PAGES
+        if RUNNABLE in (checkout / "docs" / name).read_text("utf-8")
+    ]
 
 
 def served_ports(text: str) -> set[str]:
@@ -109,7 +115,9 @@ def main() -> int:
 
     readme = (CHECKOUT / "README.md").read_text(encoding="utf-8")
     pages = [("README.md", readme, checked_blocks(readme, readme=True))]
-    pages += [(f"docs/{p.name}", t, checked_blocks(t)) for p in runnable_pages() if (t := p.read_text("utf-8"))]
+    pages += [
+        (f"docs/{p.name}", t, checked_blocks(t)) for p in runnable_pages() if (t := p.read_text("utf-8"))
+    ]
     for name, text, _ in pages:
         for before, _body in bash_blocks(text):
             if (why := skip_reason(before)) is not None:
