@@ -18,6 +18,7 @@ import pkgutil
 import re
 import sys
 import traceback
+from collections.abc import Sequence
 from typing import NoReturn
 
 
@@ -54,13 +55,17 @@ class _Parser(argparse.ArgumentParser):
     short (a command with fifty options points to its ``--help`` instead). Subcommand parsers are of
     the same class (argparse makes them ``type(parent)``)."""
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
         parsed, extras = super().parse_known_args(args, namespace)
         if not hasattr(parsed, "_parser"):  # the innermost command's parser: the one that owns the flags
             parsed._parser = self
         return parsed, extras
 
-    def parse_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             owner: argparse.ArgumentParser = parsed._parser
