@@ -76,3 +76,11 @@ def test_the_demo_timer_does_not_count_what_the_shell_ran_before_it():
                           capture_output=True, text=True, check=True)  # fmt: skip
     process_age, timer = map(float, done.stdout.split())
     assert process_age - timer >= 2.9, (process_age, timer)
+
+
+def test_judge_score_takes_out_like_every_command():
+    from builders.cli import build_parser
+
+    args = build_parser().parse_args(["judge", "score", "p.jsonl", "--out", "r.json", "--llm-model", "m"])
+    assert args.output == "r.json"
+    assert build_parser().parse_args(["judge", "score", "p.jsonl", "--output", "r.json"]).output == "r.json"

@@ -85,11 +85,10 @@ def test_marinelife_build_evaluate_and_judge_against_it(served, tmp_path):
     built = vqabench(["marinelife", "build", "--sample", "--work", "work", *llm(served)], cwd=tmp_path)
     assert built.returncode == 0, built.stderr
     assert "videos: 24 captioned, 24 with QA" in built.stdout and " 0 failures" in built.stdout
-    assert vqabench(["marinelife", "export", "work", "hub"], cwd=tmp_path).returncode == 0
-    run = vqabench(["marinelife", "evaluate", "--data", "hub", "--split", "test", "--out", "marine.jsonl",
+    run = vqabench(["marinelife", "evaluate", "--data", "work", "--split", "test", "--out", "marine.jsonl",
                     "--num-frames", "4", *llm(served)], cwd=tmp_path)  # fmt: skip
     assert run.returncode == 0, run.stderr
-    judged = vqabench(["marinelife", "judge", "marine.jsonl", "--data", "hub", "--out", "judge.json",
+    judged = vqabench(["marinelife", "judge", "marine.jsonl", "--data", "work", "--out", "judge.json",
                        *llm(served)], cwd=tmp_path)  # fmt: skip
     assert judged.returncode == 0, judged.stderr
     results = json.loads((tmp_path / "judge.json").read_text())

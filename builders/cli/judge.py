@@ -72,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument(
         "--evidence-key", default="evidence", help="field of the evidence attributes, if present"
     )
-    score.add_argument("--output", help="write the full result (JSON) here")
+    score.add_argument("--out", "--output", dest="output", help="write the full result (JSON) here")
     score.add_argument("--items", action="store_true", help="include per-item scores in --output")
     add_llm_arguments(score, env_prefix=JUDGE_ENV_PREFIX)
     add_cost_arguments(score)
