@@ -78,9 +78,13 @@ def test_the_demo_timer_does_not_count_what_the_shell_ran_before_it():
     assert process_age - timer >= 2.9, (process_age, timer)
 
 
-def test_judge_score_takes_out_like_every_command():
+def test_judge_score_takes_out_like_every_command(tmp_path):
     from builders.cli import build_parser
 
-    args = build_parser().parse_args(["judge", "score", "p.jsonl", "--out", "r.json", "--llm-model", "m"])
-    assert args.output == "r.json"
-    assert build_parser().parse_args(["judge", "score", "p.jsonl", "--output", "r.json"]).output == "r.json"
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text('{"prediction": "a", "reference": "b"}\n', encoding="utf-8")
+    for flag in ("--out", "--output"):
+        args = build_parser().parse_args(
+            ["judge", "score", str(predictions), flag, "r.json", "--llm-model", "m"]
+        )
+        assert args.output == "r.json", flag
