@@ -83,8 +83,7 @@ def test_judge_score_takes_out_like_every_command(tmp_path):
 
     predictions = tmp_path / "p.jsonl"
     predictions.write_text('{"prediction": "a", "reference": "b"}\n', encoding="utf-8")
-    for flag in ("--out", "--output"):
-        args = build_parser().parse_args(
-            ["judge", "score", str(predictions), flag, "r.json", "--llm-model", "m"]
-        )
-        assert args.output == "r.json", flag
+    args = build_parser().parse_args(
+        ["judge", "score", str(predictions), "--out", "r.json", "--llm-model", "m"]
+    )
+    assert args.output == "r.json"

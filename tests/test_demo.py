@@ -312,7 +312,7 @@ def test_a_runner_output_is_judged_as_is_and_its_judge_results_join_it(demo, tmp
             "judge",
             "score",
             str(predictions),
-            "--output",
+            "--out",
             str(result),
             *llm,
             "--llm-cache",

@@ -437,7 +437,7 @@ def test_cli_scores_a_jsonl_file(chat_server, tmp_path, capsys):
     out = tmp_path / "result.json"
     argv = [
         "judge", "score", str(data), "--prediction-key", "answer", "--reference-key", "answer_ref",
-        "--output", str(out), "--items", "--llm-model", "cli-judge", "--llm-base-url", chat_server.url,
+        "--out", str(out), "--items", "--llm-model", "cli-judge", "--llm-base-url", chat_server.url,
         "--llm-api-key-env", "none", "--llm-cache", str(tmp_path / "c.sqlite"),
     ]  # fmt: skip
     assert main(argv) == 0
