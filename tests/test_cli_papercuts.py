@@ -40,8 +40,6 @@ def test_export_replies_takes_out_like_every_command(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == len(REPLIES.read_text(encoding="utf-8").splitlines()) > 0
-    both = vqabench(["llm", "export-replies", str(cache), "a.jsonl", "--out", "b.jsonl"], cwd=tmp_path)
-    assert both.returncode == 2 and "once, as OUTPUT or as --out" in both.stderr
 
 
 def test_a_missing_api_key_is_refused_before_the_dataset_is_downloaded(tmp_path):

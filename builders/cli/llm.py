@@ -41,8 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "replies and their metadata only (no request messages, no credentials).",
     )
     export.add_argument("cache", help="SQLite reply cache file")
-    export.add_argument("output", nargs="?", help="JSONL file to write (or --out, as every command)")
-    export.add_argument("--out", help="JSONL file to write (the same as OUTPUT)")
+    export.add_argument("--out", required=True, help="JSONL file to write")
     export.add_argument(
         "--stable",
         action="store_true",
@@ -92,11 +91,8 @@ def _cache_stats(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from builders.llm.cache import export_replies
 
-    if (args.output is None) == (args.out is None):
-        raise ValueError("export-replies: give the JSONL file to write once, as OUTPUT or as --out")
-    output = args.output or args.out
-    count = export_replies(args.cache, output, stable=args.stable)
-    print(f"wrote {count} replies to {output}")
+    count = export_replies(args.cache, args.out, stable=args.stable)
+    print(f"wrote {count} replies to {args.out}")
     return 0
 
 
