@@ -58,6 +58,43 @@ def _common(parser: argparse.ArgumentParser, videos: str) -> None:
     )
 
 
+    parser.add_argument(
+        "--paper",
+        action="store_true",
+        help="put each run whose model maps to one of the paper's models beside the paper's table (BQA: "
+        "Table 1 on test, Table 4 on validation; MarineLife-16K: Table 3 and the caption table): the paper's "
+        "cell, the difference, both 95%% intervals, a two-proportion test where both n are known and a "
+        "verdict per cell (consistent / differs / no n: rough only / flagged), in report.md, metrics.json "
+        "and on the terminal",
+    )
+    parser.add_argument(
+        "--as",
+        dest="paper_as",
+        action="append",
+        default=[],
+        metavar="NAME=ROW",
+        help="with --paper: compare run NAME with the paper's row ROW (as printed, e.g. 'VideoLLaMA2 (FT)', "
+        "or a model); without it a run maps by its name or the model id it recorded",
+    )
+
+
+def _paper_request(args: argparse.Namespace) -> dict:
+    """``paper=`` for the report when ``--paper`` is given (``--as`` without it is refused)."""
+    if not args.paper:
+        if args.paper_as:
+            raise ValueError("--as names a paper row for --paper: give --paper too")
+        return {}
+    from builders.report.paper_comparison import PaperRequest
+
+    pairs = {}
+    for item in args.paper_as:
+        name, sep, row = item.partition("=")
+        if not sep or not name.strip() or not row.strip():
+            raise ValueError(f"--as {item!r}: expected NAME=ROW (a run's name and a row of the paper's table)")
+        pairs[name.strip()] = row.strip()
+    return {"paper": PaperRequest(pairs)}
+
+
 def _checked_parser(args: argparse.Namespace) -> str | None:
     """``--parser`` as given, refused before any file is read when no such version is registered."""
     if args.parser is not None:
@@ -119,6 +156,7 @@ def _report(entry: Benchmark, args: argparse.Namespace) -> int:
     from builders.report.inputs import select_models
 
     answer_parser = _checked_parser(args)
+    paper = _paper_request(args)
     report = verb_run(entry.report)(
         args,
         required_data_from_args(args),
@@ -127,8 +165,14 @@ def _report(entry: Benchmark, args: argparse.Namespace) -> int:
         allow_mixed=args.allow_mixed,
         answer_parser=answer_parser,
         videos=selection_from_args(args),
+        **paper,
     )
     _print_changes(report.metrics["models"], "parser_change")
+    if paper:
+        from builders.report.paper_comparison import terminal_lines
+
+        for table in report.metrics["paper"]:
+            print("\n".join(terminal_lines(table)))
     print(
         f"wrote {report.markdown}, {report.metrics_file.name} and {len(report.figures)} figure(s) in {report.folder}"
     )

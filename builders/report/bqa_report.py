@@ -40,6 +40,13 @@ from builders.hub.subset import VideoSelection, VideoSubset, filter_by_video, re
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, preview, read_predictions
 from builders.report.paired import accuracy_pairs, paired_section
+from builders.report.paper_comparison import (
+    PaperRequest,
+    comparisons,
+    match_rows,
+    paper_metrics,
+    paper_section,
+)
 from builders.report.paper_tables import (
     LEAK_FOOTNOTE,
     BQARow,
@@ -59,6 +66,8 @@ from builders.report.provenance import (
 )
 from builders.report.tables import fmt_number, fmt_p_value, fmt_rate, markdown_table, parse_reasons_table
 from builders.scoring.answer_parsing import DEFAULT_PARSER
+from builders.scoring.paper_comparison import RunValue
+from builders.scoring.paper_values import PaperCell
 from builders.scoring.parser_change import ChangeItem
 from builders.scoring.stats import Rate
 
@@ -266,6 +275,47 @@ def _paper_section(models: Mapping[str, dict], human: Mapping[str, Any] | None, 
     return Section(f"{table} layout ({split} split)", body, [])
 
 
+#: The paper's table of each split's accuracies (Table 4: validation; the paper ran no train split).
+PAPER_TABLES = {"test": "table1", "validation": "table4"}
+_SUBSET_KEYS = {"Easy": ("accuracy_easy", "n_easy"), "Hard": ("accuracy_hard", "n_hard"), "Total": ("accuracy", "n")}
+
+
+def compare_with_paper(models: Mapping[str, Mapping[str, Any]], split: str, request: PaperRequest) -> list[dict]:
+    """``metrics.json``'s ``paper``: each run whose model maps to a row of Table 1 (test) or Table 4
+    (validation), its Easy / Hard / Total in the columns of its style beside the paper's."""
+    from bqa.paper import paper_model, published
+
+    if split not in PAPER_TABLES:
+        raise ValueError(f"--paper: the BQA paper reports no {split!r} split (Table 1: test, Table 4: validation)")
+    values, table_id = published(), PAPER_TABLES[split]
+    recorded = {
+        name: [v for v in (m["provenance"].get("model_asked"), m["provenance"].get("model")) if isinstance(v, str)]
+        for name, m in models.items()
+    }
+
+    def label(text: str) -> str | None:
+        model = paper_model(text)
+        return model.label if model else None
+
+    matched, unmatched = match_rows(models, recorded, values.table(table_id)["rows"], request, label)
+
+    def run_value(name: str, cell: PaperCell) -> RunValue | None:
+        if cell.info("style") != (models[name].get("style") or "single_word"):
+            return None
+        accuracy, n = (models[name]["metrics"][k] for k in _SUBSET_KEYS[cell.info("subset")])
+        if not n:
+            return None
+        return RunValue(accuracy, n, successes=round(accuracy * n))
+
+    notes = [
+        f"{name}: the paper's {values.table(table_id)['name']} has no column for the {models[name].get('style')} style."
+        for name in matched
+        if (models[name].get("style") or "single_word") not in {c.get("style") for c in values.table(table_id)["columns"]}
+    ]
+    entries = comparisons(values, table_id, matched, run_value)
+    return [paper_metrics(values, table_id, matched, unmatched, entries, notes)]
+
+
 # --- rendering ---------------------------------------------------------------------------------------
 def _difficulty_section(models: Mapping[str, BQAAccuracy], out_dir: Path, split: str) -> Section:
     first = next(iter(models.values()))
@@ -448,6 +498,7 @@ def write_bqa_report(
     answer_parser: str | None = None,
     human: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     videos: VideoSelection | None = None,
+    paper: PaperRequest | None = None,
 ) -> Report:
     """Score each model's predictions on ``split`` of ``data`` and write the report to ``out_dir``.
 
@@ -460,6 +511,7 @@ def write_bqa_report(
     ``human``: a BQA human study's result (``human-study score``'s metrics.json, or its content) on
     this split: the Human row of the paper's table.
     ``videos``: score only a named subset of the split's clips (recorded with its ids in metrics.json).
+    ``paper``: put each run that maps to a paper model beside the paper's table (``--paper``, ``--as``).
     """
     reference = load_bqa_split(data, split, group_mapping=group_mapping, videos=videos)
     metrics = score_bqa(
@@ -477,6 +529,8 @@ def write_bqa_report(
         )  # unrecorded: made before draws had names
     out = Path(out_dir)
     models = metrics["models"]
+    if paper is not None:
+        metrics["paper"] = compare_with_paper(models, split, paper)
     scores = {name: BQAAccuracy.from_dict(m["metrics"]) for name, m in models.items()}
     counts = {d: sum(r["difficulty"] == d for r in reference.rows) for d in DIFFICULTIES}
     label = reference.data.label if reference.data else reference.source
@@ -492,6 +546,7 @@ def write_bqa_report(
     ]
     codes = {**DEFAULT_DEMOGRAPHIC_CODES, **(reference.demographic_codes or {})}
     sections = [
+        *(paper_section(table) for table in metrics.get("paper", [])),
         _paper_section(models, metrics.get("human"), split),
         Section(
             "How each run was made",

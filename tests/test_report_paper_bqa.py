@@ -1,0 +1,158 @@
+"""``vqabench report bqa --paper``: runs named after the paper's models beside Table 1.
+
+The test split has Table 3's sizes (707 Easy, 736 Hard: 1,443 items, the sample's records under new
+ids). Four runs: Phi-3.5 answers as many right as the paper's Easy and Hard cells imply, Qwen2-VL 0.10
+below both, Gemini and GPT-4o as many as their Easy/Hard (so their Totals meet the two flagged cells).
+Expected p-values come from scipy's chi-square on the 2x2 table (the pooled z-test's p), intervals
+from the Wilson formula worked here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import pytest
+from markdown_tables import read_table
+from processes import vqabench
+from scipy.stats import chi2_contingency
+
+from bqa.bold import read_bold
+from bqa.candidates import extract_candidates
+from bqa.sample import sample_root
+from bqa.workfolder import ReleaseMeta, make_record, write_release
+from bqa_work import PROVENANCE
+from builders.report import write_bqa_report
+from builders.report.paper_comparison import PaperRequest
+from builders.scoring.paper_comparison import two_proportion_p
+
+N_EASY, N_HARD = 707, 736
+#: run name -> (Easy right, Hard right), worked from Table 1's cells.
+RUNS = {
+    "Phi-3.5": (round(0.77 * N_EASY), round(0.41 * N_HARD)),  # 544, 302: the paper's cells
+    "Qwen2-VL": (round(0.58 * N_EASY), round(0.17 * N_HARD)),  # 410, 125: 0.10 below 0.68 / 0.27
+    "Gemini": (round(0.91 * N_EASY), round(0.08 * N_HARD)),  # 643, 59
+    "GPT-4o": (round(0.78 * N_EASY), round(0.38 * N_HARD)),  # 551, 280
+}
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory) -> tuple[Path, list]:
+    work = tmp_path_factory.mktemp("bqa-table3")
+    base = []
+    for a in read_bold(sample_root()).annotations:
+        base.append(make_record(a, extract_candidates(a.emotions, key=a.id, seed=5), question="How does the person feel?",
+                                difficulty="Easy", provenance=PROVENANCE))  # fmt: skip
+    test = [
+        dataclasses.replace(base[i % len(base)], id=f"{base[i % len(base)].id}_c{i}",
+                            difficulty="Easy" if i < N_EASY else "Hard")
+        for i in range(N_EASY + N_HARD)
+    ]  # fmt: skip
+    write_release(work, {"train": base[:10], "validation": base[10:], "test": test}, ReleaseMeta(seed=5))
+    return work, test
+
+
+def _predictions(folder: Path, test: list, name: str) -> Path:
+    easy_right, hard_right = RUNS[name]
+    path = folder / f"{name}.jsonl"
+    with path.open("w", encoding="utf-8") as f:
+        for i, r in enumerate(test):
+            right = i < easy_right if i < N_EASY else i - N_EASY < hard_right
+            reply = r.answer if right else next(c for c in r.choices if c != r.answer)
+            f.write(json.dumps({"id": r.id, "raw_output": reply}) + "\n")
+    return path
+
+
+def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+def _scipy_p(k1: int, n1: int, k2: int, n2: int) -> float:
+    return float(chi2_contingency([[k1, n1 - k1], [k2, n2 - k2]], correction=False).pvalue)
+
+
+@pytest.fixture(scope="module")
+def report(work, tmp_path_factory):
+    folder, test = work
+    tmp = tmp_path_factory.mktemp("paper-runs")
+    predictions = {name: _predictions(tmp, test, name) for name in RUNS}
+    return write_bqa_report(folder, "test", predictions, tmp / "report", paper=PaperRequest())
+
+
+def _cells(report) -> dict[tuple[str, str], dict]:
+    (table,) = report.metrics["paper"]
+    assert table["table"] == "Table 1"
+    return {(c["run_name"], c["column"]): c for c in table["cells"]}
+
+
+def test_verdicts_equal_cell_consistent_minus_ten_points_differs_flagged_totals(report):
+    cells = _cells(report)
+    verdicts = {key: c["verdict"] for key, c in cells.items()}
+    assert verdicts == {
+        ("Phi-3.5", "Easy"): "consistent", ("Phi-3.5", "Hard"): "consistent", ("Phi-3.5", "Total"): "consistent",
+        ("Qwen2-VL", "Easy"): "differs", ("Qwen2-VL", "Hard"): "differs", ("Qwen2-VL", "Total"): "differs",
+        ("Gemini", "Easy"): "consistent", ("Gemini", "Hard"): "consistent", ("Gemini", "Total"): "flagged",
+        ("GPT-4o", "Easy"): "consistent", ("GPT-4o", "Hard"): "consistent", ("GPT-4o", "Total"): "flagged",
+    }  # fmt: skip
+    # The flagged Totals: the run's Total is what Easy/Hard give (0.487, 0.576), far from 0.61 and 0.60.
+    assert cells[("Gemini", "Total")]["run"] == pytest.approx(702 / 1443)
+    assert "0.487" in cells[("Gemini", "Total")]["flag"] and "0.576" in cells[("GPT-4o", "Total")]["flag"]
+    assert cells[("Gemini", "Total")]["p_value"] < 1e-6  # the printed 0.61 cannot be reproduced from its row
+
+
+def test_p_values_and_intervals_match_scipy_and_the_wilson_formula(report):
+    cells = _cells(report)
+    for name, (easy, hard) in RUNS.items():
+        paper = {"Easy": 0, "Hard": 1, "Total": 2}
+        for column, k, n in (("Easy", easy, N_EASY), ("Hard", hard, N_HARD), ("Total", easy + hard, N_EASY + N_HARD)):
+            c = cells[(name, column)]
+            printed = c["paper"]
+            paper_k = round(printed * n)
+            assert c["paper_n"] == n and c["run_n"] == n and paper["Easy"] == 0
+            assert c["run"] == pytest.approx(k / n)
+            assert c["difference"] == pytest.approx(k / n - printed)
+            assert c["p_value"] == pytest.approx(_scipy_p(k, n, paper_k, n), rel=1e-9, abs=1e-12)
+            assert c["run_interval"] == pytest.approx(list(_wilson(k, n)), abs=1e-9)
+            assert c["paper_interval"] == pytest.approx(list(_wilson(paper_k, n)), abs=1e-9)
+    # 0.10 below: Qwen2-VL's Easy 410/707 against the paper's 481/707
+    assert cells[("Qwen2-VL", "Easy")]["difference"] == pytest.approx(410 / 707 - 0.68)
+
+
+def test_markdown_shows_the_paper_column_intervals_and_verdicts(report):
+    text = report.markdown.read_text(encoding="utf-8")
+    assert "## Beside the paper (Table 1)" in text
+    header, rows = read_table(text, "Run")
+    assert header == ["Run", "Paper row", "Column", "Run (95% CI)", "Paper (n, 95% CI)", "Run − paper", "p", "Verdict"]
+    # rows are keyed by the first cell (the run): the last row of each run is its Total (CoT columns: no run)
+    assert rows["Gemini"][1:] == [
+        "Total", "0.486 (n=1443) [0.461, 0.512]", "0.610 ⚑ (n=1443) [0.584, 0.635]", "-0.124", rows["Gemini"][5], "flagged"
+    ]  # fmt: skip
+    assert "⚑ Gemini, Total: does not follow from this row's Easy 0.91 and Hard 0.08" in text
+
+
+def test_two_proportion_p_against_scipy_at_the_edges():
+    for k1, n1, k2, n2 in ((0, 10, 0, 12), (10, 10, 12, 12), (0, 5, 5, 5), (3, 17, 9, 30), (700, 707, 1, 736)):
+        assert two_proportion_p(k1, n1, k2, n2) == pytest.approx(
+            1.0 if (k1 + k2) in (0, n1 + n2) else _scipy_p(k1, n1, k2, n2), rel=1e-9, abs=1e-300
+        )
+
+
+def test_cli_prints_the_comparison_and_as_maps_a_run_to_the_ft_row(work, tmp_path):
+    folder, test = work
+    mine = _predictions(tmp_path, test, "Phi-3.5")
+    result = vqabench(["report", "bqa", "--data", str(folder), "--split", "test", "--predictions", f"mine={mine}",
+                       "--paper", "--as", "mine=VideoLLaMA2 (FT)", "--out", str(tmp_path / "r")])  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "beside the paper (Table 1" in result.stdout
+    assert "mine vs VideoLLaMA2 (FT), Easy: run 0.769 (n=707)" in result.stdout
+    assert "differs" in result.stdout  # 0.77 against the tuned model's 0.98
+    metrics = json.loads((tmp_path / "r" / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["paper"][0]["matched"] == {"mine": "VideoLLaMA2 (FT)"}
+    bad = vqabench(["report", "bqa", "--data", str(folder), "--predictions", f"mine={mine}", "--paper",
+                    "--as", "mine=Claude", "--out", str(tmp_path / "r2")])  # fmt: skip
+    assert bad.returncode != 0 and "--as mine=Claude: the paper's table has no such row" in bad.stderr
