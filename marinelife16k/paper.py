@@ -13,7 +13,6 @@ from typing import Any
 from builders.scoring.paper_values import PaperValues, load_paper_values
 
 
-
 def published() -> PaperValues:
     """Every number the paper prints in Table 1's row, its statistics, Table 3 and the caption table,
     from ``marinelife16k/paper_values.json``."""

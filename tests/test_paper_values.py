@@ -72,7 +72,9 @@ def test_every_stored_value_is_on_its_line_in_its_row(package):
                         found[position] is not None and math.isclose(found[position], value, abs_tol=1e-9)
                     ):
                         position += 1
-                    assert position < len(found), f"{table['name']} {row['label']}: {value} not on line {row['line']}"
+                    assert position < len(found), (
+                        f"{table['name']} {row['label']}: {value} not on line {row['line']}"
+                    )
                     position += 1
                 checked += 1
     assert checked == {"bqa": 84, "marinelife16k": 221}[package]
@@ -114,7 +116,14 @@ def test_bqa_totals_follow_from_easy_hard_except_the_two_flagged():
                 high = ((easy + 0.005) * n["Easy"] + (hard + 0.005) * n["Hard"]) / n["Total"]
                 column = table["columns"][start + 2]["name"]
                 if not low - 0.005 <= total <= high + 0.005:
-                    outside.append((table_id, row["label"], column, round((easy * n["Easy"] + hard * n["Hard"]) / n["Total"], 3)))
+                    outside.append(
+                        (
+                            table_id,
+                            row["label"],
+                            column,
+                            round((easy * n["Easy"] + hard * n["Hard"]) / n["Total"], 3),
+                        )
+                    )
                     assert column in row.get("flags", {}), (row["label"], column)
                 else:
                     assert column not in row.get("flags", {}), (row["label"], column)

@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 
 import pytest
+from bqa_work import PROVENANCE
 from markdown_tables import read_table
 from processes import vqabench
 from scipy.stats import chi2_contingency
@@ -23,7 +24,6 @@ from bqa.bold import read_bold
 from bqa.candidates import extract_candidates
 from bqa.sample import sample_root
 from bqa.workfolder import ReleaseMeta, make_record, write_release
-from bqa_work import PROVENANCE
 from builders.report import write_bqa_report
 from builders.report.paper_comparison import PaperRequest
 from builders.scoring.paper_comparison import two_proportion_p
@@ -109,7 +109,11 @@ def test_p_values_and_intervals_match_scipy_and_the_wilson_formula(report):
     cells = _cells(report)
     for name, (easy, hard) in RUNS.items():
         paper = {"Easy": 0, "Hard": 1, "Total": 2}
-        for column, k, n in (("Easy", easy, N_EASY), ("Hard", hard, N_HARD), ("Total", easy + hard, N_EASY + N_HARD)):
+        for column, k, n in (
+            ("Easy", easy, N_EASY),
+            ("Hard", hard, N_HARD),
+            ("Total", easy + hard, N_EASY + N_HARD),
+        ):
             c = cells[(name, column)]
             printed = c["paper"]
             paper_k = round(printed * n)
@@ -127,7 +131,16 @@ def test_markdown_shows_the_paper_column_intervals_and_verdicts(report):
     text = report.markdown.read_text(encoding="utf-8")
     assert "## Beside the paper (Table 1)" in text
     header, rows = read_table(text, "Run")
-    assert header == ["Run", "Paper row", "Column", "Run (95% CI)", "Paper (n, 95% CI)", "Run − paper", "p", "Verdict"]
+    assert header == [
+        "Run",
+        "Paper row",
+        "Column",
+        "Run (95% CI)",
+        "Paper (n, 95% CI)",
+        "Run − paper",
+        "p",
+        "Verdict",
+    ]
     # rows are keyed by the first cell (the run): the last row of each run is its Total (CoT columns: no run)
     assert rows["Gemini"][1:] == [
         "Total", "0.486 (n=1443) [0.461, 0.512]", "0.610 ⚑ (n=1443) [0.584, 0.635]", "-0.124", rows["Gemini"][5], "flagged"
@@ -136,7 +149,13 @@ def test_markdown_shows_the_paper_column_intervals_and_verdicts(report):
 
 
 def test_two_proportion_p_against_scipy_at_the_edges():
-    for k1, n1, k2, n2 in ((0, 10, 0, 12), (10, 10, 12, 12), (0, 5, 5, 5), (3, 17, 9, 30), (700, 707, 1, 736)):
+    for k1, n1, k2, n2 in (
+        (0, 10, 0, 12),
+        (10, 10, 12, 12),
+        (0, 5, 5, 5),
+        (3, 17, 9, 30),
+        (700, 707, 1, 736),
+    ):
         assert two_proportion_p(k1, n1, k2, n2) == pytest.approx(
             1.0 if (k1 + k2) in (0, n1 + n2) else _scipy_p(k1, n1, k2, n2), rel=1e-9, abs=1e-300
         )

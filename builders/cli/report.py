@@ -57,7 +57,6 @@ def _common(parser: argparse.ArgumentParser, videos: str) -> None:
         "and on the terminal",
     )
 
-
     parser.add_argument(
         "--paper",
         action="store_true",
@@ -90,7 +89,9 @@ def _paper_request(args: argparse.Namespace) -> dict:
     for item in args.paper_as:
         name, sep, row = item.partition("=")
         if not sep or not name.strip() or not row.strip():
-            raise ValueError(f"--as {item!r}: expected NAME=ROW (a run's name and a row of the paper's table)")
+            raise ValueError(
+                f"--as {item!r}: expected NAME=ROW (a run's name and a row of the paper's table)"
+            )
         pairs[name.strip()] = row.strip()
     return {"paper": PaperRequest(pairs)}
 

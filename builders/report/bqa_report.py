@@ -277,19 +277,31 @@ def _paper_section(models: Mapping[str, dict], human: Mapping[str, Any] | None, 
 
 #: The paper's table of each split's accuracies (Table 4: validation; the paper ran no train split).
 PAPER_TABLES = {"test": "table1", "validation": "table4"}
-_SUBSET_KEYS = {"Easy": ("accuracy_easy", "n_easy"), "Hard": ("accuracy_hard", "n_hard"), "Total": ("accuracy", "n")}
+_SUBSET_KEYS = {
+    "Easy": ("accuracy_easy", "n_easy"),
+    "Hard": ("accuracy_hard", "n_hard"),
+    "Total": ("accuracy", "n"),
+}
 
 
-def compare_with_paper(models: Mapping[str, Mapping[str, Any]], split: str, request: PaperRequest) -> list[dict]:
+def compare_with_paper(
+    models: Mapping[str, Mapping[str, Any]], split: str, request: PaperRequest
+) -> list[dict]:
     """``metrics.json``'s ``paper``: each run whose model maps to a row of Table 1 (test) or Table 4
     (validation), its Easy / Hard / Total in the columns of its style beside the paper's."""
     from bqa.paper import paper_model, published
 
     if split not in PAPER_TABLES:
-        raise ValueError(f"--paper: the BQA paper reports no {split!r} split (Table 1: test, Table 4: validation)")
+        raise ValueError(
+            f"--paper: the BQA paper reports no {split!r} split (Table 1: test, Table 4: validation)"
+        )
     values, table_id = published(), PAPER_TABLES[split]
     recorded = {
-        name: [v for v in (m["provenance"].get("model_asked"), m["provenance"].get("model")) if isinstance(v, str)]
+        name: [
+            v
+            for v in (m["provenance"].get("model_asked"), m["provenance"].get("model"))
+            if isinstance(v, str)
+        ]
         for name, m in models.items()
     }
 
@@ -310,7 +322,8 @@ def compare_with_paper(models: Mapping[str, Mapping[str, Any]], split: str, requ
     notes = [
         f"{name}: the paper's {values.table(table_id)['name']} has no column for the {models[name].get('style')} style."
         for name in matched
-        if (models[name].get("style") or "single_word") not in {c.get("style") for c in values.table(table_id)["columns"]}
+        if (models[name].get("style") or "single_word")
+        not in {c.get("style") for c in values.table(table_id)["columns"]}
     ]
     entries = comparisons(values, table_id, matched, run_value)
     return [paper_metrics(values, table_id, matched, unmatched, entries, notes)]

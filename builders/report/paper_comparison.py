@@ -136,7 +136,9 @@ def _row_cells(entry: Mapping[str, Any]) -> list[object]:
     c = CellComparison(**{k: v for k, v in entry.items() if k != "run_name"})
     digits = _digits(c)
     paper_n = "no n" if c.paper_n is None else f"n={c.paper_n}" + (" inferred" if c.n_inferred else "")
-    paper = f"{_value(c.paper, digits)}{' ⚑' if c.flag else ''} ({paper_n}){_interval(c.paper_interval, digits)}"
+    paper = (
+        f"{_value(c.paper, digits)}{' ⚑' if c.flag else ''} ({paper_n}){_interval(c.paper_interval, digits)}"
+    )
     return [
         entry["run_name"],
         c.paper_row,
@@ -186,4 +188,3 @@ def terminal_lines(metrics: Mapping[str, Any]) -> list[str]:
     if metrics["unmatched"]:
         lines.append(f"  not compared (no paper model; --as NAME=ROW): {', '.join(metrics['unmatched'])}")
     return lines
-
