@@ -172,6 +172,54 @@ def test_cli_prints_the_comparison_and_as_maps_a_run_to_the_ft_row(work, tmp_pat
     assert "differs" in result.stdout  # 0.77 against the tuned model's 0.98
     metrics = json.loads((tmp_path / "r" / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["paper"][0]["matched"] == {"mine": "VideoLLaMA2 (FT)"}
-    bad = vqabench(["report", "bqa", "--data", str(folder), "--predictions", f"mine={mine}", "--paper",
-                    "--as", "mine=Claude", "--out", str(tmp_path / "r2")])  # fmt: skip
-    assert bad.returncode != 0 and "--as mine=Claude: the paper's table has no such row" in bad.stderr
+    with pytest.raises(ValueError, match="--as mine=Claude: the paper's table has no such row"):
+        write_bqa_report(
+            folder, "test", {"mine": mine}, tmp_path / "r2", paper=PaperRequest({"mine": "Claude"})
+        )
+
+
+# --- Table 1's design: #F differs by model, and the fine-tuned row -----------------------------------
+def _framed(folder: Path, test: list, name: str, asked: str, frames: dict) -> Path:
+    path = folder / f"{name}.jsonl"
+    provenance = {"model_asked": asked, "frames": {"max_side": None, "rule": "uniform", **frames}}
+    path.write_text("".join(json.dumps({"id": r.id, "raw_output": r.answer, "provenance": provenance}) + "\n"
+                            for r in test[:50]))  # fmt: skip
+    return path
+
+
+ONE_FPS, SIXTEEN = {"fps": 1.0, "num_frames": None}, {"fps": None, "num_frames": 16}
+
+
+def _report(folder: Path, runs: dict[str, Path], out: Path, **as_rows: str):
+    return write_bqa_report(
+        folder, "test", runs, out, allow_missing=True, paper=PaperRequest(as_rows, compare=False)
+    )
+
+
+def test_frames_as_table_1s_f_column_print_together_other_differences_are_refused(work, tmp_path):
+    folder, test = work
+    runs = {
+        "gpt": _framed(tmp_path, test, "gpt", "gpt-4o-2024-08-06", ONE_FPS),
+        "qwen": _framed(tmp_path, test, "qwen", "Qwen/Qwen2-VL-7B-Instruct", SIXTEEN),
+        "ft": _framed(tmp_path, test, "ft", "/ckpt/videollama2-bqa-lora", SIXTEEN),
+    }
+    # The fine-tuned run maps to no paper model by its id: its 16 frames beside 1 fps are refused ...
+    with pytest.raises(ValueError, match="frames: gpt 1.0 fps; qwen 16 frames; ft 16 frames"):
+        write_bqa_report(folder, "test", runs, tmp_path / "a", allow_missing=True)
+    # ... until --as names its row: then the three differ only in Table 1's #F column.
+    args = ["report", "bqa", "--data", str(folder), "--allow-missing", "--as", "ft=VideoLLaMA2 (FT)"]
+    ok = vqabench([*args, *(a for n, p in runs.items() for a in ("--predictions", f"{n}={p}")), "--out", str(tmp_path / "b")])  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    text = (tmp_path / "b" / "report.md").read_text(encoding="utf-8")
+    _, rows = read_table(text, "VideoLLM")
+    assert (rows["gpt"][0], rows["qwen"][0], rows["ft"][0]) == ("*", "16", "16")
+    assert json.loads((tmp_path / "b" / "metrics.json").read_text(encoding="utf-8"))["mixed"] == []
+    # Frames other than the row's #F (8 for an open model), or another part of the spec, stay refused.
+    runs["qwen"] = _framed(
+        tmp_path, test, "qwen", "Qwen/Qwen2-VL-7B-Instruct", {"fps": None, "num_frames": 8}
+    )
+    with pytest.raises(ValueError, match="qwen 8 frames"):
+        _report(folder, runs, tmp_path / "c", ft="VideoLLaMA2 (FT)")
+    runs["qwen"] = _framed(tmp_path, test, "qwen", "Qwen/Qwen2-VL-7B-Instruct", {**SIXTEEN, "max_side": 336})
+    with pytest.raises(ValueError, match="max side 336"):
+        _report(folder, runs, tmp_path / "d", ft="VideoLLaMA2 (FT)")

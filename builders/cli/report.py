@@ -72,16 +72,17 @@ def _common(parser: argparse.ArgumentParser, videos: str) -> None:
         action="append",
         default=[],
         metavar="NAME=ROW",
-        help="with --paper: compare run NAME with the paper's row ROW (as printed, e.g. 'VideoLLaMA2 (FT)', "
-        "or a model); without it a run maps by its name or the model id it recorded",
+        help="run NAME is the paper's row ROW (as printed, e.g. 'VideoLLaMA2 (FT)', or a model): compared with "
+        "it under --paper, and its frames may be the row's #F beside runs of other rows (BQA: 1 fps for API "
+        "models, 16 frames for open ones) without --allow-mixed; without it a run maps by its name or the "
+        "model id it recorded",
     )
 
 
 def _paper_request(args: argparse.Namespace) -> dict:
-    """``paper=`` for the report when ``--paper`` is given (``--as`` without it is refused)."""
-    if not args.paper:
-        if args.paper_as:
-            raise ValueError("--as names a paper row for --paper: give --paper too")
+    """``paper=`` for the report when ``--paper`` or ``--as`` is given (``--as`` alone maps runs to the
+    paper's rows for its table's design, e.g. the ``#F`` of a fine-tuned run, without comparing)."""
+    if not args.paper and not args.paper_as:
         return {}
     from builders.report.paper_comparison import PaperRequest
 
@@ -93,7 +94,7 @@ def _paper_request(args: argparse.Namespace) -> dict:
                 f"--as {item!r}: expected NAME=ROW (a run's name and a row of the paper's table)"
             )
         pairs[name.strip()] = row.strip()
-    return {"paper": PaperRequest(pairs)}
+    return {"paper": PaperRequest(pairs, compare=args.paper)}
 
 
 def _checked_parser(args: argparse.Namespace) -> str | None:
@@ -169,7 +170,7 @@ def _report(entry: Benchmark, args: argparse.Namespace) -> int:
         **paper,
     )
     _print_changes(report.metrics["models"], "parser_change")
-    if paper:
+    if args.paper:
         from builders.report.paper_comparison import terminal_lines
 
         for table in report.metrics["paper"]:

@@ -59,6 +59,7 @@ from builders.report.plots import Bar, grouped_bars, heatmaps
 from builders.report.provenance import (
     as_source,
     compared_runs,
+    frames_as_designed,
     mixed_settings,
     report_provenance,
     run_provenance,
@@ -149,10 +150,13 @@ def score_bqa(
     allow_missing: bool,
     allow_mixed: bool = False,
     answer_parser: str | None = None,
+    paper: PaperRequest | None = None,
 ) -> dict:
     """Per model: the ``bqa_accuracy`` result, plus the ids behind its missing and unparsed counts
     and how the run was made; between models, exact McNemar tests. Runs made with other frames,
-    prompt or parser versions are refused unless ``allow_mixed`` (then listed under ``mixed``).
+    prompt or parser versions are refused unless ``allow_mixed`` (then listed under ``mixed``), but
+    for frames that differ as the paper's ``#F`` column has them (:func:`table_frames`; ``paper``'s
+    ``--as`` maps a run to its row, e.g. the fine-tuned one).
     ``answer_parser``: ``NAME@VERSION`` that reads the replies (default: the current default); each
     model's ``parser_change`` compares it with the version its run recorded."""
     parser = bqa_parser(answer_parser or DEFAULT_PARSER)
@@ -160,8 +164,11 @@ def score_bqa(
         raise ValueError("no predictions to report on")
     runs = {name: run_provenance(path) for name, path in predictions.items()}
     scored = recorded(split.subset)
+    designed = table_frames(runs, split.split, paper or PaperRequest())
     mixed = mixed_settings(
-        compared_runs(runs, scored, restricted=split.subset is not None), allow_mixed=allow_mixed
+        compared_runs(runs, scored, restricted=split.subset is not None),
+        allow_mixed=allow_mixed,
+        frames_by_design=frames_as_designed(runs, designed),
     )
     ids = [r["id"] for r in split.rows]
     items = [item_fields(r) for r in split.rows]
@@ -284,32 +291,51 @@ _SUBSET_KEYS = {
 }
 
 
+def _paper_rows(
+    runs: Mapping[str, Mapping[str, Any]], split: str, request: PaperRequest
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Run name -> its row of the split's paper table (by ``--as``, its name or the model it asked for)."""
+    from bqa.paper import paper_model, published
+
+    def label(text: str) -> str | None:
+        model = paper_model(text)
+        return model.label if model else None
+
+    asked = {name: [v for v in (run.get("model_asked"),) if isinstance(v, str)] for name, run in runs.items()}
+    rows = published().table(PAPER_TABLES[split])["rows"]
+    return match_rows(runs, asked, rows, request, label)
+
+
+def table_frames(
+    runs: Mapping[str, Mapping[str, Any]], split: str, request: PaperRequest
+) -> dict[str, dict[str, Any]]:
+    """Run -> the frames its paper row's ``#F`` prints (``*``: 1 fps; ``16``: 16 frames), for the runs
+    that map to a row of the split's table (none on a split the paper has no table for)."""
+    if split not in PAPER_TABLES:
+        return {}
+    matched, _ = _paper_rows(runs, split, request)
+    return {
+        name: {"fps": 1.0, "num_frames": None}
+        if row["frames"] == "*"
+        else {"fps": None, "num_frames": int(row["frames"])}
+        for name, row in matched.items()
+        if row["frames"] == "*" or row["frames"].isdigit()
+    }
+
+
 def compare_with_paper(
     models: Mapping[str, Mapping[str, Any]], split: str, request: PaperRequest
 ) -> list[dict]:
     """``metrics.json``'s ``paper``: each run whose model maps to a row of Table 1 (test) or Table 4
     (validation), its Easy / Hard / Total in the columns of its style beside the paper's."""
-    from bqa.paper import paper_model, published
+    from bqa.paper import published
 
     if split not in PAPER_TABLES:
         raise ValueError(
             f"--paper: the BQA paper reports no {split!r} split (Table 1: test, Table 4: validation)"
         )
     values, table_id = published(), PAPER_TABLES[split]
-    recorded = {
-        name: [
-            v
-            for v in (m["provenance"].get("model_asked"), m["provenance"].get("model"))
-            if isinstance(v, str)
-        ]
-        for name, m in models.items()
-    }
-
-    def label(text: str) -> str | None:
-        model = paper_model(text)
-        return model.label if model else None
-
-    matched, unmatched = match_rows(models, recorded, values.table(table_id)["rows"], request, label)
+    matched, unmatched = _paper_rows({n: m["provenance"] for n, m in models.items()}, split, request)
 
     def run_value(name: str, cell: PaperCell) -> RunValue | None:
         if cell.info("style") != (models[name].get("style") or "single_word"):
@@ -533,6 +559,7 @@ def write_bqa_report(
         allow_missing=allow_missing,
         allow_mixed=allow_mixed,
         answer_parser=answer_parser,
+        paper=paper,
     )
     human_result = _human_result(human, split)
     if human_result is not None:
@@ -542,7 +569,7 @@ def write_bqa_report(
         )  # unrecorded: made before draws had names
     out = Path(out_dir)
     models = metrics["models"]
-    if paper is not None:
+    if paper is not None and paper.compare:
         metrics["paper"] = compare_with_paper(models, split, paper)
     scores = {name: BQAAccuracy.from_dict(m["metrics"]) for name, m in models.items()}
     counts = {d: sum(r["difficulty"] == d for r in reference.rows) for d in DIFFICULTIES}

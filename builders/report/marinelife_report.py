@@ -660,7 +660,7 @@ def write_marinelife_report(
     }
     runs = {name: accuracy.get(name, {}).get("provenance", {}) for name in names}
     sections = [Section("How each run was made", runs_section_body(runs, mixed, rubrics))]
-    if paper is not None:
+    if paper is not None and paper.compare:
         metrics["paper"] = compare_with_paper(accuracy, judge, paper)
         sections = [*(paper_section(table) for table in metrics["paper"]), *sections]
     if accuracy:

@@ -25,9 +25,11 @@ RunValueOf = Callable[[str, PaperCell], RunValue | None]
 
 @dataclass(frozen=True)
 class PaperRequest:
-    """What ``--paper`` and ``--as`` asked: run name -> paper row (as printed) or paper model."""
+    """What ``--paper`` and ``--as`` asked: run name -> paper row (as printed) or paper model, and
+    whether to compare (``--as`` alone only maps runs to rows: the table's ``#F`` column)."""
 
     as_rows: Mapping[str, str] = field(default_factory=dict)
+    compare: bool = True
 
 
 def _key(text: str) -> str:
