@@ -76,9 +76,9 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "answer_group": "the emotion group of the answer",
     "choice_groups": "the emotion group of each choice (all different)",
     "difficulty": "`Easy` if the STEP4 model answered right, `Hard` if it could not answer (another choice, "
-    "no choice, or two or more)",
-    "difficulty_reason": "why STEP4 gave that difficulty: `right_choice` (Easy); `wrong_choice`, `no_answer` or "
-    "`ambiguous` (Hard)",
+    "no choice, two or more, or a reply its provider's safety filter stopped)",
+    "difficulty_reason": "why STEP4 gave that difficulty: `right_choice` (Easy); `wrong_choice`, `no_answer`, "
+    "`ambiguous` or `blocked` (Hard)",
     "gender": "gender of the person, as annotated in BoLD",
     "age": "age group of the person, as annotated in BoLD",
     "ethnicity": "ethnicity of the person, as annotated in BoLD",
@@ -204,7 +204,8 @@ def statistics_markdown(stats: ReleaseStats) -> str:
     return "\n\n".join(
         [
             "Hard questions by STEP4's reason: the model chose another choice (`wrong_choice`), named none "
-            "(`no_answer`) or named two or more (`ambiguous`).",
+            "(`no_answer`), named two or more (`ambiguous`), or its provider's safety filter stopped the reply "
+            "(`blocked`).",
             _table(
                 [
                     "split",
@@ -407,8 +408,10 @@ def _pipeline_section(stats: ReleaseStats) -> list[str]:
 def _step4_mode(meta: ReleaseMeta) -> str:
     if meta.extra.get("step4_unanswered") == "drop":
         return ("This release was built with `--step4-unanswered drop`: questions the model answered with no "
-                "choice, or two, were left out instead of being labelled Hard (not the paper's rule).")  # fmt: skip
-    return "Every question the model could not answer is kept, as Hard."
+                "choice, or two, or whose reply a safety filter stopped, were left out instead of being labelled "
+                "Hard (not the paper's rule).")  # fmt: skip
+    return ("Every question the model could not answer is kept, as Hard, including those whose reply the "
+            "provider's safety filter stopped (`blocked`).")  # fmt: skip
 
 
 def _preset_note(meta: ReleaseMeta) -> list[str]:
