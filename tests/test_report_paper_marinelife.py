@@ -126,8 +126,12 @@ def test_markdown_and_terminal_say_the_n_is_inferred(report, marine, tmp_path):
         "| Qwen2.5-VL-72B | Qwen2.5-VL-72B [27] | MBC-mo | 100.0 (n=6) [61.0, 100.0] | 76.6 (n=30 inferred)"
         in text
     )
+    mapping = tmp_path / "as.json"  # a mapping file: run name -> paper row
+    mapping.write_text(json.dumps({"mine": "Claude-Opus-4.8"}))
     result = vqabench(["report", "marinelife", "--data", str(marine["work"]), "--predictions",
-                       f"Qwen2.5-VL-72B={marine['right']}", "--paper", "--out", str(tmp_path / "r")])  # fmt: skip
+                       f"Qwen2.5-VL-72B={marine['right']}", "--predictions", f"mine={marine['wrong']}",
+                       "--paper", "--as", str(mapping), "--out", str(tmp_path / "r")])  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "Qwen2.5-VL-72B vs Qwen2.5-VL-72B [27], PDO: run 100.0 (n=6)" in result.stdout
+    assert "mine vs Claude-Opus-4.8 [1], PDO: run 0.0 (n=6)" in result.stdout
     assert "no n: rough only" in result.stdout and "inferred" in result.stdout

@@ -71,9 +71,9 @@ def _common(parser: argparse.ArgumentParser, videos: str) -> None:
         dest="paper_as",
         action="append",
         default=[],
-        metavar="NAME=ROW",
-        help="run NAME is the paper's row ROW (as printed, e.g. 'VideoLLaMA2 (FT)', or a model): compared with "
-        "it under --paper, and its frames may be the row's #F beside runs of other rows (BQA: 1 fps for API "
+        metavar="NAME=ROW|FILE",
+        help="run NAME is the paper's row ROW, as printed (e.g. 'VideoLLaMA2 (FT)') or a model, or a JSON file "
+        "{NAME: ROW, ...} of such pairs: compared with it under --paper, and its frames may be the row's #F beside runs of other rows (BQA: 1 fps for API "
         "models, 16 frames for open ones) without --allow-mixed; without it a run maps by its name or the "
         "model id it recorded",
     )
@@ -86,14 +86,27 @@ def _paper_request(args: argparse.Namespace) -> dict:
         return {}
     from builders.report.paper_comparison import PaperRequest
 
-    pairs = {}
+    pairs: dict[str, str] = {}
     for item in args.paper_as:
         name, sep, row = item.partition("=")
-        if not sep or not name.strip() or not row.strip():
+        if not sep:  # a mapping file: {"NAME": "ROW", ...}
+            from builders.files.jsonio import read_json_object
+
+            if not Path(item).is_file():
+                raise ValueError(f"--as {item!r}: neither NAME=ROW nor a JSON file of such pairs")
+            mapping = read_json_object(item)
+            bad = [k for k, v in mapping.items() if not isinstance(v, str) or not v.strip()]
+            if bad:
+                raise ValueError(
+                    f"--as {item}: {', '.join(bad)}: expected a paper row (text) for each run name"
+                )
+            pairs.update({k.strip(): v.strip() for k, v in mapping.items()})
+        elif not name.strip() or not row.strip():
             raise ValueError(
                 f"--as {item!r}: expected NAME=ROW (a run's name and a row of the paper's table)"
             )
-        pairs[name.strip()] = row.strip()
+        else:
+            pairs[name.strip()] = row.strip()
     return {"paper": PaperRequest(pairs, compare=args.paper)}
 
 

@@ -475,14 +475,8 @@ def compare_with_paper(
 
     values = published()
     names = list(dict.fromkeys([*accuracy, *judge]))
-    recorded = {
-        name: [
-            v
-            for v in (m["provenance"].get("model_asked"), m["provenance"].get("model"))
-            if isinstance(v, str)
-        ]
-        for name, m in accuracy.items()
-    }
+    recorded = {name: [m["provenance"]["model_asked"]] for name, m in accuracy.items()
+                if isinstance(m["provenance"].get("model_asked"), str)}  # fmt: skip
 
     def table3_value(name: str, cell: PaperCell) -> RunValue | None:
         if cell.column == "OEMU":
