@@ -146,6 +146,12 @@ def test_markdown_shows_the_paper_column_intervals_and_verdicts(report):
         "Total", "0.486 (n=1443) [0.461, 0.512]", "0.610 ⚑ (n=1443) [0.584, 0.635]", "-0.124", rows["Gemini"][5], "flagged"
     ]  # fmt: skip
     assert "⚑ Gemini, Total: does not follow from this row's Easy 0.91 and Hard 0.08" in text
+    # Table 1's layout: the runs' rows, then the paper's own rows they were matched to
+    header, rows = read_table(text, "VideoLLM")
+    assert header[1:5] == ["#F", "Test Easy", "Test Hard", "Test Total"]
+    assert rows["Gemini"][1:4] == ["0.91", "0.08", "0.49"]
+    assert rows["paper: Gemini"] == ["*", "0.91", "0.08", "0.61", "0.94", "0.90", "0.92"]
+    assert rows["paper: Phi-3.5"] == ["16", "0.77", "0.41", "0.58", "1.00", "0.96", "0.98"]
 
 
 def test_two_proportion_p_against_scipy_at_the_edges():

@@ -11,7 +11,7 @@ intervals. The report lays those results side by side, one column (or panel) per
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -268,13 +268,37 @@ def paper_rows(
     return rows
 
 
-def _paper_section(models: Mapping[str, dict], human: Mapping[str, Any] | None, split: str) -> Section:
+def published_rows(matched: Iterable[str], split: str) -> list[BQARow]:
+    """The paper's own rows (``paper: LABEL``) of the rows runs were matched to, for its table's layout."""
+    from bqa.paper import published
+
+    table = published().table(PAPER_TABLES[split])
+    keys = {subset: key for subset, (key, _) in _SUBSET_KEYS.items()}
+    rows = []
+    for row in (r for r in table["rows"] if r["label"] in set(matched)):
+        results: dict[str, dict[str, float]] = {}
+        for cell in published().cells(table["id"]):
+            if cell.row == row["label"]:
+                results.setdefault(cell.info("style"), {})[keys[cell.info("subset")]] = cell.value
+        rows.append(BQARow(f"paper: {row['label']}", row["frames"], results))
+    return rows
+
+
+def _paper_section(
+    models: Mapping[str, dict], human: Mapping[str, Any] | None, split: str, paper: Sequence[Mapping] = ()
+) -> Section:
     table = {"test": "Table 1", "validation": "Table 4"}.get(split, "Table 1")
+    printed = published_rows({row for p in paper for row in p["matched"].values()}, split) if paper else []
     body = [
         f"The paper's {table} layout: one row per model, Easy / Hard / Total accuracy, a model's runs in "
         "other evaluation styles beside its plain run (paired by the model they asked for)."
-        + (" The Human row is the human study's pooled accuracy over its raters." if human else ""),
-        bqa_table(paper_rows(models, human), split),
+        + (" The Human row is the human study's pooled accuracy over its raters." if human else "")
+        + (
+            " Rows 'paper: …' are the paper's own values for the rows the runs were matched to (--paper)."
+            if printed
+            else ""
+        ),  # fmt: skip
+        bqa_table([*paper_rows(models, human), *printed], split),
     ]
     leaking = [name for name, m in models.items() if m["answer_leaking"]]
     if leaking:
@@ -587,7 +611,7 @@ def write_bqa_report(
     codes = {**DEFAULT_DEMOGRAPHIC_CODES, **(reference.demographic_codes or {})}
     sections = [
         *(paper_section(table) for table in metrics.get("paper", [])),
-        _paper_section(models, metrics.get("human"), split),
+        _paper_section(models, metrics.get("human"), split, metrics.get("paper", ())),
         Section(
             "How each run was made",
             runs_section_body({n: m["provenance"] for n, m in models.items()}, metrics["mixed"]),
