@@ -52,22 +52,14 @@ PAPER_NOTES: tuple[str, ...] = (
 
 #: The model the paper's data engine (captioner, reviewer, refiner, QA generation) and its LLM judge used.
 BUILD_MODEL = JUDGE_MODEL = "GPT-5.5"
-#: Table 3's model groups, in the paper's order.
-GROUPS: tuple[str, ...] = ("Open-source VLMs (7B - 8B)", "Open-source VLMs (31B - 78B)", "Close-source VLMs")
-#: (name as Table 3 prints it, group, backbone as Table 3 prints it; "-" for closed models).
-PAPER_MODELS: tuple[tuple[str, str, str], ...] = (
-    ("Video-LLaMA3-7B", GROUPS[0], "2D RoPE"),
-    ("LLaVa-NeXT-Video", GROUPS[0], "CLIP"),
-    ("LLaVA-OneVision-7B", GROUPS[0], "SigLIP/Qwen"),
-    ("Qwen2.5-VL-7B", GROUPS[0], "2D RoPE/Qwen"),
-    ("InternVL3-8B", GROUPS[0], "V2PE/Qwen"),
-    ("Gemma4-31B", GROUPS[1], "SigLIP/Qwen"),
-    ("Qwen2.5-VL-72B", GROUPS[1], "ViT/Qwen2.5"),
-    ("InternVL3-78B", GROUPS[1], "InternViT-6B/Qwen"),
-    ("Claude-Opus-4.8", GROUPS[2], "-"),
-    ("Grok-4.3", GROUPS[2], "-"),
-    ("Gemini-3.1-Pro", GROUPS[2], "-"),
-    ("Kimi K2.6", GROUPS[2], "-"),
+#: (name as Table 3 prints it, group, backbone as Table 3 prints it; "-" for closed models), from the
+#: published values, in the table's order.
+PAPER_MODELS: tuple[tuple[str, str, str], ...] = tuple(
+    (row["model"], row["group"], row["backbone"])
+    for row in published().table("table3")["rows"]
+    if "model" in row
 )
+#: Table 3's model groups, in the paper's order.
+GROUPS: tuple[str, ...] = tuple(dict.fromkeys(group for _, group, _ in PAPER_MODELS))
 #: The paper's evaluation setting of those models.
 EVALUATION = "8 uniformly sampled frames per video, as an ordered image sequence; open models from their official Hugging Face releases"

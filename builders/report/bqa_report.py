@@ -335,16 +335,12 @@ def table_frames(
 ) -> dict[str, dict[str, Any]]:
     """Run -> the frames its paper row's ``#F`` prints (``*``: 1 fps; ``16``: 16 frames), for the runs
     that map to a row of the split's table (none on a split the paper has no table for)."""
+    from bqa.paper import frames_of
+
     if split not in PAPER_TABLES:
         return {}
     matched, _ = _paper_rows(runs, split, request)
-    return {
-        name: {"fps": 1.0, "num_frames": None}
-        if row["frames"] == "*"
-        else {"fps": None, "num_frames": int(row["frames"])}
-        for name, row in matched.items()
-        if row["frames"] == "*" or row["frames"].isdigit()
-    }
+    return {name: frames_of(row["frames"]) for name, row in matched.items() if row["frames"] != "-"}
 
 
 def compare_with_paper(
