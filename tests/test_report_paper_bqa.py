@@ -229,3 +229,27 @@ def test_frames_as_table_1s_f_column_print_together_other_differences_are_refuse
     runs["qwen"] = _framed(tmp_path, test, "qwen", "Qwen/Qwen2-VL-7B-Instruct", {**SIXTEEN, "max_side": 336})
     with pytest.raises(ValueError, match="max side 336"):
         _report(folder, runs, tmp_path / "d", ft="VideoLLaMA2 (FT)")
+
+
+def test_validation_compares_with_table_4_and_cot_runs_with_the_cot_columns():
+    from builders.report.bqa_report import compare_with_paper
+
+    def run(style: str | None, asked: str, easy: int, hard: int, n_easy: int, n_hard: int) -> dict:
+        metrics = {"accuracy_easy": easy / n_easy, "n_easy": n_easy, "accuracy_hard": hard / n_hard,
+                   "n_hard": n_hard, "accuracy": (easy + hard) / (n_easy + n_hard), "n": n_easy + n_hard}  # fmt: skip
+        return {"style": style, "provenance": {"model_asked": asked}, "metrics": metrics}
+
+    (valid,) = compare_with_paper(
+        {"q": run(None, "Qwen/Qwen2-VL-7B-Instruct", 515, 253, 746, 792)}, "validation", PaperRequest()
+    )
+    assert valid["table"] == "Table 4" and valid["matched"] == {"q": "Qwen2-VL"}
+    cells = {c["column"]: c for c in valid["cells"]}
+    assert (cells["Easy"]["paper"], cells["Easy"]["paper_n"], cells["Total"]["paper_n"]) == (0.69, 746, 1538)
+    assert cells["Easy"]["p_value"] == pytest.approx(_scipy_p(515, 746, round(0.69 * 746), 746), rel=1e-9)
+    (test,) = compare_with_paper(
+        {"c": run("multimodal_cot", "gpt-4o-2024-08-06", 686, 699, 707, 736)}, "test", PaperRequest()
+    )
+    assert [c["column"] for c in test["cells"]] == ["Easy (CoT)", "Hard (CoT)", "Total (CoT)"]
+    assert {c["verdict"] for c in test["cells"]} == {"consistent"}  # 0.97 / 0.95 / 0.96, GPT-4o's CoT row
+    with pytest.raises(ValueError, match="reports no 'train' split"):
+        compare_with_paper({}, "train", PaperRequest())

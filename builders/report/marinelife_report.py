@@ -558,6 +558,10 @@ def write_marinelife_report(
     recorded on other videos are refused unless ``allow_mixed``.
     ``paper``: put each run that maps to a paper model beside Table 3 and the caption table (``--paper``).
     """
+    if paper is not None and not paper.compare:
+        raise ValueError(
+            "--as maps runs to the paper's rows for --paper here (Table 3 has no #F column): give --paper"
+        )
     judge, joined = join_by_predictions_file(read_judge_results(judge_results), predictions)
     for note in joined:
         log.info(note)
