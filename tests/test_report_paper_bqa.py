@@ -232,7 +232,7 @@ def test_frames_as_table_1s_f_column_print_together_other_differences_are_refuse
 
 
 def test_validation_compares_with_table_4_and_cot_runs_with_the_cot_columns():
-    from builders.report.bqa_report import compare_with_paper
+    from builders.report.bqa_paper import compare_with_paper
 
     def run(style: str | None, asked: str, easy: int, hard: int, n_easy: int, n_hard: int) -> dict:
         metrics = {"accuracy_easy": easy / n_easy, "n_easy": n_easy, "accuracy_hard": hard / n_hard,

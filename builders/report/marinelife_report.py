@@ -34,13 +34,7 @@ from builders.report.inputs import align, read_predictions
 from builders.report.judge_join import join_by_predictions_file
 from builders.report.model_groups import Arranged, ModelRow, arrange, read_models_file
 from builders.report.paired import accuracy_pairs, paired_section, score_pairs
-from builders.report.paper_comparison import (
-    PaperRequest,
-    comparisons,
-    match_rows,
-    paper_metrics,
-    paper_section,
-)
+from builders.report.paper_comparison import PaperRequest, paper_section
 from builders.report.paper_tables import (
     camera_scores,
     caption_table,
@@ -62,8 +56,6 @@ from builders.report.provenance import (
 from builders.report.tables import fmt_number, fmt_rate, markdown_table, parse_reasons_table
 from builders.scoring.answer_parsing import DEFAULT_PARSER
 from builders.scoring.judge_results import JudgeResult, JudgeScores, results_to_dict
-from builders.scoring.paper_comparison import RunValue
-from builders.scoring.paper_values import PaperCell
 from builders.scoring.parser_change import ChangeItem
 from marinelife16k.accuracy import (
     ACCURACY_DIMENSIONS,
@@ -463,56 +455,6 @@ def _judge_section(judge: Mapping[str, dict[str, JudgeResult]], out_dir: Path, s
     return Section("Judge scores by camera (0-5)", body, figures)
 
 
-def compare_with_paper(
-    accuracy: Mapping[str, Mapping[str, Any]],
-    judge: Mapping[str, Mapping[str, JudgeResult]],
-    request: PaperRequest,
-) -> list[dict[str, Any]]:
-    """``metrics.json``'s ``paper``: each run whose name (or recorded model) maps to a model of Table 3,
-    its accuracy per dimension and OEMU beside Table 3's, its caption scores beside the caption table's.
-    The paper gives no n: every n is inferred (or absent), so every verdict is rough."""
-    from marinelife16k.paper import published
-
-    values = published()
-    names = list(dict.fromkeys([*accuracy, *judge]))
-    recorded = {name: [m["provenance"]["model_asked"]] for name, m in accuracy.items()
-                if isinstance(m["provenance"].get("model_asked"), str)}  # fmt: skip
-
-    def table3_value(name: str, cell: PaperCell) -> RunValue | None:
-        if cell.column == "OEMU":
-            return _judge_value(judge.get(name, {}).get(OEMU), None, None)
-        result = accuracy.get(name, {}).get("accuracy")
-        if result is None or not result["n"].get(cell.column):
-            return None
-        value, n = result[cell.column], result["n"][cell.column]
-        return RunValue(value, n, successes=round(value * n / 100))
-
-    def caption_value(name: str, cell: PaperCell) -> RunValue | None:
-        return _judge_value(judge.get(name, {}).get(CAPTION), cell.info("camera"), cell.info("criterion"))
-
-    caveat = (
-        "MarineLife-16K's paper gives no n: each n here is inferred from the cells' granularity (see n_how), "
-        "so intervals and p-values are rough and no cell gets a consistent/differs verdict."
-    )
-    out = []
-    for table_id, run_value in (("table3", table3_value), ("captions", caption_value)):
-        matched, unmatched = match_rows(names, recorded, values.table(table_id)["rows"], request)
-        entries = comparisons(values, table_id, matched, run_value)
-        out.append(paper_metrics(values, table_id, matched, unmatched, entries, [caveat]))
-    return out
-
-
-def _judge_value(result: JudgeResult | None, camera: str | None, criterion: str | None) -> RunValue | None:
-    scores = camera_scores(result, camera)
-    if scores is None or not scores.n:
-        return None
-    value = scores.score if criterion is None else scores.criteria.get(criterion)
-    interval = scores.score_interval if criterion is None else scores.criteria_intervals.get(criterion)
-    if value is None:
-        return None
-    return RunValue(value, scores.n, interval=None if interval is None else (interval[0], interval[1]))
-
-
 def split_model_warning(prediction_names: Iterable[str], judge_names: Iterable[str]) -> str | None:
     """A warning naming both sides when some predictions and some judge results match no name of the
     other: probably one model under two names, which the report would show as two rows."""
@@ -659,6 +601,8 @@ def write_marinelife_report(
     runs = {name: accuracy.get(name, {}).get("provenance", {}) for name in names}
     sections = [Section("How each run was made", runs_section_body(runs, mixed, rubrics))]
     if paper is not None and paper.compare:
+        from builders.report.marinelife_paper import compare_with_paper  # it reads this module's judge tasks
+
         metrics["paper"] = compare_with_paper(accuracy, judge, paper)
         sections = [*(paper_section(table) for table in metrics["paper"]), *sections]
     if accuracy:
