@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from processes import vqabench
 from scipy.stats import chi2_contingency
 
+from builders.cli import main as cli_main
 from builders.report import write_marinelife_report
 from builders.report.paper_comparison import PaperRequest
 from marinelife16k.accuracy import ACCURACY_DIMENSIONS
@@ -118,7 +118,7 @@ def test_caption_cells_equal_and_ten_points_above_are_both_rough(report):
             assert c["verdict"] == "no n: rough only" and c["p_value"] is None
 
 
-def test_markdown_and_terminal_say_the_n_is_inferred(report, marine, tmp_path):
+def test_markdown_and_terminal_say_the_n_is_inferred(report, marine, tmp_path, capsys):
     text = report.markdown.read_text(encoding="utf-8")
     assert "## Beside the paper (Table 3)" in text and "## Beside the paper (Caption table)" in text
     assert "gives no n: each n here is inferred" in text
@@ -128,10 +128,10 @@ def test_markdown_and_terminal_say_the_n_is_inferred(report, marine, tmp_path):
     )
     mapping = tmp_path / "as.json"  # a mapping file: run name -> paper row
     mapping.write_text(json.dumps({"mine": "Claude-Opus-4.8"}))
-    result = vqabench(["report", "marinelife", "--data", str(marine["work"]), "--predictions",
-                       f"Qwen2.5-VL-72B={marine['right']}", "--predictions", f"mine={marine['wrong']}",
-                       "--paper", "--as", str(mapping), "--out", str(tmp_path / "r")])  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert "Qwen2.5-VL-72B vs Qwen2.5-VL-72B [27], PDO: run 100.0 (n=6)" in result.stdout
-    assert "mine vs Claude-Opus-4.8 [1], PDO: run 0.0 (n=6)" in result.stdout
-    assert "no n: rough only" in result.stdout and "inferred" in result.stdout
+    assert cli_main(["report", "marinelife", "--data", str(marine["work"]), "--predictions",
+                     f"Qwen2.5-VL-72B={marine['right']}", "--predictions", f"mine={marine['wrong']}",
+                     "--paper", "--as", str(mapping), "--out", str(tmp_path / "r")]) == 0  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "Qwen2.5-VL-72B vs Qwen2.5-VL-72B [27], PDO: run 100.0 (n=6)" in printed
+    assert "mine vs Claude-Opus-4.8 [1], PDO: run 0.0 (n=6)" in printed
+    assert "no n: rough only" in printed and "inferred" in printed
