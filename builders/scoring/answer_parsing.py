@@ -104,8 +104,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from string import ascii_uppercase
 from typing import ClassVar
+
+from builders.scoring.label_sets import UnreadableLabels, default_labels, label_set, letters_only
 
 UNPARSED = "unparsed"
 
@@ -434,6 +435,14 @@ class _Rules:
     paraphrase: bool = False  # a declaration may name an option by the stems of all its content words
     answer_tags: bool = False  # "<answer>C</answer>" declares C, like "\\boxed{C}"
     excluded_stay_out: bool = False  # an option whose last mention rules it out is not the one left over
+    # version 4
+    label_sets: bool = False  # letters of either case, numbers from 0 or 1, bracketed forms
+    strict_labels: bool = False  # numbers, lower-case letters and "I" are labels only where a reply puts one
+    templates: bool = False  # echoed instructions ("give ... [[C]]") are set aside
+    final_formats: bool = False  # "[[C]]", a lone label on the last line declare it
+    answer_conflicts: bool = False  # a last explicit answer against an earlier one is ambiguous
+    first_claim: bool = False  # the first sentence's claim of one option declares it
+    name_lists: bool = False  # a list of names is no answer, though one name is an option's
 
 
 _V2_RULES = _Rules()
@@ -453,6 +462,77 @@ _V3_RULES = _Rules(
     answer_tags=True,
     excluded_stay_out=True,
 )
+
+# --- what version 4 adds ----------------------------------------------------------------------------
+# Echoed instructions: a sentence that tells how to answer ("give", "output", "respond", ...) and
+# shows the format or the label list ("option letters", "(A, B, C, D...)", "format").
+_NOT_NEWLINE = re.compile(r"[^\n]")
+_SENTENCE_CUT = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.!?](?=\s+[A-Z(\[<*\"'])|\n")
+_TEMPLATE_MARK = re.compile(
+    r"\boption\s+(?:letters?|labels?|numbers?)\b|\(?\b[A-E](?:\s*,\s*[A-E]){2,}\s*,?\s*(?:\.\.\.|…|etc)"
+    r"|\bformat(?:ted)?\b|\bplaceholder\b|\bdouble\s+(?:square\s+)?brackets\b",
+    re.IGNORECASE,
+)
+_TEMPLATE_VERB = re.compile(
+    r"\b(?:give|output|respond|reply|provide|put|enclose|wrap|write|return|answer\s+with|format)\b", re.IGNORECASE
+)
+# The formats benchmarks ask for: "[[C]]" anywhere it is not an echoed instruction.
+_DOUBLE_BRACKET = re.compile(r"\[\[\s*([^\[\]\n]{1,60}?)\s*\]\]")
+# A declaration that names the answer explicitly ("the answer is", "Answer:", tags, "[[C]]").
+_EXPLICIT = re.compile(r"answer|答案|答え|정답|ответ|antwort|respuesta|réponse|risposta|resposta", re.IGNORECASE)
+# Between two explicit answers, a correction keeps the later one ("... wait, actually, the answer is C").
+_CORRECTION = re.compile(
+    r"\b(?:actually|wait|on\s+second\s+thought|on\s+reflection|correction|re-?evaluat\w*|upon\s+further|"
+    r"let\s+me\s+(?:re-?check|reconsider)|reconsider\w*)\b",
+    re.IGNORECASE,
+)
+# A first sentence that hedges, asks, plans or reads the options is no claim.
+_NO_CLAIM = re.compile(
+    r"\?|\b(?:might|may|could|possibly|perhaps|maybe|seems?|appears?|likely|unlikely|if|whether|let|need"
+    r"|should|would|first|initially|question|options?|choices?|answer|think|guess|unclear|hard|difficult)\b",
+    re.IGNORECASE,
+)
+_LABEL_MARK = re.compile(r"[^\S\n]*[.):\-–—][^\S\n]*")  # between a bare label and its text: "2: burst", "b) cup"
+_CLAIM_CHARS = 240  # a first sentence longer than this is description, not a claim
+# Lists of names: items separated by commas ("bottle, towel, cup and phone"); inner items are short.
+_LIST_ITEM_SPLIT = re.compile(r"\s*(?:[,;]\s*(?:(?:and|or)\s+)?|\s(?:and|or)\s+)", re.IGNORECASE)
+_LIST_ITEM_WORDS, _LIST_LAST_WORDS = 3, 5  # the last item may run on ("a phone on the table")
+_V4_RULES = _Rules(
+    declaration=_DECLARATION_V3,
+    backward=_BACKWARD_V3,
+    negation_cue=_NEGATION_CUE_V3,
+    negation_after=_NEGATION_AFTER_V3,
+    coordinated=_JOINED_V3,
+    unit_marks="°",
+    colon_break=True,
+    coordinated_exclusion=True,
+    letter_labels=True,
+    weak_texts=True,
+    complete_lists=True,
+    paraphrase=True,
+    answer_tags=True,
+    excluded_stay_out=True,
+    label_sets=True,
+    strict_labels=True,
+    templates=True,
+    final_formats=True,
+    answer_conflicts=True,
+    first_claim=True,
+    name_lists=True,
+)
+
+
+def _set_aside_templates(text: str) -> str:
+    """The reply with each echoed instruction sentence blanked ("If the correct option letters (A, B,
+    C, D...) are ..., give ... [[C]]"): it says how to answer, not what."""
+    out, start = [], 0
+    for cut in [*(m.end() for m in _SENTENCE_CUT.finditer(text)), len(text)]:
+        sentence = text[start:cut]
+        if _TEMPLATE_MARK.search(sentence) and _TEMPLATE_VERB.search(sentence):
+            sentence = _NOT_NEWLINE.sub(" ", sentence)
+        out.append(sentence)
+        start = cut
+    return "".join(out)
 
 
 def _stem(word: str) -> str:
@@ -496,16 +576,15 @@ class _Item:
         if options is None and not letters:
             raise ValueError("give the option texts, the option letters, or both")
         n = len(options) if options is not None else len(letters)  # type: ignore[arg-type]
-        if letters is None:
-            letters = tuple(ascii_uppercase[:n])
-        if letters and len(letters) != n:
-            raise ValueError(f"{len(letters)} letters for {n} options")
         self.n = n
-        self.letters = tuple(s.upper() for s in letters)
-        if any(len(s) != 1 or not s.isalpha() for s in self.letters) or len(set(self.letters)) != len(
-            letters
-        ):
-            raise ValueError(f"option letters must be distinct single letters, got {list(letters)}")
+        self.digits = False
+        if letters is not None and not letters:
+            self.letters: tuple[str, ...] = ()  # option texts only
+        elif rules.label_sets:
+            labels = label_set(letters, n)
+            self.letters, self.digits = labels.labels, labels.digits
+        else:
+            self.letters = letters_only(default_labels(n) if letters is None else letters, n)
         self.option_of: dict[str, int] = {}
         self.forms: set[str] = set()  # keys of inflected forms
         self.names: re.Pattern[str] | None = None
@@ -552,13 +631,17 @@ class _Item:
             self.content = [_content_stems(t) for t in texts] if rules.paraphrase else []
         self.letter_re: re.Pattern[str] | None = None
         if self.letters:
-            cls = "".join(self.letters) + "".join(self.letters).lower()
+            spellings = sorted({*self.letters, *(s.lower() for s in self.letters)}, key=len, reverse=True)
+            cls = "|".join(map(re.escape, spellings))
             near = f"{_WORD_CHARS}'’/&\\-{rules.unit_marks}"
             plural = "s?" if rules.complete_lists else ""
             self.letter_re = re.compile(
-                rf"(?<![{near}])(?P<open>[(\[]\s*)?(?P<l>[{cls}])(?P<close>\s*[)\]])?(?![{near}])"
-                rf"|(?i:\b(?:option{plural}|choice{plural}|letter{plural})\s+)(?P<named>[{cls}])(?![{_WORD_CHARS}'’])"
+                rf"(?<![{near}])(?P<open>[(\[]\s*)?(?P<l>{cls})(?P<close>\s*[)\]])?(?![{near}])"
+                rf"|(?i:\b(?:option{plural}|choice{plural}|letter{plural})\s+)(?P<named>{cls})(?![{_WORD_CHARS}'’])"
             )
+        # Numbers that are both a label and an option's text ("0"-"4" shown with counts "3", "4"):
+        # only "option 3" names the label, and the bare number names neither (version 4).
+        self.clash = frozenset(self.letters) & frozenset(self.weak_of) if self.digits else frozenset()
 
     # --- mentions -----------------------------------------------------------------------------------
     def text_mentions(self, text: str) -> list[_Mention]:
@@ -575,6 +658,8 @@ class _Item:
                     continue  # "4 + 3 + 1 + 2 = 10": a term of a calculation, not an option
                 if m.group() == "A" and _is_article(text, m.end()):
                     continue  # "A sea turtle": the article
+                if m.group() in self.clash:
+                    continue  # a number that is also a label: neither, unless "option 3"
                 found.append(_Mention(m.start(), m.end(), self.weak_of[m.group()], False, weak=True))
             found.sort(key=lambda m: m.start)
         return found
@@ -587,7 +672,15 @@ class _Item:
         for m in self.letter_re.finditer(text):
             letter = m.group("l") or m.group("named")
             start, end = m.span()
-            if m.group("l") and not m.group("close"):
+            if (
+                m.group("l")
+                and self.rules.strict_labels
+                and not (m.group("open") or m.group("close"))
+                and (not letter.isupper() or letter == "I")
+            ):
+                if letter in self.clash or not self._placed_label(text, m, texts, cue_ends):
+                    continue  # "2 people", "I went through the clip", "a bit": words, not labels
+            elif m.group("l") and not m.group("close"):
                 if letter.islower():
                     if not self._right_after_cue(text, start, cue_ends):
                         continue  # "a", "b" are words unless they answer a declaration
@@ -607,6 +700,19 @@ class _Item:
             found.append(_Mention(start, end, self.letters.index(letter.upper()), True))
         return found
 
+    def _placed_label(self, text: str, m: re.Match[str], texts: list[_Mention], cue_ends: list[int]) -> bool:
+        """Whether a bare number, lower-case letter or "I" (a word as often as a label) is a label: right
+        after a declaration or at the reply's start, before punctuation ("Answer: 2.", "b)"), or right
+        before its own option's text ("2: burst")."""
+        token, start, end = m.group("l"), m.start(), m.end()
+        if (self._right_after_cue(text, start, cue_ends) or not text[:start].strip(_BARE_STRIP)) and _CLOSES.match(
+            text, end
+        ):
+            return True
+        gap = _LABEL_MARK.match(text, end)
+        index = self.letters.index(token.upper())
+        return any(t.start == gap.end() and t.option == index for t in texts) if gap else False
+
     @staticmethod
     def _right_after_cue(text: str, pos: int, cue_ends: list[int]) -> bool:
         k = bisect_right(cue_ends, pos) - 1
@@ -621,6 +727,8 @@ class _Item:
             texts + self._letter_mentions(text, texts, [e for _, e, _ in cues]), key=lambda m: m.start
         )
         self._mark_echoes(text, found)
+        if rules.name_lists:
+            self._mark_name_lists(text, found, [start for start, _, _ in cues])
         negations = [m.span() for m in rules.negation_cue.finditer(text)]
         previous: _Mention | None = None
         live: list[_Mention] = []
@@ -679,6 +787,32 @@ class _Item:
             texts = [k] if k is not None and (lists or not found[k].letter) else []
 
     @staticmethod
+    def _mark_name_lists(text: str, found: list[_Mention], cue_starts: list[int]) -> None:
+        """Option texts inside a list of names that are not all options ("Bottle, towel, cup, phone.")
+        describe what is there; such a sentence, without a declaration, answers nothing."""
+        bounds = [0, *(m.end() for m in _SENTENCE_CUT.finditer(text)), len(text)]
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            inside = [m for m in found if a <= m.start < b and not m.letter]
+            if not inside or any(a <= c < b for c in cue_starts):
+                continue
+            b = a + len(text[a:b].rstrip(_BARE_STRIP + ",;"))
+            seps = [  # an option's own commas ("clownfish, sea anemone") separate nothing
+                x for x in _LIST_ITEM_SPLIT.finditer(text, a, b) if not any(m.start < x.start() < m.end for m in inside)
+            ]
+            if len(seps) < 2:
+                continue
+            items = [(a, seps[0].start())]
+            items += [(x.end(), y.start()) for x, y in zip(seps, seps[1:], strict=False)] + [(seps[-1].end(), b)]
+            if any(len(_GAP_WORD.findall(text, i, j)) > _LIST_ITEM_WORDS for i, j in items[1:-1]) or (
+                len(_GAP_WORD.findall(text, *items[-1])) > _LIST_LAST_WORDS
+            ):
+                continue
+            if all(any(i <= m.start and m.end <= j for m in inside) for i, j in items[1:]):
+                continue  # every item an option: the complete-list and ambiguity rules apply
+            for m in inside:
+                m.echo = True
+
+    @staticmethod
     def _is_pair(text: str, letter: _Mention, name: _Mention) -> bool:
         return (
             letter.letter
@@ -698,21 +832,33 @@ class _Item:
         if reply is None:
             return ParsedChoice(None, EMPTY)
         text = str(reply)
-        if self.rules.answer_tags:
+        rules = self.rules
+        if rules.answer_tags:
             text = _ANSWER_TAG.sub(lambda m: f" Answer: {m.group(1)} \n", text)
+        if rules.templates:
+            text = _set_aside_templates(text)
+        if rules.final_formats:
+            text = _DOUBLE_BRACKET.sub(lambda m: f" Answer: {m.group(1)} \n", text)
         text = _bounded(clean_reply(text))
+        if rules.final_formats:
+            text = self._final_line(text)
         bare = text.strip(_BARE_STRIP)
         if not bare:
             return ParsedChoice(None, EMPTY)
-        if len(bare) == 1 and bare.upper() in self.letters:
+        if bare.upper() in self.letters:
             return ParsedChoice(self.letters.index(bare.upper()), LETTER)
-        cues = [(m.start(), m.end(), _reach(m)) for m in self.rules.declaration.finditer(text)]
+        cues = [(m.start(), m.end(), _reach(m)) for m in rules.declaration.finditer(text)]
         found = self.mentions(text, cues)
         live = [m for m in found if not m.echo]
         declared = self._declarations(text, cues, live)
+        if not declared and rules.first_claim:
+            claim = self._first_claim(text, found)
+            declared = [(-1, *claim)] if claim else []
         if declared:
-            _, index, resolved, end = max(declared, key=lambda d: d[0])  # the last declaration wins
+            position, index, resolved, end = max(declared, key=lambda d: d[0])  # the last declaration wins
             if index is None or self._contradicted(text, live, index, end):
+                return ParsedChoice(None, AMBIGUOUS)
+            if rules.answer_conflicts and self._overruled(text, cues, declared, position, index):
                 return ParsedChoice(None, AMBIGUOUS)
             return ParsedChoice(index, NEGATION_RESOLVED if resolved else DECLARED)
         kept = [m for m in live if not m.negated]
@@ -729,6 +875,63 @@ class _Item:
         if any(m.negated for m in live):
             return ParsedChoice(index, NEGATION_RESOLVED)
         return ParsedChoice(index, LETTER if all(m.letter for m in strong or kept) else OPTION_TEXT)
+
+    def _final_line(self, text: str) -> str:
+        """A last line that is only a label or an option's text ("**C**", "(2)", "Fighting") after
+        other lines is the reply's final declaration: it is rewritten as one."""
+        body, _, last = text.rstrip().rpartition("\n")
+        word = last.strip(_BARE_STRIP)
+        if body.strip() and word and (word.upper() in self.letters or _key(word) in self.option_of):
+            return f"{body}\nAnswer: {word}"
+        return text
+
+    @staticmethod
+    def _overruled(
+        text: str,
+        cues: list[tuple[int, int, int]],
+        declared: list[tuple[int, int | None, bool, int]],
+        position: int,
+        index: int,
+    ) -> bool:
+        """Whether the last declaration, an explicit answer ("Answer: C", "[[C]]"), conflicts with an
+        earlier explicit answer of another option, no correction ("wait, actually") between them."""
+        explicit = {start for start, end, _ in cues if _EXPLICIT.search(text, start, end)}
+        if position not in explicit:
+            return False
+        return any(
+            p < position and p in explicit and i is not None and i != index and not _CORRECTION.search(text, p, position)
+            for p, i, _, _ in declared
+        )
+
+    def _first_claim(self, text: str, found: list[_Mention]) -> tuple[int, bool, int] | None:
+        """The option the first sentence states as the reply's claim ("The video is playing at an
+        accelerated rate."; "The circular pattern is moving counter-clockwise." for "spinning
+        counter-clockwise"): one option, named or told apart by the words only it has, in a short
+        sentence that neither hedges, asks, plans nor negates."""
+        start = len(text) - len(text.lstrip())
+        stop = _SENTENCE_END.search(text, start)
+        end = stop.start() if stop else len(text)
+        sentence = text[start:end]
+        if end - start > _CLAIM_CHARS or _NO_CLAIM.search(sentence) or self.rules.negation_cue.search(sentence):
+            return None
+        first = [m for m in found if start <= m.start < end]
+        named = {m.option for m in first}
+        if len(named) > 1 or any(m.letter or m.negated or m.echo for m in first):
+            return None
+        index = named.pop() if named else self._told_apart(sentence)
+        return None if index is None else (index, False, end)
+
+    def _told_apart(self, sentence: str) -> int | None:
+        """The one option whose own content words (those no other option has) are all in ``sentence``,
+        no other option's own words being there ("moving counter-clockwise": "counter")."""
+        if not self.content:
+            return None
+        said = _content_stems(sentence)
+        own = [c - frozenset().union(*(d for j, d in enumerate(self.content) if j != i)) for i, c in enumerate(self.content)]
+        hits = [i for i, o in enumerate(own) if o and o <= said]
+        if len(hits) != 1 or any(o & said for i, o in enumerate(own) if i != hits[0]):
+            return None
+        return hits[0]
 
     @staticmethod
     def _contradicted(text: str, live: list[_Mention], index: int, end: int) -> bool:
@@ -930,6 +1133,14 @@ class ChoiceParserV3(ChoiceParser):
 
     version = 3
     rules: ClassVar[_Rules] = _V3_RULES
+
+
+@register_parser
+class ChoiceParserV4(ChoiceParser):
+    """Version 4: version 3 plus the rules of this module's docstring under "Version 4"."""
+
+    version = 4
+    rules: ClassVar[_Rules] = _V4_RULES
 
 
 DEFAULT_PARSER = f"{ChoiceParserV3.name}@{ChoiceParserV3.version}"
