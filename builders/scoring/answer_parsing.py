@@ -710,8 +710,10 @@ class _Item:
         ):
             return True
         gap = _LABEL_MARK.match(text, end)
-        index = self.letters.index(token.upper())
-        return any(t.start == gap.end() and t.option == index for t in texts) if gap else False
+        if gap is None:
+            return False
+        k = bisect_left([t.start for t in texts], gap.end())
+        return k < len(texts) and texts[k].start == gap.end() and texts[k].option == self.letters.index(token.upper())
 
     @staticmethod
     def _right_after_cue(text: str, pos: int, cue_ends: list[int]) -> bool:
@@ -790,24 +792,34 @@ class _Item:
     def _mark_name_lists(text: str, found: list[_Mention], cue_starts: list[int]) -> None:
         """Option texts inside a list of names that are not all options ("Bottle, towel, cup, phone.")
         describe what is there; such a sentence, without a declaration, answers nothing."""
+        texts = [m for m in found if not m.letter]
+        starts = [m.start for m in texts]
         bounds = [0, *(m.end() for m in _SENTENCE_CUT.finditer(text)), len(text)]
         for a, b in zip(bounds, bounds[1:], strict=False):
-            inside = [m for m in found if a <= m.start < b and not m.letter]
-            if not inside or any(a <= c < b for c in cue_starts):
+            inside = texts[bisect_left(starts, a) : bisect_left(starts, b)]
+            k = bisect_left(cue_starts, a)
+            if not inside or (k < len(cue_starts) and cue_starts[k] < b):
                 continue
             b = a + len(text[a:b].rstrip(_BARE_STRIP + ",;"))
-            seps = [  # an option's own commas ("clownfish, sea anemone") separate nothing
-                x for x in _LIST_ITEM_SPLIT.finditer(text, a, b) if not any(m.start < x.start() < m.end for m in inside)
-            ]
+            at = [m.start for m in inside]
+
+            def holds(i: int, j: int, inside: list[_Mention] = inside, at: list[int] = at) -> bool:
+                k = bisect_left(at, i)  # the first mention starting in [i, j) ends there too
+                return k < len(at) and inside[k].end <= j
+
+            def splits(pos: int, inside: list[_Mention] = inside, at: list[int] = at) -> bool:
+                k = bisect_right(at, pos) - 1  # a separator inside an option's own text splits nothing
+                return k < 0 or inside[k].end <= pos
+
+            seps = [x for x in _LIST_ITEM_SPLIT.finditer(text, a, b) if splits(x.start())]
             if len(seps) < 2:
                 continue
-            items = [(a, seps[0].start())]
-            items += [(x.end(), y.start()) for x, y in zip(seps, seps[1:], strict=False)] + [(seps[-1].end(), b)]
-            if any(len(_GAP_WORD.findall(text, i, j)) > _LIST_ITEM_WORDS for i, j in items[1:-1]) or (
+            items = [(x.end(), y.start()) for x, y in zip(seps, seps[1:], strict=False)] + [(seps[-1].end(), b)]
+            if any(len(_GAP_WORD.findall(text, i, j)) > _LIST_ITEM_WORDS for i, j in items[:-1]) or (
                 len(_GAP_WORD.findall(text, *items[-1])) > _LIST_LAST_WORDS
             ):
                 continue
-            if all(any(i <= m.start and m.end <= j for m in inside) for i, j in items[1:]):
+            if all(holds(i, j) for i, j in items):
                 continue  # every item an option: the complete-list and ambiguity rules apply
             for m in inside:
                 m.echo = True
@@ -898,8 +910,9 @@ class _Item:
         explicit = {start for start, end, _ in cues if _EXPLICIT.search(text, start, end)}
         if position not in explicit:
             return False
+        corrections = [m.start() for m in _CORRECTION.finditer(text, 0, position)]
         return any(
-            p < position and p in explicit and i is not None and i != index and not _CORRECTION.search(text, p, position)
+            p < position and p in explicit and i is not None and i != index and bisect_right(corrections, p) == len(corrections)
             for p, i, _, _ in declared
         )
 
@@ -1080,6 +1093,11 @@ class AnswerParser(ABC):
         """Which of ``options`` (texts in order; None: letters only) the reply chooses, and why."""
 
     @abstractmethod
+    def check_labels(self, options: Sequence[str] | None, letters: Sequence[str] | None) -> None:
+        """Raise :class:`UnreadableLabels` naming the label set if this version cannot read it: called
+        at a scorer's entry, so that a run is refused before any reply is read, not in the middle."""
+
+    @abstractmethod
     def mentioned(self, text: str | None, options: Sequence[str]) -> set[int]:
         """Indices of the options ``text`` names by text or alias (letters and negations not considered)."""
 
@@ -1120,6 +1138,15 @@ class ChoiceParser(AnswerParser):
         self, reply: str | None, options: Sequence[str] | None = None, letters: Sequence[str] | None = None
     ) -> ParsedChoice:
         return self.item(options, letters).parse(reply)
+
+    def check_labels(self, options: Sequence[str] | None, letters: Sequence[str] | None) -> None:
+        n = len(options) if options is not None else len(letters or ())
+        if letters is not None and not letters:
+            return  # option texts only
+        if self.rules.label_sets:
+            label_set(letters, n)
+        else:
+            letters_only(default_labels(n) if letters is None else letters, n)
 
     def mentioned(self, text: str | None, options: Sequence[str]) -> set[int]:
         if not text:
