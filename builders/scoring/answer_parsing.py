@@ -847,13 +847,11 @@ class _Item:
         rules = self.rules
         if rules.answer_tags:
             text = _ANSWER_TAG.sub(lambda m: f" Answer: {m.group(1)} \n", text)
+        text = _bounded(clean_reply(text))
         if rules.templates:
             text = _set_aside_templates(text)
         if rules.final_formats:
-            text = _DOUBLE_BRACKET.sub(lambda m: f" Answer: {m.group(1)} \n", text)
-        text = _bounded(clean_reply(text))
-        if rules.final_formats:
-            text = self._final_line(text)
+            text = self._final_line(_DOUBLE_BRACKET.sub(lambda m: f" Answer: {m.group(1)} \n", text))
         bare = text.strip(_BARE_STRIP)
         if not bare:
             return ParsedChoice(None, EMPTY)
