@@ -39,18 +39,71 @@ def label_sets(rng: random.Random, n: int) -> list[str] | None:
         cores = list(string.ascii_uppercase[:n]) if first == "A" else [str(int(first) + k) for k in range(n)]
         return [form.format(core) for core in cores]
     if kind == 6:  # unreadable: repeats, gaps, words, mixtures
-        return rng.choice([["A"] * n, [str(2 * k) for k in range(n)], ["opt"] * n, ["A", *"123456789"[: n - 1]]])
+        return rng.choice(
+            [["A"] * n, [str(2 * k) for k in range(n)], ["opt"] * n, ["A", *"123456789"[: n - 1]]]
+        )
     return list(string.ascii_uppercase[:n])
 
 
-WORDS = ["cup", "red", "3", "I", "A", "the man", "walks across", "Point B", "0", "sat down", "fast-paced", "E"]
+WORDS = [
+    "cup",
+    "red",
+    "3",
+    "I",
+    "A",
+    "the man",
+    "walks across",
+    "Point B",
+    "0",
+    "sat down",
+    "fast-paced",
+    "E",
+]
 FRAGMENTS = [
-    "The answer is {l}.", "Answer: {l}", "[[{l}]]", "<answer>{l}</answer>", "\\boxed{{{l}}}", "({l})",
-    "option {l}", "{l}", "**{l}**\n", "{t}", "not {t}", "{t} is unlikely", "If the correct option letters "
-    "(A, B, C, D...) are more than one, give [[{l}]].", "I think", "I ", "wait, actually", "so {l}",
-    "bottle, towel, {t}, phone", "In contrast to {t},", "{l} or {l2}", "{t}/{t2}", "答案是{l}", "?", "\n\n",
-    ":\n", "...", "—", "(", ")", "[[", "]]", "<answer>", "</think>", "<think>", "{t}, {t2} and {t3}",
-    "2 + 3 = 5", "10°C", "Ｂ", "N/A", " ", ",", "I cannot tell.", "{l}. {t}", "The video is {t}.",
+    "The answer is {l}.",
+    "Answer: {l}",
+    "[[{l}]]",
+    "<answer>{l}</answer>",
+    "\\boxed{{{l}}}",
+    "({l})",
+    "option {l}",
+    "{l}",
+    "**{l}**\n",
+    "{t}",
+    "not {t}",
+    "{t} is unlikely",
+    "If the correct option letters (A, B, C, D...) are more than one, give [[{l}]].",
+    "I think",
+    "I ",
+    "wait, actually",
+    "so {l}",
+    "bottle, towel, {t}, phone",
+    "In contrast to {t},",
+    "{l} or {l2}",
+    "{t}/{t2}",
+    "答案是{l}",
+    "?",
+    "\n\n",
+    ":\n",
+    "...",
+    "—",
+    "(",
+    ")",
+    "[[",
+    "]]",
+    "<answer>",
+    "</think>",
+    "<think>",
+    "{t}, {t2} and {t3}",
+    "2 + 3 = 5",
+    "10°C",
+    "Ｂ",
+    "N/A",
+    " ",
+    ",",
+    "I cannot tell.",
+    "{l}. {t}",
+    "The video is {t}.",
 ]
 
 
@@ -93,7 +146,14 @@ def test_no_exception_for_any_label_set_on_any_reply():
 
 @pytest.mark.parametrize(
     "unit",
-    ["[[C]] ", "(2) ", "I ", "bottle, towel, cup, ", "give the option letters (A, B, C...) as [[C]]. ", "not cup, "],
+    [
+        "[[C]] ",
+        "(2) ",
+        "I ",
+        "bottle, towel, cup, ",
+        "give the option letters (A, B, C...) as [[C]]. ",
+        "not cup, ",
+    ],
 )
 def test_a_looping_reply_costs_what_its_first_and_last_parts_cost(unit):
     """The parser reads a looping reply on its first and last 8 KB after a linear cleaning: the time

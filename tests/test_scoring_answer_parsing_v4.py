@@ -56,7 +56,13 @@ CASES = [
         UNPARSED,
     ),
     # The pronoun "I" is no option I (ten options), where no declaration puts it.
-    ("I went through the clip frame by frame but the colour is hard to see.", COLOURS, None, UNPARSED, "orange"),
+    (
+        "I went through the clip frame by frame but the colour is hard to see.",
+        COLOURS,
+        None,
+        UNPARSED,
+        "orange",
+    ),
     ("I cannot tell from the video.", COLOURS, None, UNPARSED, "orange"),
     # A claim in the first sentence, the other options only in contrast.
     (
@@ -68,7 +74,13 @@ CASES = [
         "accelerated",
         UNPARSED,
     ),
-    ("The circular pattern is moving counter-clockwise.", ROTATION, None, "spinning counter-clockwise", UNPARSED),
+    (
+        "The circular pattern is moving counter-clockwise.",
+        ROTATION,
+        None,
+        "spinning counter-clockwise",
+        UNPARSED,
+    ),
     # A list of object names, one of which is an option's text, answers nothing.
     ("Bottle, towel, cup, phone.", OBJECTS, None, UNPARSED, "cup"),
     ("In the video I see a bottle, a towel, a cup and a phone on the table.", OBJECTS, None, UNPARSED, "cup"),

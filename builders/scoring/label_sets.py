@@ -70,7 +70,9 @@ def label_set(labels: Sequence[str] | None, n: int) -> LabelSet:
     if all(c.isdigit() for c in cores):
         numbers = [int(c) for c in cores]
         if numbers[0] not in (0, 1) or numbers != list(range(numbers[0], numbers[0] + n)):
-            raise UnreadableLabels(f"cannot read the label set {shown}: numbers must count up by one from 0 or 1")
+            raise UnreadableLabels(
+                f"cannot read the label set {shown}: numbers must count up by one from 0 or 1"
+            )
         return LabelSet(tuple(str(k) for k in numbers), digits=True)
     if not all(c.isalpha() for c in cores):
         raise UnreadableLabels(f"cannot read the label set {shown}: it mixes letters and numbers")
