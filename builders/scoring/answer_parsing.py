@@ -136,7 +136,7 @@ from abc import ABC, abstractmethod
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import ClassVar
 
@@ -529,28 +529,14 @@ _NO_CLAIM = re.compile(
     r"|should|would|first|initially|question|options?|choices?|answer|think|guess|unclear|hard|difficult)\b",
     re.IGNORECASE,
 )
-_LABEL_MARK = re.compile(
-    r"[^\S\n]*[.):\-–—][^\S\n]*"
-)  # between a bare label and its text: "2: burst", "b) cup"
+# Between a bare label and its own option's text: "2: burst", "b) cup".
+_LABEL_MARK = re.compile(r"[^\S\n]*[.):\-–—][^\S\n]*")
 _CLAIM_CHARS = 240  # a first sentence longer than this is description, not a claim
 # Lists of names: items separated by commas ("bottle, towel, cup and phone"); inner items are short.
 _LIST_ITEM_SPLIT = re.compile(r"\s*(?:[,;]\s*(?:(?:and|or)\s+)?|\s(?:and|or)\s+)", re.IGNORECASE)
 _LIST_ITEM_WORDS, _LIST_LAST_WORDS = 3, 5  # the last item may run on ("a phone on the table")
-_V4_RULES = _Rules(
-    declaration=_DECLARATION_V3,
-    backward=_BACKWARD_V3,
-    negation_cue=_NEGATION_CUE_V3,
-    negation_after=_NEGATION_AFTER_V3,
-    coordinated=_JOINED_V3,
-    unit_marks="°",
-    colon_break=True,
-    coordinated_exclusion=True,
-    letter_labels=True,
-    weak_texts=True,
-    complete_lists=True,
-    paraphrase=True,
-    answer_tags=True,
-    excluded_stay_out=True,
+_V4_RULES = replace(
+    _V3_RULES,
     label_sets=True,
     strict_labels=True,
     templates=True,
