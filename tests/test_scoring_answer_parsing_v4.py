@@ -93,6 +93,11 @@ def test_version_4_reads_what_version_3_missed(reply, options, labels, expected,
     assert read(V4, reply, options, labels) == expected
 
 
+def test_the_model_s_own_words_about_the_format_are_no_instruction():
+    assert read(V4, "I will give my answer in the required format: [[A]]", CHORES) == "ride a bike"
+    assert read(V4, "Following the required format, the answer is [[B]].", CHORES) == "walk the dog"
+
+
 def test_the_i_of_a_declaration_is_still_option_i():
     assert read(V4, "Answer: I", COLOURS) == "orange"
     assert read(V4, "(I) orange", COLOURS) == "orange"

@@ -499,7 +499,8 @@ _V3_RULES = _Rules(
 
 # --- what version 4 adds ----------------------------------------------------------------------------
 # Echoed instructions: a sentence that tells how to answer ("give", "output", "respond", ...) and
-# shows the format or the label list ("option letters", "(A, B, C, D...)", "format").
+# shows the format or the label list ("option letters", "(A, B, C, D...)", "format"), not in the
+# first person.
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _SENTENCE_CUT = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.!?](?=\s+[A-Z(\[<*\"'])|\n")
 _TEMPLATE_MARK = re.compile(
@@ -507,8 +508,10 @@ _TEMPLATE_MARK = re.compile(
     r"|\bformat(?:ted)?\b|\bplaceholder\b|\bdouble\s+(?:square\s+)?brackets\b",
     re.IGNORECASE,
 )
+# An instruction is addressed to the model; a sentence in the first person is the model's own answer.
+_FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:ll|d|m)|[Mm]y|[Mm]e)\b")
 _TEMPLATE_VERB = re.compile(
-    r"\b(?:give|output|respond|reply|provide|put|enclose|wrap|write|return|answer\s+with|format)\b",
+    r"\b(?:give|output|respond|reply|provide|put|enclose|wrap|write|return|answer\s+with)\b",
     re.IGNORECASE,
 )
 # The formats benchmarks ask for: "[[C]]" anywhere it is not an echoed instruction.
@@ -553,7 +556,11 @@ def _set_aside_templates(text: str) -> str:
     out, start = [], 0
     for cut in [*(m.end() for m in _SENTENCE_CUT.finditer(text)), len(text)]:
         sentence = text[start:cut]
-        if _TEMPLATE_MARK.search(sentence) and _TEMPLATE_VERB.search(sentence):
+        if (
+            _TEMPLATE_MARK.search(sentence)
+            and _TEMPLATE_VERB.search(sentence)
+            and not _FIRST_PERSON.search(sentence)
+        ):
             sentence = _NOT_NEWLINE.sub(" ", sentence)
         out.append(sentence)
         start = cut
