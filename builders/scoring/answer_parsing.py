@@ -114,7 +114,8 @@ no wrong option); each failure kind issue 38 measured on version 3 is a test it 
    option and ends "[[C]]" chooses C. A last explicit answer ("answer", a tag, ``[[C]]``) against an
    earlier explicit answer of another option is **ambiguous**, unless a correction ("wait",
    "actually", "on reflection") stands between them.
-21. **A first-sentence claim declares**: when nothing else is declared, a short first sentence that
+21. **A first-sentence claim declares**: when nothing is declared and the mentions alone do not
+   decide (two options left, or none), a short first sentence that
    neither hedges, asks, plans nor negates and states one option — by its text, or by the content
    words only that option has ("moving counter-clockwise" for "spinning counter-clockwise") — is a
    declaration; later mentions of other options then count only as they do after any declaration
@@ -899,16 +900,34 @@ class _Item:
         found = self.mentions(text, cues)
         live = [m for m in found if not m.echo]
         declared = self._declarations(text, cues, live)
-        if not declared and rules.first_claim:
-            claim = self._first_claim(text, found)
-            declared = [(-1, *claim)] if claim else []
         if declared:
-            position, index, resolved, end = max(declared, key=lambda d: d[0])  # the last declaration wins
-            if index is None or self._contradicted(text, live, index, end):
-                return ParsedChoice(None, AMBIGUOUS)
-            if rules.answer_conflicts and self._overruled(text, cues, declared, position, index):
-                return ParsedChoice(None, AMBIGUOUS)
-            return ParsedChoice(index, NEGATION_RESOLVED if resolved else DECLARED)
+            return self._last_declaration(text, cues, live, declared)
+        left = self._left_over(live)
+        if rules.first_claim and left.reason in (AMBIGUOUS, NO_OPTION):  # version 4: a first-sentence claim
+            claim = self._first_claim(text, found)
+            if claim:
+                claimed = self._last_declaration(text, cues, live, [(-1, *claim)])
+                return claimed if claimed.index is not None else left
+        return left
+
+    def _last_declaration(
+        self,
+        text: str,
+        cues: list[tuple[int, int, int]],
+        live: list[_Mention],
+        declared: list[tuple[int, int | None, bool, int]],
+    ) -> ParsedChoice:
+        """The last declaration's option, unless it names two, a later sentence takes it back, or
+        (version 4) an earlier explicit answer of another option conflicts with it."""
+        position, index, resolved, end = max(declared, key=lambda d: d[0])
+        if index is None or self._contradicted(text, live, index, end):
+            return ParsedChoice(None, AMBIGUOUS)
+        if self.rules.answer_conflicts and self._overruled(text, cues, declared, position, index):
+            return ParsedChoice(None, AMBIGUOUS)
+        return ParsedChoice(index, NEGATION_RESOLVED if resolved else DECLARED)
+
+    def _left_over(self, live: list[_Mention]) -> ParsedChoice:
+        """Without a declaration: the one option still named once negated ones are set aside."""
         kept = [m for m in live if not m.negated]
         if self.rules.excluded_stay_out:  # "the location of point C ... point C does not correspond"
             last = {m.option: m.negated for m in live}  # the reply's last word on each option
