@@ -115,9 +115,8 @@ no wrong option); each failure kind issue 38 measured on version 3 is a test it 
    earlier explicit answer of another option is **ambiguous**, unless a correction ("wait",
    "actually", "on reflection") stands between them.
 21. **A first-sentence claim declares**: when nothing is declared and the mentions alone do not
-   decide (two options left, or none), a short first sentence that
-   neither hedges, asks, plans nor negates and states one option — by its text, or by the content
-   words only that option has ("moving counter-clockwise" for "spinning counter-clockwise") — is a
+   decide (two options left, or none), a short first sentence that neither hedges, asks, plans nor
+   negates and states one option — by its text, or by the content words only that option has ("moving counter-clockwise" for "spinning counter-clockwise") — is a
    declaration; later mentions of other options then count only as they do after any declaration
    (rule 7): "The video is playing at an accelerated rate. In contrast to normal speed or
    fast-paced footage, ..." chooses "accelerated".
