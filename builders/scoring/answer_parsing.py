@@ -116,10 +116,11 @@ no wrong option); each failure kind issue 38 measured on version 3 is a test it 
    "actually", "on reflection") stands between them.
 21. **A first-sentence claim declares**: when nothing is declared and the mentions alone do not
    decide (two options left, or none), a short first sentence that neither hedges, asks, plans nor
-   negates and states one option — by its text, or by the content words only that option has ("moving counter-clockwise" for "spinning counter-clockwise") — is a
-   declaration; later mentions of other options then count only as they do after any declaration
-   (rule 7): "The video is playing at an accelerated rate. In contrast to normal speed or
-   fast-paced footage, ..." chooses "accelerated".
+   negates and states one option — by its text, or by the content words only that option has
+   ("moving counter-clockwise" for "spinning counter-clockwise") — is a declaration; later mentions
+   of other options then count only as they do after any declaration (rule 7): "The video is
+   playing at an accelerated rate. In contrast to normal speed or fast-paced footage, ..." chooses
+   "accelerated".
 22. **Lists of names are no answer**: option texts in a sentence without a declaration that lists
    short items, not all of them options ("Bottle, towel, cup, phone."), are set aside.
 
@@ -710,7 +711,7 @@ class _Item:
                 and not (m.group("open") or m.group("close"))
                 and (not letter.isupper() or letter == "I")
             ):
-                if letter in self.clash or not self._placed_label(text, m, texts, cue_ends):
+                if letter in self.clash or not self._placed_label(text, m, texts, text_starts, cue_ends):
                     continue  # "2 people", "I went through the clip", "a bit": words, not labels
             elif m.group("l") and not m.group("close"):
                 if letter.islower():
@@ -732,7 +733,9 @@ class _Item:
             found.append(_Mention(start, end, self.letters.index(letter.upper()), True))
         return found
 
-    def _placed_label(self, text: str, m: re.Match[str], texts: list[_Mention], cue_ends: list[int]) -> bool:
+    def _placed_label(
+        self, text: str, m: re.Match[str], texts: list[_Mention], text_starts: list[int], cue_ends: list[int]
+    ) -> bool:
         """Whether a bare number, lower-case letter or "I" (a word as often as a label) is a label: right
         after a declaration or at the reply's start, before punctuation ("Answer: 2.", "b)"), or right
         before its own option's text ("2: burst")."""
@@ -744,7 +747,7 @@ class _Item:
         gap = _LABEL_MARK.match(text, end)
         if gap is None:
             return False
-        k = bisect_left([t.start for t in texts], gap.end())
+        k = bisect_left(text_starts, gap.end())
         return (
             k < len(texts)
             and texts[k].start == gap.end()
