@@ -355,10 +355,19 @@ _DECLARATION_V3 = re.compile(
 _COLON_BREAK = re.compile(r"[^\S\n]*:?[^\S\n]*\n\s*")
 # Backward cues also after a parenthetical label ("The third image (B) is most similar") and with
 # the comparatives that answer "which is most similar / accurate ..." questions.
-_BACKWARD_V3 = re.compile(
-    rf"(?:[^\S\n]*\([^()\n]{{1,20}}\))?\s*[)\]]?\s*{_BACKWARD_VERB}(?:correct|right|best|answer|likeliest"
+_BACKWARD_COMPARATIVES = (
+    r"(?:correct|right|best|answer|likeliest"
     r"|(?:more|most)\s+(?:suitable|likely|fitting|appropriate|plausible|probable|similar|accurate|consistent))\b"
-    + _BACKWARD_FITS,
+)
+_BACKWARD_V3 = re.compile(
+    rf"(?:[^\S\n]*\([^()\n]{{1,20}}\))?\s*[)\]]?\s*{_BACKWARD_VERB}{_BACKWARD_COMPARATIVES}" + _BACKWARD_FITS,
+    re.IGNORECASE,
+)
+# Version 4: also after a closing quote and with "also" ("'E None of the above' is also the correct
+# answer"), an answer of its own beside any other.
+_BACKWARD_V4 = re.compile(
+    rf"(?:[^\S\n]*\([^()\n]{{1,20}}\))?\s*[)\]'\"’”]?\s*(?:is\s+also\s+(?:the\s+)?|{_BACKWARD_VERB})"
+    rf"{_BACKWARD_COMPARATIVES}" + _BACKWARD_FITS,
     re.IGNORECASE,
 )
 # Mentions set aside like negated ones: hypothetical ("If the video were panning", "slow motion
@@ -457,6 +466,7 @@ class _Rules:
 
     declaration: re.Pattern[str] = _DECLARATION
     backward: re.Pattern[str] = _BACKWARD
+    answer_first_end: re.Pattern[str] = _ANSWER_FIRST_END  # what may follow a reply's opening answer
     negation_cue: re.Pattern[str] = _NEGATION_CUE
     negation_after: re.Pattern[str] = _NEGATION_AFTER
     joined: re.Pattern[str] = _JOINED
@@ -478,6 +488,8 @@ class _Rules:
     answer_conflicts: bool = False  # a last explicit answer against an earlier one is ambiguous
     first_claim: bool = False  # the first sentence's claim of one option declares it
     name_lists: bool = False  # a list of names is no answer, though one name is an option's
+    shared_texts: bool = False  # a text two options share ("None of the above" twice) names neither
+    quoted_labels: bool = False  # a label in quotes ("'C' is the best answer") is a label, like "(C)"
 
 
 _V2_RULES = _Rules()
@@ -521,6 +533,8 @@ _DOUBLE_BRACKET = re.compile(r"\[\[\s*([^\[\]\n]{1,60}?)\s*\]\]")
 _EXPLICIT = re.compile(
     r"answer|答案|答え|정답|ответ|antwort|respuesta|réponse|risposta|resposta", re.IGNORECASE
 )
+# A backward declaration that is an explicit answer: "B is the correct answer", "A is correct".
+_EXPLICIT_BACKWARD = re.compile(r"\b(?:answer|correct)\b", re.IGNORECASE)
 # Between two explicit answers, a correction keeps the later one ("... wait, actually, the answer is C").
 _CORRECTION = re.compile(
     r"\b(?:actually|wait|on\s+second\s+thought|on\s+reflection|correction|re-?evaluat\w*|upon\s+further|"
@@ -539,8 +553,12 @@ _CLAIM_CHARS = 240  # a first sentence longer than this is description, not a cl
 # Lists of names: items separated by commas ("bottle, towel, cup and phone"); inner items are short.
 _LIST_ITEM_SPLIT = re.compile(r"\s*(?:[,;]\s*(?:(?:and|or)\s+)?|\s(?:and|or)\s+)", re.IGNORECASE)
 _LIST_ITEM_WORDS, _LIST_LAST_WORDS = 3, 5  # the last item may run on ("a phone on the table")
+# A reply's opening answer may be quoted or bold: "'A'.", "**B**\n".
+_ANSWER_FIRST_END_V4 = re.compile(r"\s*[\"'“”‘’*]*\s*(?:[.:!\n]|—|–|\s-\s|$)")
 _V4_RULES = replace(
     _V3_RULES,
+    backward=_BACKWARD_V4,
+    answer_first_end=_ANSWER_FIRST_END_V4,
     label_sets=True,
     strict_labels=True,
     templates=True,
@@ -548,6 +566,8 @@ _V4_RULES = replace(
     answer_conflicts=True,
     first_claim=True,
     name_lists=True,
+    shared_texts=True,
+    quoted_labels=True,
 )
 
 
@@ -629,9 +649,11 @@ class _Item:
             texts = [" ".join(str(o).split()).rstrip(".").strip() for o in options]
             if any(not o for o in texts):
                 raise ValueError(f"empty option text in {list(options)}")
-            if len({_key(o) for o in texts}) != n:
+            keys = [_key(o) for o in texts]
+            twice = {k for k, count in Counter(keys).items() if count > 1}
+            if twice and not rules.shared_texts:
                 raise ValueError(f"option texts must be distinct, got {list(options)}")
-            self.option_of = {_key(o): i for i, o in enumerate(texts)}
+            self.option_of = {k: i for i, k in enumerate(keys) if k not in twice}
             shared: set[str] = set()
             spelled = {_key(o): o for o in texts}
             tables = (aliases.names, aliases.forms) if aliases else ()
@@ -668,9 +690,13 @@ class _Item:
             cls = "|".join(map(re.escape, spellings))
             near = f"{_WORD_CHARS}'’/&\\-{rules.unit_marks}"
             plural = "s?" if rules.complete_lists else ""
+            quoted = (
+                rf"|(?<![{near}])[\"'‘“](?P<quoted>{cls})[\"'’”](?![{_WORD_CHARS}])" if rules.quoted_labels else ""
+            )
             self.letter_re = re.compile(
                 rf"(?<![{near}])(?P<open>[(\[]\s*)?(?P<l>{cls})(?P<close>\s*[)\]])?(?![{near}])"
                 rf"|(?i:\b(?:option{plural}|choice{plural}|letter{plural})\s+)(?P<named>{cls})(?![{_WORD_CHARS}'’])"
+                + quoted
             )
         # Numbers that are both a label and an option's text ("0"-"4" shown with counts "3", "4"):
         # only "option 3" names the label, and the bare number names neither (version 4).
@@ -703,7 +729,7 @@ class _Item:
         text_starts = [m.start for m in texts]
         found = []
         for m in self.letter_re.finditer(text):
-            letter = m.group("l") or m.group("named")
+            letter = m.group("l") or m.group("named") or m.groupdict().get("quoted")
             start, end = m.span()
             if (
                 m.group("l")
@@ -924,7 +950,7 @@ class _Item:
         position, index, resolved, end = max(declared, key=lambda d: d[0])
         if index is None or self._contradicted(text, live, index, end):
             return ParsedChoice(None, AMBIGUOUS)
-        if self.rules.answer_conflicts and self._overruled(text, cues, declared, position, index):
+        if self.rules.answer_conflicts and self._overruled(text, cues, live, declared, position, index):
             return ParsedChoice(None, AMBIGUOUS)
         return ParsedChoice(index, NEGATION_RESOLVED if resolved else DECLARED)
 
@@ -954,27 +980,43 @@ class _Item:
             return f"{body}\nAnswer: {word}"
         return text
 
-    @staticmethod
     def _overruled(
+        self,
         text: str,
         cues: list[tuple[int, int, int]],
+        live: list[_Mention],
         declared: list[tuple[int, int | None, bool, int]],
         position: int,
         index: int,
     ) -> bool:
         """Whether the last declaration, an explicit answer ("Answer: C", "[[C]]"), conflicts with an
-        earlier explicit answer of another option, no correction ("wait, actually") between them."""
+        earlier explicit answer of another option, no correction ("wait, actually") between them.
+        Explicit earlier: a cue that says "answer" or "correct", a backward "B is the correct answer"
+        / "A is correct", and the reply's opening answer ("A. Four\n...") unless it opens a list."""
         explicit = {start for start, end, _ in cues if _EXPLICIT.search(text, start, end)}
         if position not in explicit:
             return False
+        cue_starts = {start for start, _, _ in cues}
         corrections = [m.start() for m in _CORRECTION.finditer(text, 0, position)]
+
+        def earlier_explicit(p: int, end: int) -> bool:
+            if p in explicit:
+                return True
+            if p < 0:  # the opening answer is explicit on a line of its own ("A. Four", "'A'."),
+                line_end = text.find("\n", end)  # not when the line goes on ("A. The mermaid is ...")
+                return not text[end : len(text) if line_end < 0 else line_end].strip(_BARE_STRIP + "*")
+            if p in cue_starts:
+                return False
+            back = self.rules.backward.match(text, end)
+            return back is not None and _EXPLICIT_BACKWARD.search(back.group()) is not None
+
         return any(
             p < position
-            and p in explicit
             and i is not None
             and i != index
+            and earlier_explicit(p, end)
             and bisect_right(corrections, p) == len(corrections)
-            for p, i, _, _ in declared
+            for p, i, _, end in declared
         )
 
     def _first_claim(self, text: str, found: list[_Mention]) -> tuple[int, bool, int] | None:
@@ -1053,7 +1095,7 @@ class _Item:
         if live and not live[0].negated and not text[: live[0].start].strip(_BARE_STRIP):
             first_end = self._option_run_end(text, live, 0)
             more = text[first_end:].strip(_BARE_STRIP)  # a bare "Anger" is an option_text, not a declaration
-            if more and _ANSWER_FIRST_END.match(text, first_end):
+            if more and self.rules.answer_first_end.match(text, first_end):
                 declared.append((-1, self._follow(text, live, 0), False, first_end))
         return declared
 
