@@ -79,7 +79,9 @@ def vlmevalkit(before_1175: bool) -> Extractor:
     def extract(row: dict) -> str | None:
         letters = bare_letters(row)
         texts = row["options"] or [None] * len(letters)
-        letter = vlmevalkit_can_infer(row["reply"], dict(zip(letters, texts, strict=True)), before_1175=before_1175)
+        letter = vlmevalkit_can_infer(
+            row["reply"], dict(zip(letters, texts, strict=True)), before_1175=before_1175
+        )
         return None if letter is None else letters[letter]
 
     return extract

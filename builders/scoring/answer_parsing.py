@@ -113,7 +113,11 @@ no wrong option); each failure kind issue 38 measured on version 3 is a test it 
    or an option's text ("**C**" on its own line) after other lines. So a reply that reviews every
    option and ends "[[C]]" chooses C. A last explicit answer ("answer", a tag, ``[[C]]``) against an
    earlier explicit answer of another option is **ambiguous**, unless a correction ("wait",
-   "actually", "on reflection") stands between them.
+   "actually", "on reflection") stands between them. Earlier explicit answers are also a backward
+   "option B is the correct answer" / "'E ...' is also the correct answer" and the reply's opening
+   answer on a line of its own ("A. Four", "'A'."; not "A. The mermaid sits far behind ...", which
+   reviews option A): "A. Four ... Final answer: C" is no answer. A label in quotes ("'C' is the
+   best answer") is a label, like "(C)".
 21. **A first-sentence claim declares**: when nothing is declared and the mentions alone do not
    decide (two options left, or none), a short first sentence that neither hedges, asks, plans nor
    negates and states one option — by its text, or by the content words only that option has
@@ -123,6 +127,13 @@ no wrong option); each failure kind issue 38 measured on version 3 is a test it 
    "accelerated".
 22. **Lists of names are no answer**: option texts in a sentence without a declaration that lists
    short items, not all of them options ("Bottle, towel, cup, phone."), are set aside.
+23. **Option texts two options share** ("None of the above" shown as C and again as E, as real
+   items do) name neither option; their labels still do. Versions 2 and 3 raise ``ValueError`` on
+   such an item.
+
+On 314 replies of five video models to five benchmarks, labelled by hand before any of this
+version's rules changed (``tests/data/video_replies/``), version 4 agrees with a careful reader on
+215 of the 220 dev replies and 91 of the 94 held-out ones, never with a wrong option.
 
 Every step is one regular-expression scan or one pass over the mentions, so parsing is linear in
 the reply's length. A reply still longer than 16 KB once cleaned is a model looping: it is read on
@@ -690,8 +701,10 @@ class _Item:
             cls = "|".join(map(re.escape, spellings))
             near = f"{_WORD_CHARS}'’/&\\-{rules.unit_marks}"
             plural = "s?" if rules.complete_lists else ""
-            quoted = (
-                rf"|(?<![{near}])[\"'‘“](?P<quoted>{cls})[\"'’”](?![{_WORD_CHARS}])" if rules.quoted_labels else ""
+            quoted = (  # version 4: a quoted label ("'C'") names its option; before, the group never matches
+                rf"|(?<![{near}])[\"'‘“](?P<quoted>{cls})[\"'’”](?![{_WORD_CHARS}])"
+                if rules.quoted_labels
+                else "|(?P<quoted>(?!))"
             )
             self.letter_re = re.compile(
                 rf"(?<![{near}])(?P<open>[(\[]\s*)?(?P<l>{cls})(?P<close>\s*[)\]])?(?![{near}])"
@@ -729,7 +742,7 @@ class _Item:
         text_starts = [m.start for m in texts]
         found = []
         for m in self.letter_re.finditer(text):
-            letter = m.group("l") or m.group("named") or m.groupdict().get("quoted")
+            letter: str = m.group("l") or m.group("named") or m.group("quoted")
             start, end = m.span()
             if (
                 m.group("l")
