@@ -98,15 +98,17 @@ def test_the_getting_started_page_is_runnable_and_first():
     assert sizes and max(sizes) <= 10  # the demo's splits hold 4 to 15 BQA rows
 
 
-def commands_of(text: str) -> list[list[str]]:
-    """Each command of a page's bash blocks, as words (continuation lines joined)."""
+def commands_of(text: str) -> list[tuple[str, list[str]]]:
+    """Each command of a page's bash blocks (continuation lines joined): its text and its words."""
     out = []
     for _, body in bash_blocks(text):
         for line in body.replace("\\\n", " ").splitlines():
             for part in re.split(r"&&|\|", line):
-                words = shlex.split(part, comments=True)
-                if words:
-                    out.append(words)
+                try:
+                    words = shlex.split(part, comments=True)
+                except ValueError:  # a line of an inline Python script
+                    words = []
+                out.append((part, words))
     return out
 
 
@@ -115,9 +117,13 @@ def composition_problems(text: str) -> list[str]:
     commands, or a local input no earlier command wrote (repo ids, variables, globs, the demo's
     folder and the bundled samples are inputs a reader has)."""
     problems, written, writer = [], ["vqabench-demo/", "bqa/sample/", "marinelife16k/sample/"], {}
-    for words in commands_of(text):
+    for part, words in commands_of(text):
+        written += re.findall(r'open\("([^"]+)", "w"\)', part)  # an inline script's file
+        written += [words[i + 1] for i, word in enumerate(words[:-1]) if word == ">"]  # a shell redirect
+        if not words or words[0] != "vqabench":
+            continue
         command = " ".join(words)
-        for i, word in enumerate(words[:-1] if words[0] == "vqabench" else ()):
+        for i, word in enumerate(words[:-1]):
             value = words[i + 1]
             if word in INPUT_FLAGS or word == "--predictions":
                 path = value.split("=", 1)[-1]
@@ -126,12 +132,14 @@ def composition_problems(text: str) -> list[str]:
                 )  # a repo id, a variable, a glob
                 if not hub and not any(path.startswith(w) for w in written):
                     problems.append(f"{word} {path}: no earlier command wrote it ({command})")
-        for i, word in enumerate(words[:-1]):
-            if word in OUTPUT_FLAGS or word == ">":
-                path = words[i + 1].rstrip("/")
-                if writer.setdefault(path, command) != command:
-                    problems.append(f"{path} written by two commands: {writer[path]!r} and {command!r}")
-                written.append(path)
+        outputs = [words[i + 1] for i, word in enumerate(words[:-1]) if word in OUTPUT_FLAGS]
+        if len(words) >= 5 and words[2] == "export":  # vqabench BENCHMARK export WORK OUT
+            outputs.append(words[4])
+        for output in outputs:
+            path = output.rstrip("/")
+            if writer.setdefault(path, command) != command:
+                problems.append(f"{path} written by two commands: {writer[path]!r} and {command!r}")
+            written.append(path)
     return problems
 
 
