@@ -85,3 +85,16 @@ def test_judge_score_takes_out_like_every_command(tmp_path):
         ["judge", "score", str(predictions), "--out", "r.json", "--llm-model", "m"]
     )
     assert args.output == "r.json"
+
+
+def test_the_judges_missing_api_key_is_refused_before_the_dataset_is_downloaded(tmp_path):
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text('{"question_id": "q", "raw_output": "A fish."}\n', encoding="utf-8")
+    done = vqabench(["marinelife", "judge", str(predictions), "--data", "someone/MarineLife-16K", "--out", "j.json",
+                     "--llm-model", "gpt-4o", "--llm-api-key-env", "VQABENCH_TEST_NO_SUCH_KEY"],
+                    cwd=tmp_path, HF_ENDPOINT="http://127.0.0.1:9", HF_HOME=str(tmp_path / "hf"),
+                    HF_HUB_OFFLINE="0")  # fmt: skip
+    assert done.returncode == 2
+    assert "VQABENCH_TEST_NO_SUCH_KEY" in done.stderr and "someone/MarineLife-16K" not in done.stderr, (
+        done.stderr
+    )

@@ -243,13 +243,14 @@ def settings_from_args(args: argparse.Namespace, prefix: str = LLM_ENV_PREFIX) -
     return LLMSettings.from_env(prefix, **llm_setting_overrides(args))
 
 
-def require_api_key(args: argparse.Namespace) -> None:
+def require_api_key(args: argparse.Namespace, prefix: str = LLM_ENV_PREFIX) -> None:
     """Refuse a missing API key before any work a command does ahead of its first request (downloading
     a Hub dataset, decoding frames): the key is otherwise read only when the first request is sent.
-    Nothing is checked when nothing will be sent (a replay, ``--estimate``)."""
+    Nothing is checked when nothing will be sent (a replay, ``--estimate``). ``prefix``: the
+    variables unset options fall back to (the judge's: :data:`JUDGE_ENV_PREFIX`)."""
     if args.llm_replies or args.llm_mode == "replay" or getattr(args, "estimate", False):
         return
-    settings_from_args(args).read_api_key()
+    settings_from_args(args, prefix).read_api_key()
 
 
 def client_from_args(
