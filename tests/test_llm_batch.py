@@ -1,0 +1,222 @@
+"""``--llm-mode batch`` against the local Batch API server (the real ``openai`` SDK, real sockets): the
+same releases and predictions as synchronous runs with no synchronous request; kills at every stage
+leave one batch per shard; foreign and swapped replies refused; the OpenAI batch file formats; the
+offline round trip through ``llm batch write`` / ``llm batch read``; cost and providers without batches."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from builders.cli import main as cli_main
+from builders.llm import LLMClient, LLMRequest, LLMSettings, Status, user_message
+from builders.testing.batch_server import BatchServer
+from builders.testing.bqa_responder import first_user_text
+from builders.testing.marinelife_responder import MarineLifeResponder
+
+# The documented line shapes (platform.openai.com/docs/api-reference/batch: "The request input object",
+# "The request output object"), written here from the docs, not from the code under test.
+REQUEST_LINE = {
+    "type": "object",
+    "required": ["custom_id", "method", "url", "body"],
+    "additionalProperties": False,
+    "properties": {
+        "custom_id": {"type": "string", "minLength": 1},
+        "method": {"const": "POST"},
+        "url": {"const": "/v1/chat/completions"},
+        "body": {"type": "object", "required": ["model", "messages"]},
+    },
+}
+OUTPUT_LINE = {
+    "type": "object",
+    "required": ["id", "custom_id", "response", "error"],
+    "properties": {
+        "id": {"type": "string"},
+        "custom_id": {"type": "string"},
+        "response": {
+            "oneOf": [
+                {"type": "null"},
+                {"type": "object", "required": ["status_code", "request_id", "body"],
+                 "properties": {"status_code": {"type": "integer"}, "request_id": {"type": "string"},
+                                "body": {"type": "object"}}},
+            ]
+        },
+        "error": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["code", "message"]}]},
+    },
+}  # fmt: skip
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
+          "additionalProperties": False}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def bqa(built_samples):
+    return built_samples["bqa"]
+
+
+def evaluate_args(data, out, server, *extra):
+    return ["bqa", "evaluate", "--data", str(data), "--split", "train", "--out", str(out), "--num-frames", "2",
+            "--llm-model", "answer-model", "--llm-base-url", server.url, "--llm-api-key-env", "none",
+            "--llm-batch-poll", "0.01", *extra]  # fmt: skip
+
+
+def two_stage(body):
+    """Stage 1 (it sees the answer) names it in a rationale; stage 2 answers what the rationale names."""
+    text = first_user_text(body)
+    if "Correct answer: " in text:
+        return "It looks like " + text.split("Correct answer: ")[1].splitlines()[0]
+    rationale = text.split("Rationale: ")[1].splitlines()[0]
+    return rationale.removeprefix("It looks like ")
+
+
+def test_a_two_stage_batch_evaluation_equals_the_synchronous_one_byte_for_byte(bqa, tmp_path):
+    with BatchServer(model=None) as server:
+        server.handler = two_stage
+        sync, batch = tmp_path / "sync.jsonl", tmp_path / "batch.jsonl"
+        assert cli_main(evaluate_args(bqa.hub, sync, server, "--style", "multimodal_cot")) == 0
+        sync_bodies = sorted(json.dumps(r.body, sort_keys=True) for r in server.chat_requests)
+        server.reset()
+        assert cli_main(evaluate_args(bqa.hub, batch, server, "--style", "multimodal_cot", "--llm-mode", "batch")) == 0
+        assert server.chat_requests == []  # not one synchronous request
+        assert len(server.batches) == 2  # stage 1, then stage 2: a round each
+        sent = [json.loads(line) for b in server.batches.values() for line in server.files[b.input_file_id].splitlines()]
+    assert batch.read_bytes() == sync.read_bytes()
+    for line in sent:
+        jsonschema.validate(line, REQUEST_LINE)
+    # the bodies the batches carried are the bodies the synchronous run sent
+    assert sorted(json.dumps(line["body"], sort_keys=True) for line in sent) == sync_bodies
+
+
+def test_a_batch_build_equals_the_synchronous_release_byte_for_byte(tmp_path):
+    from marinelife16k.annotations import read_annotations
+    from marinelife16k.sample import sample_attributes_path, sample_video_root
+
+    from builders.pipelines.marinelife import captioner
+
+    rows = read_annotations(sample_attributes_path(), video_root=sample_video_root())
+    with BatchServer() as server:
+        server.handler = MarineLifeResponder(rows, sample_video_root(), captioner.frame_spec())
+        common = ["marinelife", "build", "--sample", "--llm-model", "test-model", "--llm-base-url", server.url,
+                  "--llm-api-key-env", "none", "--llm-batch-poll", "0.01"]  # fmt: skip
+        assert cli_main([*common, "--work", str(tmp_path / "sync")]) == 0
+        server.reset()
+        assert cli_main([*common, "--work", str(tmp_path / "batch"), "--llm-mode", "batch"]) == 0
+        assert server.chat_requests == []
+        assert len(server.batches) >= 3  # captioner, reviewer, refiner, QA: a round each (and re-asks)
+    sync_release, batch_release = tmp_path / "sync" / "release", tmp_path / "batch" / "release"
+    names = sorted(p.relative_to(sync_release) for p in sync_release.rglob("*") if p.is_file())
+    assert names and names == sorted(p.relative_to(batch_release) for p in batch_release.rglob("*") if p.is_file())
+    for name in names:
+        assert (batch_release / name).read_bytes() == (sync_release / name).read_bytes(), name
+
+
+def bound_requests(n: int) -> list[LLMRequest]:
+    return [LLMRequest([user_message(f"Item id: item-{i}\nName a colour.")], schema=SCHEMA, schema_name="A",
+                       item_id=f"item-{i}") for i in range(n)]  # fmt: skip
+
+
+def batch_client(server: BatchServer, tmp_path: Path, **settings) -> LLMClient:
+    client = LLMClient(
+        LLMSettings(model="m", base_url=server.url, api_key_env=None, progress=False, **settings),
+        cache_path=tmp_path / "cache.sqlite", mode="batch",
+    )  # fmt: skip
+    assert client.batch is not None
+    client.batch.poll_seconds = 0.01
+    return client
+
+
+def test_an_unknown_custom_id_and_a_swapped_reply_are_refused_never_applied(tmp_path, capsys):
+    with BatchServer() as server:
+
+        def swap(body):  # item-1's request gets a reply naming item-2
+            text = first_user_text(body)
+            return {"answer": "red", "item_id": "item-2" if "item-1\n" in text else text.split("Item id: ")[1].split("\n")[0]}
+
+        server.handler = swap
+        server.extra_lines = [{"id": "x", "custom_id": "f" * 64, "response": {"status_code": 200, "request_id": "r",
+                               "body": {"choices": []}}, "error": None}]  # fmt: skip
+        with batch_client(server, tmp_path, max_validation_retries=1) as client:
+            results = client.run(bound_requests(3))
+        assert len(server.batches) == 2  # the swapped one asked again (a re-ask round), then given up
+        second = [json.loads(x) for x in server.files[server.batches["batch_2"].input_file_id].splitlines()]
+    assert [r.status for r in results] == [Status.OK, Status.FAILED, Status.OK]
+    assert "names item item-2" in str(results[1].error) or "item-2" in str(results[1].error)
+    assert [line["custom_id"] for line in second] == [results[1].key]
+    assert "re-ask" in json.dumps(second[0]["body"]) or len(second[0]["body"]["messages"]) == 3
+    assert "was never sent" in capsys.readouterr().err
+    with LLMClient(client.settings, cache_path=tmp_path / "cache.sqlite") as again:
+        assert again.cache is not None and len(again.cache) == 2  # item-1 was never cached
+
+
+def test_an_expired_batch_keeps_its_partial_results_and_requeues_the_rest(tmp_path, capsys):
+    with BatchServer() as server:
+        server.outcome, server.partial = "expired", 2
+        with batch_client(server, tmp_path) as client:
+            first = client.run([LLMRequest([user_message(f"q{i}")], schema=SCHEMA, schema_name="A") for i in range(5)])
+            assert [r.status for r in first] == [Status.OK] * 2 + [Status.FAILED] * 3 or len(server.batches) >= 1
+        server.outcome, server.partial = "completed", None
+        with batch_client(server, tmp_path) as client:
+            second = client.run([LLMRequest([user_message(f"q{i}")], schema=SCHEMA, schema_name="A") for i in range(5)])
+        counts = [len(server.files[b.input_file_id].splitlines()) for b in server.batches.values()]
+    assert "batch_1" in capsys.readouterr().err
+    assert all(r.ok for r in second)
+    assert counts[0] == 5 and sum(counts[1:]) == 3  # only the 3 unanswered asked again
+
+
+def test_a_provider_without_batches_is_one_line_naming_the_endpoint(bqa, tmp_path, capsys):
+    with BatchServer() as server:
+        server.no_batches = True
+        code = cli_main(evaluate_args(bqa.hub, tmp_path / "p.jsonl", server, "--llm-mode", "batch"))
+        assert server.chat_requests == [] and not server.files
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and f"{server.url}/batches: HTTP 404" in err[0], err
+
+
+def test_estimate_and_budget_know_the_batch_price(bqa, tmp_path, capsys):
+    with BatchServer() as server:
+        args = evaluate_args(bqa.hub, tmp_path / "p.jsonl", server, "--estimate", "--price-in", "2", "--price-out", "8")
+        assert cli_main(args) == 0
+        sync_line = capsys.readouterr().out
+        assert cli_main([*args, "--llm-mode", "batch"]) == 0
+        batch_line = capsys.readouterr().out
+        assert "$1 / $4 per million" in batch_line and "$2 / $8 per million" in sync_line
+        # a budget below one shard's estimate: the shard is not submitted, nothing is paid
+        code = cli_main(evaluate_args(bqa.hub, tmp_path / "p.jsonl", server, "--llm-mode", "batch", "--price-in", "2",
+                                      "--price-out", "8", "--max-cost", "0.0001"))  # fmt: skip
+        assert code == 1 and server.batches == {} and not server.files
+
+
+def test_the_offline_round_trip_through_batch_write_and_batch_read(bqa, tmp_path, capsys):
+    """What vLLM's run_batch does, done here from the documented formats: read each request line, answer
+    its body, write an output line."""
+    with BatchServer(model=None) as server:
+        server.handler = two_stage
+        sync = tmp_path / "sync.jsonl"
+        assert cli_main(evaluate_args(bqa.hub, sync, server, "--style", "multimodal_cot")) == 0
+        server.reset()
+        out = tmp_path / "batch.jsonl"
+        command = ["--", *evaluate_args(bqa.hub, out, server, "--style", "multimodal_cot")]
+        for round_number in (1, 2):
+            folder = tmp_path / f"round{round_number}"
+            assert cli_main(["llm", "batch", "write", str(folder), *command]) == 0
+            said = capsys.readouterr().out
+            files = sorted(folder.glob("*.jsonl"))
+            assert len(files) == 1 and str(files[0]) in said
+            results = tmp_path / f"results{round_number}.jsonl"
+            with results.open("w") as fh:
+                for n, raw in enumerate(files[0].read_text().splitlines()):
+                    line = json.loads(raw)
+                    jsonschema.validate(line, REQUEST_LINE)
+                    status, body = server.answer(line["body"])
+                    output = {"id": f"vllm-{n}", "custom_id": line["custom_id"],
+                              "response": {"status_code": status, "request_id": f"r{n}", "body": body}, "error": None}  # fmt: skip
+                    jsonschema.validate(output, OUTPUT_LINE)
+                    fh.write(json.dumps(output) + "\n")
+            batches = said.split("--batches ")[1].split("'")[0]
+            assert cli_main(["llm", "batch", "read", str(results), "--batches", batches]) == 0
+        assert cli_main(["llm", "batch", "write", str(tmp_path / "round3"), *command]) == 0
+        assert "finished" in capsys.readouterr().out
+        assert server.chat_requests == [] and server.batches == {}
+    assert out.read_bytes() == sync.read_bytes()
