@@ -6,17 +6,22 @@ offline round trip through ``llm batch write`` / ``llm batch read``; cost and pr
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
 
+from bqa.data import open_split
 from builders.cli import main as cli_main
 from builders.llm import LLMClient, LLMRequest, LLMSettings, Status, user_message
 from builders.testing.batch_server import BatchServer
 from builders.testing.bqa_responder import first_user_text
 from builders.testing.marinelife_responder import MarineLifeResponder
+from processes import vqabench
 
 # The documented line shapes (platform.openai.com/docs/api-reference/batch: "The request input object",
 # "The request output object"), written here from the docs, not from the code under test.
@@ -219,3 +224,29 @@ def test_the_offline_round_trip_through_batch_write_and_batch_read(bqa, tmp_path
         assert "finished" in capsys.readouterr().out
         assert server.chat_requests == [] and server.batches == {}
     assert out.read_bytes() == sync.read_bytes()
+
+
+@pytest.mark.parametrize("stage", ["upload", "create", "poll", "content"])
+def test_a_kill_at_any_stage_then_a_rerun_leaves_one_batch_per_shard(bqa, tmp_path, stage):
+    """SIGKILL of a real vqabench process while the server holds the upload, the create (the batch
+    exists, its id never reached the client), a poll or the results download; the rerun finishes."""
+    out = tmp_path / "p.jsonl"
+    env = {k: v for k, v in os.environ.items()
+           if "proxy" not in k.lower() and not k.startswith(("VQABENCH_LLM", "VQABENCH_JUDGE"))}  # fmt: skip
+    with BatchServer(model=None) as server:
+        args = evaluate_args(bqa.hub, out, server, "--llm-mode", "batch", "--num-frames", "1")
+        server.hold = {stage}
+        process = subprocess.Popen([sys.executable, "-m", "builders.cli", *args], env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+        try:
+            assert server.reached[stage].wait(240), process.stderr.read() if process.poll() is not None else stage
+        finally:
+            process.kill()
+            process.wait()
+            process.stderr.close()
+        server.hold = set()
+        again = vqabench(args)
+        assert again.returncode == 0, again.stderr
+        assert len(server.batches) == 1  # never a second batch for the same requests
+        assert server.chat_requests == []
+    assert len(out.read_text().splitlines()) == len(open_split(bqa.hub, "train").rows)
