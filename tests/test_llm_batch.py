@@ -14,6 +14,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from processes import vqabench
 
 from bqa.data import open_split
 from builders.cli import main as cli_main
@@ -21,7 +22,6 @@ from builders.llm import LLMClient, LLMRequest, LLMSettings, Status, user_messag
 from builders.testing.batch_server import BatchServer
 from builders.testing.bqa_responder import first_user_text
 from builders.testing.marinelife_responder import MarineLifeResponder
-from processes import vqabench
 
 # The documented line shapes (platform.openai.com/docs/api-reference/batch: "The request input object",
 # "The request output object"), written here from the docs, not from the code under test.
@@ -84,10 +84,19 @@ def test_a_two_stage_batch_evaluation_equals_the_synchronous_one_byte_for_byte(b
         assert cli_main(evaluate_args(bqa.hub, sync, server, "--style", "multimodal_cot")) == 0
         sync_bodies = sorted(json.dumps(r.body, sort_keys=True) for r in server.chat_requests)
         server.reset()
-        assert cli_main(evaluate_args(bqa.hub, batch, server, "--style", "multimodal_cot", "--llm-mode", "batch")) == 0
+        assert (
+            cli_main(
+                evaluate_args(bqa.hub, batch, server, "--style", "multimodal_cot", "--llm-mode", "batch")
+            )
+            == 0
+        )
         assert server.chat_requests == []  # not one synchronous request
         assert len(server.batches) == 2  # stage 1, then stage 2: a round each
-        sent = [json.loads(line) for b in server.batches.values() for line in server.files[b.input_file_id].splitlines()]
+        sent = [
+            json.loads(line)
+            for b in server.batches.values()
+            for line in server.files[b.input_file_id].splitlines()
+        ]
     assert batch.read_bytes() == sync.read_bytes()
     for line in sent:
         jsonschema.validate(line, REQUEST_LINE)
@@ -96,10 +105,9 @@ def test_a_two_stage_batch_evaluation_equals_the_synchronous_one_byte_for_byte(b
 
 
 def test_a_batch_build_equals_the_synchronous_release_byte_for_byte(tmp_path):
+    from builders.pipelines.marinelife import captioner
     from marinelife16k.annotations import read_annotations
     from marinelife16k.sample import sample_attributes_path, sample_video_root
-
-    from builders.pipelines.marinelife import captioner
 
     rows = read_annotations(sample_attributes_path(), video_root=sample_video_root())
     with BatchServer() as server:
@@ -113,7 +121,9 @@ def test_a_batch_build_equals_the_synchronous_release_byte_for_byte(tmp_path):
         assert len(server.batches) >= 3  # captioner, reviewer, refiner, QA: a round each (and re-asks)
     sync_release, batch_release = tmp_path / "sync" / "release", tmp_path / "batch" / "release"
     names = sorted(p.relative_to(sync_release) for p in sync_release.rglob("*") if p.is_file())
-    assert names and names == sorted(p.relative_to(batch_release) for p in batch_release.rglob("*") if p.is_file())
+    assert names and names == sorted(
+        p.relative_to(batch_release) for p in batch_release.rglob("*") if p.is_file()
+    )
     for name in names:
         assert (batch_release / name).read_bytes() == (sync_release / name).read_bytes(), name
 
@@ -160,7 +170,9 @@ def test_an_expired_batch_keeps_its_partial_results_and_requeues_the_rest(tmp_pa
     with BatchServer() as server:
         server.outcome, server.partial = "expired", 2  # every batch expires after answering 2 lines
         with batch_client(server, tmp_path) as client:
-            results = client.run([LLMRequest([user_message(f"q{i}")], schema=SCHEMA, schema_name="A") for i in range(5)])
+            results = client.run(
+                [LLMRequest([user_message(f"q{i}")], schema=SCHEMA, schema_name="A") for i in range(5)]
+            )
         counts = [len(server.files[b.input_file_id].splitlines()) for b in server.batches.values()]
     assert all(r.ok for r in results)
     assert counts == [5, 3, 1]  # what each expired batch answered was kept; only the rest asked again
@@ -180,7 +192,9 @@ def test_a_provider_without_batches_is_one_line_naming_the_endpoint(bqa, tmp_pat
 
 def test_estimate_and_budget_know_the_batch_price(bqa, tmp_path, capsys):
     with BatchServer() as server:
-        args = evaluate_args(bqa.hub, tmp_path / "p.jsonl", server, "--estimate", "--price-in", "2", "--price-out", "8")
+        args = evaluate_args(
+            bqa.hub, tmp_path / "p.jsonl", server, "--estimate", "--price-in", "2", "--price-out", "8"
+        )
         assert cli_main(args) == 0
         sync_line = capsys.readouterr().out
         assert cli_main([*args, "--llm-mode", "batch"]) == 0
@@ -239,7 +253,9 @@ def test_a_kill_at_any_stage_then_a_rerun_leaves_one_batch_per_shard(bqa, tmp_pa
         process = subprocess.Popen([sys.executable, "-m", "builders.cli", *args], env=env,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
         try:
-            assert server.reached[stage].wait(240), process.stderr.read() if process.poll() is not None else stage
+            assert server.reached[stage].wait(240), (
+                process.stderr.read() if process.poll() is not None else stage
+            )
         finally:
             process.kill()
             process.wait()

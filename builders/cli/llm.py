@@ -143,7 +143,9 @@ def _register_batch(commands: argparse._SubParsersAction) -> None:
         "finishes the command once every reply is in.",
     )
     write.add_argument("out_dir", type=Path, help="folder to write the round's batch files to")
-    write.add_argument("command", nargs=argparse.REMAINDER, help="-- then the vqabench command and its options")
+    write.add_argument(
+        "command", nargs=argparse.REMAINDER, help="-- then the vqabench command and its options"
+    )
     write.set_defaults(func=_batch_write)
     read = actions.add_parser(
         "read",

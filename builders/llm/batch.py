@@ -154,7 +154,7 @@ class BatchMode:
         by_group: dict[str, list[Queued]] = {}
         for q in self.queue:
             by_group.setdefault(q.group, []).append(q)
-        entries = []
+        entries: list[dict[str, Any]] = []
         for index, (group, queued) in enumerate(sorted(by_group.items())):
             sub = folder / f"group-{index + 1}" if len(by_group) > 1 else folder
             for f in write_shards(sub, queued, self.max_requests, int(self.max_mb * 2**20)):
@@ -169,7 +169,11 @@ class BatchMode:
         self.write_to.mkdir(parents=True, exist_ok=True)
         written = []
         for shard in shards:
-            target = self.write_to / Path(shard.name).name if len(shards) == 1 else self.write_to / shard.name.replace("/", "-")
+            target = (
+                self.write_to / Path(shard.name).name
+                if len(shards) == 1
+                else self.write_to / shard.name.replace("/", "-")
+            )
             target.write_bytes(self.store.path(shard).read_bytes())
             self.store.record("written", shard=shard.name, to=str(target))
             written.append(str(target))
@@ -257,7 +261,9 @@ class BatchMode:
                             bar.set_postfix_str(f"{batch.id}: {batch.status}, {counts.completed} completed, "
                                                 f"{counts.failed} failed of {counts.total}")  # fmt: skip
                         if batch.status in FINAL:
-                            self.store.record("ended", shard=shard.name, batch_id=batch.id, status=batch.status)
+                            self.store.record(
+                                "ended", shard=shard.name, batch_id=batch.id, status=batch.status
+                            )
                             self._read(sdk, shard, batch)
                             left.remove(shard)
                             budget = self._client_of(shard).budget
@@ -288,7 +294,9 @@ class BatchMode:
             for number, raw in enumerate(text.splitlines(), 1):
                 if not raw.strip():
                     continue
-                lines.extend(self._accept(raw, sent, f"batch {batch.id} file {file_id} line {number}", batch.id))
+                lines.extend(
+                    self._accept(raw, sent, f"batch {batch.id} file {file_id} line {number}", batch.id)
+                )
         self.store.add_results(str(batch.id), lines)
         self.store.record("read", shard=shard.name, batch_id=batch.id)
 
@@ -330,7 +338,9 @@ def api(client: LLMClient) -> Any:
     import openai
 
     s = client.settings
-    return openai.OpenAI(api_key=s.read_api_key(), base_url=s.base_url, timeout=s.timeout, max_retries=s.max_retries)
+    return openai.OpenAI(
+        api_key=s.read_api_key(), base_url=s.base_url, timeout=s.timeout, max_retries=s.max_retries
+    )
 
 
 def probe(sdk: Any, base_url: str) -> None:
@@ -344,7 +354,11 @@ def _call(sdk: Any, endpoint: str, call: Callable[[], T], base_url: str) -> T:
     try:
         return call()
     except (openai.NotFoundError, openai.BadRequestError) as err:
-        if isinstance(err, openai.BadRequestError) and endpoint == "batches" and "input_file" in str(err.message):
+        if (
+            isinstance(err, openai.BadRequestError)
+            and endpoint == "batches"
+            and "input_file" in str(err.message)
+        ):
             raise
         raise BatchesUnsupported(
             f"{base_url.rstrip('/')}/{endpoint}: HTTP {err.status_code}: this endpoint has no Batch API "

@@ -86,7 +86,10 @@ class ShardFile:
 
 
 def write_shards(
-    folder: Path, queued: Sequence[Queued], max_requests: int = MAX_REQUESTS, max_bytes: int = int(MAX_MB * 2**20)
+    folder: Path,
+    queued: Sequence[Queued],
+    max_requests: int = MAX_REQUESTS,
+    max_bytes: int = int(MAX_MB * 2**20),
 ) -> list[ShardFile]:
     """Write ``queued`` as ``shard-KKK.jsonl`` files in ``folder`` (with ``.ids`` beside), each within
     ``max_requests`` lines and ``max_bytes``, line by line (memory: one line at a time)."""
@@ -114,6 +117,7 @@ def write_shards(
             name = folder / f"shard-{len(shards) + 1:03d}.jsonl"
             out, ids = open(name, "wb"), open(name.with_suffix(".ids"), "w", encoding="utf-8")
             count, size, cost, digest = 0, 0, 0.0, hashlib.sha256()
+        assert out is not None and ids is not None
         out.write(q.line)
         ids.write(q.key + "\n")
         digest.update(q.line)
@@ -143,6 +147,8 @@ def output_line_problem(line: Any) -> str | None:
     response, error = line.get("response"), line.get("error")
     if response is None and error is None:
         return "neither a response nor an error"
-    if response is not None and (not isinstance(response, dict) or not isinstance(response.get("status_code"), int)):
+    if response is not None and (
+        not isinstance(response, dict) or not isinstance(response.get("status_code"), int)
+    ):
         return "response is not an object with an integer status_code"
     return None

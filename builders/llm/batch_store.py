@@ -80,7 +80,10 @@ class BatchStore:
         """Append one event to the journal, on disk (fsynced) before this returns."""
         entry = {"event": event, **fields}
         self.folder.mkdir(parents=True, exist_ok=True)
-        with writing(f"the batch journal in {self.folder}"), open(self.folder / JOURNAL, "a", encoding="utf-8") as fh:
+        with (
+            writing(f"the batch journal in {self.folder}"),
+            open(self.folder / JOURNAL, "a", encoding="utf-8") as fh,
+        ):
             fh.write(dumps_line(entry))
             fh.flush()
             os.fsync(fh.fileno())
@@ -91,7 +94,9 @@ class BatchStore:
         if kind == "round":
             self.rounds = max(self.rounds, int(event["round"]))
             for s in event["shards"]:
-                self.shards[s["name"]] = Shard(s["name"], s["group"], s["requests"], s["bytes"], s.get("cost"))
+                self.shards[s["name"]] = Shard(
+                    s["name"], s["group"], s["requests"], s["bytes"], s.get("cost")
+                )
             return
         if kind == "results":
             self.sources += 1

@@ -170,12 +170,27 @@ def add_llm_arguments(
         "then the step goes on from the cache; the batches are journaled beside the cache, so a rerun after a "
         "kill or Ctrl-C polls them and never creates them again",
     )
-    group.add_argument("--llm-batch-max-requests", type=POSITIVE_INT, default=50_000, metavar="N",
-                       help="--llm-mode batch: most requests in one batch file (default 50000, OpenAI's limit)")
-    group.add_argument("--llm-batch-max-mb", type=POSITIVE_NUMBER, default=200.0, metavar="MB",
-                       help="--llm-mode batch: largest batch file (default 200, OpenAI's limit)")
-    group.add_argument("--llm-batch-poll", type=POSITIVE_NUMBER, default=30.0, metavar="SECONDS",
-                       help="--llm-mode batch: seconds between polls of the batches (default 30)")
+    group.add_argument(
+        "--llm-batch-max-requests",
+        type=POSITIVE_INT,
+        default=50_000,
+        metavar="N",
+        help="--llm-mode batch: most requests in one batch file (default 50000, OpenAI's limit)",
+    )
+    group.add_argument(
+        "--llm-batch-max-mb",
+        type=POSITIVE_NUMBER,
+        default=200.0,
+        metavar="MB",
+        help="--llm-mode batch: largest batch file (default 200, OpenAI's limit)",
+    )
+    group.add_argument(
+        "--llm-batch-poll",
+        type=POSITIVE_NUMBER,
+        default=30.0,
+        metavar="SECONDS",
+        help="--llm-mode batch: seconds between polls of the batches (default 30)",
+    )
     group.add_argument("--llm-replies", help="recorded replies (JSONL) to replay from, instead of a cache")
 
 

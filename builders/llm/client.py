@@ -761,7 +761,9 @@ class LLMSession:
         except ReplyError as err:
             return replace(checked, problem=str(err))
 
-    def take_batch_line(self, p: _Prepared, line: Mapping[str, Any], attempts: int) -> LLMResult | tuple[str | None, str]:
+    def take_batch_line(
+        self, p: _Prepared, line: Mapping[str, Any], attempts: int
+    ) -> LLMResult | tuple[str | None, str]:
         """A kept batch output line for ``p``, checked exactly as a synchronous reply: its validated
         reply cached (an OK result) or a block (final); else ``(raw reply, problem)`` to ask again."""
         where = f"batch {line.get('batch')}"

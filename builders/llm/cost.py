@@ -185,7 +185,8 @@ def read_price_table(path: str | os.PathLike[str] = PRICE_TABLE) -> dict[str, Pr
             raise ValueError("expected a JSON object")
         return {
             str(glob): Price(
-                float(p["input"]), float(p["output"]),
+                float(p["input"]),
+                float(p["output"]),
                 *((float(p["batch"]["input"]), float(p["batch"]["output"])) if "batch" in p else ()),
             )  # fmt: skip
             for glob, p in table.items()

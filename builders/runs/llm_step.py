@@ -143,7 +143,15 @@ def run_llm_step(
                 return (
                     *asyncio.run(
                         _pipeline(
-                            records, pending, client, request_of, outcome_of, reject_failures, bar, workers, ahead
+                            records,
+                            pending,
+                            client,
+                            request_of,
+                            outcome_of,
+                            reject_failures,
+                            bar,
+                            workers,
+                            ahead,
                         )
                     ),
                     len(pending),
@@ -153,7 +161,9 @@ def run_llm_step(
                 raise
 
     # --llm-mode batch: a pass per round, each round's queue answered by batches in between
-    failures, missed, full, pending_count = one_pass() if client.batch is None else client.batch.rounds(client, one_pass)
+    failures, missed, full, pending_count = (
+        one_pass() if client.batch is None else client.batch.rounds(client, one_pass)
+    )
     if full is not None:
         raise full
     client.raise_if_interrupted()

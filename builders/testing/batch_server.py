@@ -100,7 +100,8 @@ class BatchServer(ChatServer):
         lines = [json.loads(x) for x in self.files[record.input_file_id].splitlines() if x.strip()]
         if record.partial is not None:
             lines = lines[: record.partial]
-        out, errors = [], []
+        out: list[dict[str, Any]] = []
+        errors: list[dict[str, Any]] = []
         for n, line in enumerate(lines):
             status, body = self.answer(line["body"])
             entry = {"id": f"batch_req_{n}", "custom_id": line["custom_id"],
@@ -173,7 +174,8 @@ class _BatchHandler(_Handler):
                 message = email.parser.BytesParser().parsebytes(
                     b"Content-Type: " + self.headers["Content-Type"].encode() + b"\r\n\r\n" + raw
                 )
-                parts = {part.get_param("name", header="content-disposition"): part for part in message.get_payload()}
+                payload: list[Any] = message.get_payload()  # type: ignore[assignment]  # multipart: its parts
+                parts = {part.get_param("name", header="content-disposition"): part for part in payload}
                 if parts["purpose"].get_payload(decode=True) != b"batch":
                     return self._error(400, "purpose must be batch", "invalid_request_error")
                 self._held("upload")
@@ -184,17 +186,20 @@ class _BatchHandler(_Handler):
                                         "status": "processed"})  # fmt: skip
             body = json.loads(raw or b"{}")
             if path == "/v1/batches":
-                if body.get("input_file_id") not in server.files or body.get("endpoint") != "/v1/chat/completions":
+                if (
+                    body.get("input_file_id") not in server.files
+                    or body.get("endpoint") != "/v1/chat/completions"
+                ):
                     return self._error(400, "unknown input_file_id or endpoint", "invalid_request_error")
                 record = server.create(body["input_file_id"], body.get("metadata") or {})
                 self._held("create")
                 return self._json(200, record.to_json())
             if path.startswith("/v1/batches/") and path.endswith("/cancel"):
-                record = server.batches.get(path.split("/")[3])
-                if record is None:
+                cancelled = server.batches.get(path.split("/")[3])
+                if cancelled is None:
                     return self._error(404, "no such batch", "not_found")
-                record.status = "cancelled"
-                return self._json(200, record.to_json())
+                cancelled.status = "cancelled"
+                return self._json(200, cancelled.to_json())
         except _Gone:
             return
         self._error(404, f"no route {path}", "not_found")

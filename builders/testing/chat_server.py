@@ -131,7 +131,7 @@ class ChatServer:
         self._stopping.clear()
         server = self
 
-        class Handler(self.handler_class):  # type: ignore[name-defined,misc]
+        class Handler(self.handler_class):  # type: ignore[name-defined]
             chat = server
 
         httpd = _Server(("127.0.0.1", 0), Handler)
@@ -294,7 +294,9 @@ class ChatServer:
         try:
             fault, reply = self._reply_for(body, self._next_fault())
         except Exception as err:
-            return 500, {"error": {"message": f"test handler failed: {err}", "type": "server_error", "code": 500}}
+            return 500, {
+                "error": {"message": f"test handler failed: {err}", "type": "server_error", "code": 500}
+            }
         answer = apply_fault(fault, reply, response_schema(body))
         if answer.error is not None:
             message, kind = answer.error
