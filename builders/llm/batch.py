@@ -81,6 +81,7 @@ class BatchMode:
     _in_flight: set[str] = field(default_factory=set)
     _sdks: dict[int, Any] = field(default_factory=dict)
     _reserved: dict[str, float] = field(default_factory=dict)  # shard -> its cost held in the budget
+    _spools: dict[str, Any] = field(default_factory=dict)  # group -> this pass's queued lines, on disk
 
     @classmethod
     def for_cache(cls, cache_path: Path) -> BatchMode:
@@ -122,7 +123,16 @@ class BatchMode:
             est = estimate_request(p.request, session.settings.model, session.settings.max_tokens)
             cost = budget._price(session.settings).cost(est.input_tokens, est.output_tokens)
         self._in_flight.add(p.key)
-        self.queue.append(Queued(group_of(session.settings), p.key, request_line(p.key, body), cost))
+        line = request_line(p.key, body)
+        group = group_of(session.settings)
+        spool = self._spools.get(group)
+        if spool is None:
+            self.store.folder.mkdir(parents=True, exist_ok=True)
+            spool = self._spools[group] = open(
+                self.store.folder / f"spool-{len(self._spools) + 1}.jsonl", "w+b"
+            )
+        spool.write(line)
+        self.queue.append(Queued(group, p.key, len(line), cost))
         return session._result(p, Status.QUEUED, "queued for the next batch round")
 
     # -- rounds ------------------------------------------------------------------------------------
@@ -134,10 +144,12 @@ class BatchMode:
         while True:
             self.finish_outstanding()
             self.queue.clear()
+            self._close_spools()
             self._in_flight = self.store.in_flight()
             self._sdks.clear()
             result = run_pass()
-            if not self.queue or client.estimate is not None:
+            if not self.queue or client.estimate is not None or client.interrupted is not None:
+                self._close_spools()
                 return result
             shards = self.write_round()
             if self.write_to is not None:
@@ -157,10 +169,15 @@ class BatchMode:
         entries: list[dict[str, Any]] = []
         for index, (group, queued) in enumerate(sorted(by_group.items())):
             sub = folder / f"group-{index + 1}" if len(by_group) > 1 else folder
-            for f in write_shards(sub, queued, self.max_requests, int(self.max_mb * 2**20)):
+            spool = self._spools[group]
+            spool.flush()
+            spool.seek(0)
+            lines = iter(spool.readline, b"")
+            for f in write_shards(sub, queued, lines, self.max_requests, int(self.max_mb * 2**20)):
                 entries.append({"name": f.path.relative_to(self.store.folder).as_posix(), "group": group,
                                 "requests": f.requests, "bytes": f.bytes, "sha256": f.sha256, "cost": f.cost})  # fmt: skip
         self.store.record("round", round=number, shards=entries)
+        self._close_spools()
         return [self.store.shards[e["name"]] for e in entries]
 
     def write_out(self, shards: list[Shard]) -> str:
@@ -184,6 +201,12 @@ class BatchMode:
             "RESULTS.jsonl --model M), then 'vqabench llm batch read RESULTS.jsonl --batches "
             f"{self.store.folder}' and rerun this command"
         )
+
+    def _close_spools(self) -> None:
+        for spool in self._spools.values():
+            spool.close()
+            Path(spool.name).unlink(missing_ok=True)
+        self._spools.clear()
 
     # -- the provider's Batch API -------------------------------------------------------------------
 

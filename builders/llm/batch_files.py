@@ -31,11 +31,12 @@ MAX_MB = 200.0
 
 @dataclass(frozen=True)
 class Queued:
-    """One request of a round: its custom id (the reply-cache key), its line, and what it costs."""
+    """One request of a round: its custom id (the reply-cache key), where its line waits in the round's
+    spool file (so a round of any size is held on disk, not in memory), and what it costs."""
 
     group: str
     key: str
-    line: bytes  # the whole JSONL line, newline included
+    size: int  # bytes of its line, newline included
     cost: float | None  # estimated, at the batch price
 
 
@@ -88,11 +89,13 @@ class ShardFile:
 def write_shards(
     folder: Path,
     queued: Sequence[Queued],
+    lines: Iterator[bytes],
     max_requests: int = MAX_REQUESTS,
     max_bytes: int = int(MAX_MB * 2**20),
 ) -> list[ShardFile]:
-    """Write ``queued`` as ``shard-KKK.jsonl`` files in ``folder`` (with ``.ids`` beside), each within
-    ``max_requests`` lines and ``max_bytes``, line by line (memory: one line at a time)."""
+    """Write ``queued`` (their ``lines``, in order, from the spool) as ``shard-KKK.jsonl`` files in
+    ``folder`` (with ``.ids`` beside), each within ``max_requests`` lines and ``max_bytes``, line by
+    line (memory: one line at a time)."""
     folder.mkdir(parents=True, exist_ok=True)
     shards: list[ShardFile] = []
     out = ids = None
@@ -109,20 +112,21 @@ def write_shards(
         out = ids = None
 
     for q in queued:
-        if len(q.line) > max_bytes:
-            raise ValueError(f"request {q.key[:16]}… is {len(q.line):,} bytes, more than a batch file may hold "
+        line = next(lines)
+        if len(line) > max_bytes:
+            raise ValueError(f"request {q.key[:16]}… is {len(line):,} bytes, more than a batch file may hold "
                              f"({max_bytes:,}); raise --llm-batch-max-mb")  # fmt: skip
-        if out is None or count >= max_requests or size + len(q.line) > max_bytes:
+        if out is None or count >= max_requests or size + len(line) > max_bytes:
             close()
             name = folder / f"shard-{len(shards) + 1:03d}.jsonl"
             out, ids = open(name, "wb"), open(name.with_suffix(".ids"), "w", encoding="utf-8")
             count, size, cost, digest = 0, 0, 0.0, hashlib.sha256()
         assert out is not None and ids is not None
-        out.write(q.line)
+        out.write(line)
         ids.write(q.key + "\n")
-        digest.update(q.line)
+        digest.update(line)
         count += 1
-        size += len(q.line)
+        size += len(line)
         cost = None if cost is None or q.cost is None else cost + q.cost
     close()
     return shards
