@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,16 @@ from builders.files.jsonio import dumps_line, iter_jsonl, write_text_atomic
 from builders.files.space import writing
 
 JOURNAL = "journal.jsonl"
+#: A shard's event -> the :class:`Shard` attribute it sets and the event field it sets it to (None: True).
+_EVENTS: dict[str, tuple[str, str | None]] = {
+    "uploaded": ("file_id", "file_id"),
+    "creating": ("creating", None),
+    "created": ("batch_id", "batch_id"),
+    "ended": ("status", "status"),
+    "read": ("read", None),
+    "refused": ("refused", "reason"),
+    "written": ("written", "to"),
+}
 RESULTS = "results"
 
 
@@ -105,20 +115,9 @@ class BatchStore:
         shard = self.shards.get(str(event.get("shard")))
         if shard is None:
             return
-        if kind == "uploaded":
-            shard.file_id = event["file_id"]
-        elif kind == "creating":
-            shard.creating = True
-        elif kind == "created":
-            shard.batch_id = event["batch_id"]
-        elif kind == "ended":
-            shard.status = event["status"]
-        elif kind == "read":
-            shard.read = True
-        elif kind == "refused":
-            shard.refused = event["reason"]
-        elif kind == "written":
-            shard.written = event["to"]
+        attribute, value_field = _EVENTS.get(str(kind), (None, None))
+        if attribute is not None:
+            setattr(shard, attribute, event[value_field] if value_field is not None else True)
 
     # -- rounds ----------------------------------------------------------------------------------
 
@@ -169,8 +168,3 @@ class BatchStore:
 def group_of(settings: Any) -> str:
     """The endpoint and model a request goes to: one batch holds one group's requests."""
     return json.dumps([settings.base_url.rstrip("/"), settings.model])
-
-
-def iter_ids(paths: Iterable[Path]) -> Iterator[str]:
-    for path in paths:
-        yield from path.read_text(encoding="utf-8").split()
