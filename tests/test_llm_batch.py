@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
-from processes import vqabench
 
 from bqa.data import open_split
 from builders.cli import main as cli_main
@@ -240,29 +240,52 @@ def test_the_offline_round_trip_through_batch_write_and_batch_read(bqa, tmp_path
     assert out.read_bytes() == sync.read_bytes()
 
 
-@pytest.mark.parametrize("stage", ["upload", "create", "poll", "content"])
-def test_a_kill_at_any_stage_then_a_rerun_leaves_one_batch_per_shard(bqa, tmp_path, stage):
-    """SIGKILL of a real vqabench process while the server holds the upload, the create (the batch
-    exists, its id never reached the client), a poll or the results download; the rerun finishes."""
+def test_kills_at_every_stage_then_a_rerun_leave_one_batch_for_the_shard(bqa, tmp_path):
+    """A real vqabench process SIGKILLed while the server holds its upload, then (rerun) its create (the
+    batch exists, its id never reached the client), then a poll, then the results download; the last
+    rerun finishes with the one batch the first create made, and no synchronous request."""
     out = tmp_path / "p.jsonl"
     env = {k: v for k, v in os.environ.items()
            if "proxy" not in k.lower() and not k.startswith(("VQABENCH_LLM", "VQABENCH_JUDGE"))}  # fmt: skip
     with BatchServer(model=None) as server:
         args = evaluate_args(bqa.hub, out, server, "--llm-mode", "batch", "--num-frames", "1")
-        server.hold = {stage}
-        process = subprocess.Popen([sys.executable, "-m", "builders.cli", *args], env=env,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
-        try:
-            assert server.reached[stage].wait(240), (
-                process.stderr.read() if process.poll() is not None else stage
-            )
-        finally:
-            process.kill()
-            process.wait()
-            process.stderr.close()
+        for stage in ("upload", "create", "poll", "content"):
+            server.hold = {stage}
+            process = subprocess.Popen([sys.executable, "-m", "builders.cli", *args], env=env,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+            try:
+                assert server.reached[stage].wait(240), (
+                    process.stderr.read() if process.poll() is not None else stage
+                )
+            finally:
+                process.kill()
+                process.wait()
+                process.stderr.close()
+            assert len(server.batches) == (0 if stage == "upload" else 1), stage
         server.hold = set()
-        again = vqabench(args)
-        assert again.returncode == 0, again.stderr
+        assert cli_main(args) == 0
         assert len(server.batches) == 1  # never a second batch for the same requests
         assert server.chat_requests == []
     assert len(out.read_text().splitlines()) == len(open_split(bqa.hub, "train").rows)
+
+
+def test_ctrl_c_while_polling_leaves_the_batches_running_and_says_how_to_resume_or_cancel(bqa, tmp_path):
+    with BatchServer(model=None) as server:
+        args = evaluate_args(
+            bqa.hub, tmp_path / "p.jsonl", server, "--llm-mode", "batch", "--num-frames", "1"
+        )
+        server.hold = {"poll"}
+        process = subprocess.Popen([sys.executable, "-m", "builders.cli", *args], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            assert server.reached["poll"].wait(240)
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=120)
+        finally:
+            process.kill()
+        assert process.returncode == 130
+        assert (
+            "keep running" in err and "Rerun the same command" in err and "vqabench llm batch cancel" in err
+        )
+        (record,) = server.batches.values()
+        assert record.status != "cancelled"
