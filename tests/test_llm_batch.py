@@ -77,20 +77,19 @@ def two_stage(body):
     return rationale.removeprefix("It looks like ")
 
 
-def test_a_two_stage_batch_evaluation_equals_the_synchronous_one_byte_for_byte(bqa, tmp_path):
+def test_a_two_stage_batch_evaluation_equals_the_synchronous_one_byte_for_byte(bqa, tmp_path, capsys):
     with BatchServer(model=None) as server:
         server.handler = two_stage
         sync, batch = tmp_path / "sync.jsonl", tmp_path / "batch.jsonl"
         assert cli_main(evaluate_args(bqa.hub, sync, server, "--style", "multimodal_cot")) == 0
         sync_bodies = sorted(json.dumps(r.body, sort_keys=True) for r in server.chat_requests)
         server.reset()
-        assert (
-            cli_main(
-                evaluate_args(bqa.hub, batch, server, "--style", "multimodal_cot", "--llm-mode", "batch")
-            )
-            == 0
-        )
+        capsys.readouterr()
+        batch_args = evaluate_args(bqa.hub, batch, server, "--style", "multimodal_cot", "--llm-mode", "batch")
+        assert cli_main(batch_args) == 0
         assert server.chat_requests == []  # not one synchronous request
+        rows = len(open_split(bqa.hub, "train").rows)
+        assert f"replies from batch: batch_1 ({rows}), batch_2 ({rows})" in capsys.readouterr().err
         assert len(server.batches) == 2  # stage 1, then stage 2: a round each
         sent = [
             json.loads(line)
@@ -248,7 +247,7 @@ def test_kills_at_every_stage_then_a_rerun_leave_one_batch_for_the_shard(bqa, tm
     env = {k: v for k, v in os.environ.items()
            if "proxy" not in k.lower() and not k.startswith(("VQABENCH_LLM", "VQABENCH_JUDGE"))}  # fmt: skip
     with BatchServer(model=None) as server:
-        args = evaluate_args(bqa.hub, out, server, "--llm-mode", "batch", "--num-frames", "1")
+        args = evaluate_args(bqa.hub, out, server, "--llm-mode", "batch", "--num-frames", "1", "--limit", "3")
         for stage in ("upload", "create", "poll", "content"):
             server.hold = {stage}
             process = subprocess.Popen([sys.executable, "-m", "builders.cli", *args], env=env,
@@ -266,7 +265,7 @@ def test_kills_at_every_stage_then_a_rerun_leave_one_batch_for_the_shard(bqa, tm
         assert cli_main(args) == 0
         assert len(server.batches) == 1  # never a second batch for the same requests
         assert server.chat_requests == []
-    assert len(out.read_text().splitlines()) == len(open_split(bqa.hub, "train").rows)
+    assert len(out.read_text().splitlines()) == 3
 
 
 def test_ctrl_c_while_polling_leaves_the_batches_running_and_says_how_to_resume_or_cancel(bqa, tmp_path):
@@ -289,3 +288,29 @@ def test_ctrl_c_while_polling_leaves_the_batches_running_and_says_how_to_resume_
         )
         (record,) = server.batches.values()
         assert record.status != "cancelled"
+
+
+LLM_COMMANDS = [("bqa", "build"), ("bqa", "evaluate"), ("marinelife", "build"), ("marinelife", "evaluate"),
+                ("marinelife", "judge"), ("judge", "score")]  # fmt: skip
+
+
+def test_every_llm_command_offers_batch_mode_with_one_help_text():
+    import argparse
+
+    from builders.cli import build_parser
+
+    def subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+        (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return sub.choices[name]
+
+    seen = set()
+    for path in LLM_COMMANDS:
+        parser = build_parser()
+        for name in path:
+            parser = subcommand(parser, name)
+        options = {o: a for a in parser._actions for o in a.option_strings}
+        mode = options["--llm-mode"]
+        assert "batch" in mode.choices, path
+        seen.add((mode.help, *(options[f].help for f in ("--llm-batch-max-requests", "--llm-batch-max-mb",
+                                                        "--llm-batch-poll"))))  # fmt: skip
+    assert len(seen) == 1

@@ -82,6 +82,8 @@ class BatchMode:
     _sdks: dict[int, Any] = field(default_factory=dict)
     _reserved: dict[str, float] = field(default_factory=dict)  # shard -> its cost held in the budget
     _spools: dict[str, Any] = field(default_factory=dict)  # group -> this pass's queued lines, on disk
+    #: Provenance: batch (or results file) -> replies it gave that entered the cache in this run.
+    applied: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def for_cache(cls, cache_path: Path) -> BatchMode:
@@ -150,6 +152,7 @@ class BatchMode:
             result = run_pass()
             if not self.queue or client.estimate is not None or client.interrupted is not None:
                 self._close_spools()
+                self.say_applied()
                 return result
             shards = self.write_round()
             if self.write_to is not None:
@@ -158,7 +161,19 @@ class BatchMode:
             self.submit(shards)
             self.finish_outstanding()
             if self.store.sources == read_before:
+                self.say_applied()
                 return result  # the batches ended with nothing to read: the items stay pending
+
+    def note_applied(self, source: str) -> None:
+        self.applied[source] = self.applied.get(source, 0) + 1
+
+    def say_applied(self) -> None:
+        """The provenance line: which batches the replies this run cached came from."""
+        if self.applied:
+            listed = ", ".join(f"{source} ({count})" for source, count in self.applied.items())
+            print(f"replies from batch: {listed}; each reply's batch is in {self.store.folder / 'results'}",
+                  file=sys.stderr)  # fmt: skip
+            self.applied.clear()
 
     def write_round(self) -> list[Shard]:
         """This round's queue as shard files, journaled (``round``) before anything is uploaded."""

@@ -798,6 +798,8 @@ class LLMSession:
         if self.budget is not None:
             self.budget.settle(0.0, checked.usage, self.settings)
         self.store(p, checked, checked.usage, checked.model_reported, attempts, 0.0)
+        if self.client.batch is not None:
+            self.client.batch.note_applied(str(line.get("batch")))
         return LLMResult(Status.OK, checked.value, checked.raw, None, attempts, False, checked.model_reported,
                          checked.usage, p.key, p.request.metadata)  # fmt: skip
 
