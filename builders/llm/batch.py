@@ -108,9 +108,11 @@ class BatchMode:
             if not isinstance(taken, tuple):
                 return taken
             raw, problem = taken
-            if len(lines) > session.settings.max_validation_retries:
-                error = f"no usable reply after {len(lines)} batch attempt(s): {problem}"
-                return session._failed(session._result(p, Status.FAILED, error, raw, len(lines)))
+            # Re-asks are counted per run, as synchronous ones are: a rerun asks a failed item again.
+            attempts = len(lines) - self.store.read_before.get(p.key, 0)
+            if attempts > session.settings.max_validation_retries:
+                error = f"no usable reply after {attempts} batch attempt(s) in this run: {problem}"
+                return session._failed(session._result(p, Status.FAILED, error, raw, attempts))
             if raw is not None:
                 messages = session.reask_messages(p, raw, problem)
         if p.key in self._in_flight:

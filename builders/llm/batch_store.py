@@ -74,6 +74,8 @@ class BatchStore:
     #: custom id -> the output lines read for it, oldest first (each with its ``batch``)
     replies: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
     sources: int = 0  # result files read so far
+    #: custom id -> output lines an earlier run read for it (re-asks are counted per run)
+    read_before: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def open(cls, folder: Path) -> BatchStore:
@@ -82,6 +84,7 @@ class BatchStore:
         if journal.is_file():
             for _, event in iter_jsonl(journal, tolerate_torn_tail=True):
                 store._apply(event)
+        store.read_before = {key: len(lines) for key, lines in store.replies.items()}
         return store
 
     # -- the journal ---------------------------------------------------------------------------
