@@ -314,3 +314,24 @@ def test_every_llm_command_offers_batch_mode_with_one_help_text():
         seen.add((mode.help, *(options[f].help for f in ("--llm-batch-max-requests", "--llm-batch-max-mb",
                                                         "--llm-batch-poll"))))  # fmt: skip
     assert len(seen) == 1
+
+
+def test_judge_score_in_batch_mode_gives_the_synchronous_scores(tmp_path):
+    rows = [{"answer": f"answer {i}", "answer_ref": f"reference {i}", "question": "How?"} for i in range(4)]
+    data = tmp_path / "predictions.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with BatchServer() as server:
+
+        def argv(name, *extra):
+            return ["judge", "score", str(data), "--prediction-key", "answer", "--reference-key", "answer_ref",
+                    "--output", str(tmp_path / f"{name}.json"), "--items", "--llm-model", "judge-model",
+                    "--llm-base-url", server.url, "--llm-api-key-env", "none",
+                    "--llm-cache", str(tmp_path / f"{name}.sqlite"), "--llm-batch-poll", "0.01", *extra]  # fmt: skip
+
+        assert cli_main(argv("sync")) == 0
+        server.reset()
+        assert cli_main(argv("batch", "--llm-mode", "batch")) == 0
+        assert server.chat_requests == [] and len(server.batches) == 1
+    sync, batch = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("sync", "batch"))
+    assert len(sync["items"]) == 4 and (sync["judge"]["api_calls"], batch["judge"]["api_calls"]) == (4, 0)
+    assert {**batch, "judge": {**batch["judge"], "api_calls": 4}} == sync  # only no synchronous call differs
