@@ -335,3 +335,20 @@ def test_judge_score_in_batch_mode_gives_the_synchronous_scores(tmp_path):
     sync, batch = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("sync", "batch"))
     assert len(sync["items"]) == 4 and (sync["judge"]["api_calls"], batch["judge"]["api_calls"]) == (4, 0)
     assert {**batch, "judge": {**batch["judge"], "api_calls": 4}} == sync  # only no synchronous call differs
+
+
+@pytest.mark.parametrize("limits", [(3, 200.0), (50_000, 2500 / 2**20)], ids=["requests", "bytes"])
+def test_a_round_is_sharded_to_the_request_and_size_limits_one_batch_per_shard(tmp_path, limits):
+    requests = [
+        LLMRequest([user_message(f"q{i} " + "x" * 400)], schema=SCHEMA, schema_name="A") for i in range(7)
+    ]
+    with BatchServer() as server:
+        with batch_client(server, tmp_path) as client:
+            assert client.batch is not None
+            client.batch.max_requests, client.batch.max_mb = limits
+            results = client.run(requests)
+        files = [server.files[b.input_file_id] for b in server.batches.values()]
+    assert all(r.ok for r in results)
+    sizes = [len(f.splitlines()) for f in files]
+    assert sum(sizes) == 7 and len(files) == len(server.batches) >= 3  # one batch per shard
+    assert all(n <= limits[0] for n in sizes) and all(len(f) <= limits[1] * 2**20 for f in files)
