@@ -324,7 +324,7 @@ def test_judge_score_in_batch_mode_gives_the_synchronous_scores(tmp_path):
 
         def argv(name, *extra):
             return ["judge", "score", str(data), "--prediction-key", "answer", "--reference-key", "answer_ref",
-                    "--output", str(tmp_path / f"{name}.json"), "--items", "--llm-model", "judge-model",
+                    "--out", str(tmp_path / f"{name}.json"), "--items", "--llm-model", "judge-model",
                     "--llm-base-url", server.url, "--llm-api-key-env", "none",
                     "--llm-cache", str(tmp_path / f"{name}.sqlite"), "--llm-batch-poll", "0.01", *extra]  # fmt: skip
 
