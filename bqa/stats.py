@@ -124,8 +124,8 @@ def measure_clip(path: str | Path) -> tuple[int, float]:
     return n, ((n - 1) / span if span > 0 else 0.0)
 
 
-def clip_stats(paths: Sequence[str | Path]) -> ClipStats | None:
-    measured = [measure_clip(p) for p in paths]
+def clip_stats(measured: Sequence[tuple[int, float]]) -> ClipStats | None:
+    """Durations and frame rates of clips measured by :func:`measure_clip` (one entry per record)."""
     if not measured:
         return None
     seconds = [n / fps for n, fps in measured if fps > 0]
@@ -151,8 +151,9 @@ def split_stats(
     records: Sequence[BQARecord],
     meta: ReleaseMeta,
     self_bleu: float | None = None,
-    clips: Callable[[BQARecord], Path] | None = None,
+    clips: Callable[[BQARecord], tuple[int, float]] | None = None,
 ) -> SplitStats:
+    """``clips``: a record's clip, measured (:func:`measure_clip`; None: not measured)."""
     def labels(key: str) -> list[str]:
         return list(
             dict.fromkeys(meta.demographic_codes[key][c] for c in sorted(meta.demographic_codes[key]))
@@ -187,6 +188,7 @@ def release_stats(
     float or an object with ``score`` (and ``signature``, recorded in the note). ``clips``: a
     record's clip file, to measure durations and frame rates (None: not measured).
     """
+    measured = _measured_once(clips) if clips else None
     scorer: Callable[[list[str]], Any] | None
     if callable(self_bleu):
         scorer, note = self_bleu, "Self-BLEU-4 (custom scorer)"
@@ -206,10 +208,10 @@ def release_stats(
             signature = getattr(result, "signature", None)
             if signature:  # the sentence count differs per split; the settings do not
                 signatures.add("|".join(p for p in signature.split("|") if not p.startswith("n:")))
-        out[name] = split_stats(records, meta, score, clips)
+        out[name] = split_stats(records, meta, score, measured)
     if signatures:
         note += f" (signature {', '.join(sorted(signatures))})"
-    out[TOTAL] = split_stats([r for records in splits.values() for r in records], meta, clips=clips)
+    out[TOTAL] = split_stats([r for records in splits.values() for r in records], meta, clips=measured)
     splits_of_film: dict[str, set[str]] = {}
     for name, records in splits.items():
         for r in records:
@@ -217,6 +219,20 @@ def release_stats(
     shared = sorted(film for film, names in splits_of_film.items() if len(names) > 1)
     pipeline = meta.extra.get("pipeline") if isinstance(meta.extra, Mapping) else None
     return ReleaseStats(splits=out, self_bleu_note=note, shared_films=shared, pipeline=pipeline)
+
+
+def _measured_once(clips: Callable[[BQARecord], Path]) -> Callable[[BQARecord], tuple[int, float]]:
+    """A record's clip measured, each distinct clip file once: the splits' and the total's statistics
+    share the measures (each clip was opened twice, once for its split and once for the total)."""
+    measures: dict[Path, tuple[int, float]] = {}
+
+    def measured(record: BQARecord) -> tuple[int, float]:
+        path = clips(record)
+        if path not in measures:
+            measures[path] = measure_clip(path)
+        return measures[path]
+
+    return measured
 
 
 # -- the readable summary ------------------------------------------------------------------------

@@ -10,21 +10,29 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from collections.abc import Iterable
 from typing import Any
 
 Message = dict[str, Any]
 
 
+_BASE64_URL = re.compile(r"data:[a-z]+/[\w.+-]+;base64,[A-Za-z0-9+/]*={0,2}", re.ASCII)
+
+
 class ImageURL(str):
-    """A data URL that carries the sha256 of the bytes it encodes, taken before base64: the reply
-    cache's key uses ``sha256`` instead of decoding the URL again (:mod:`builders.llm.cache`)."""
+    """A base64 data URL (checked: nothing in it for JSON to escape, so a request body copies it as it
+    is, :mod:`builders.llm.body`) that carries the sha256 of the bytes it encodes, taken before
+    base64: the reply cache's key uses ``sha256`` instead of decoding the URL again
+    (:mod:`builders.llm.cache`)."""
 
     sha256: str
     #: A stand-in of the right size for a frame not decoded (cost estimates): never sent, never a key.
     placeholder: bool
 
     def __new__(cls, url: str, sha256: str, placeholder: bool = False) -> ImageURL:
+        if not _BASE64_URL.fullmatch(url):
+            raise ValueError(f"an ImageURL is a base64 data URL, got {url[:40]!r}")
         obj = super().__new__(cls, url)
         obj.sha256 = sha256
         obj.placeholder = placeholder
