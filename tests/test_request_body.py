@@ -1,9 +1,10 @@
-"""The request body (builders.llm.body): the bytes the OpenAI SDK's own serializer wrote before,
-streamed with a Content-Length, retried as a whole, and refused for an ImageURL that JSON would escape."""
+"""The request body (builders.llm.body): the bytes the OpenAI SDK's own serializer wrote before, sent
+and retried whole, written to a file chunk by chunk, and refused for an ImageURL JSON would escape."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 
 import numpy as np
@@ -82,13 +83,15 @@ def test_body_bytes_equal_the_sdk_serialization(chat_server, changes, schema):
     body = chat_body(settings, messages, response_format)
     assert bytes(body) == expected
     assert len(body) == len(expected)
+    file = io.BytesIO()
+    assert body.write_to(file) == len(expected) and file.getvalue() == expected
     # Each frame's URL is a chunk of its own (copied, not re-encoded), whole.
     urls = {p["image_url"]["url"].encode() for m in messages if isinstance(m["content"], list)
             for p in m["content"] if isinstance(p.get("image_url", {}).get("url"), ImageURL)}  # fmt: skip
     assert len(urls) == 3 and all(any(c.endswith(u) for c in body.chunks) for u in urls)
 
 
-def test_client_streams_that_body_with_its_length(chat_server):
+def test_client_sends_that_body(chat_server):
     settings = LLMSettings(model="m-1", base_url=chat_server.url, api_key_env=None, progress=False)
     messages = _messages()
     request = LLMRequest(messages, schema=Label, prompt=("p", "1"))

@@ -6,17 +6,18 @@ The bytes are those the OpenAI SDK's own serializer wrote when it built the body
 order: ``model``, ``messages``, ``max_tokens``, ``response_format``, ``seed``, ``temperature``, then
 the settings' ``extra_body``), so reply caches, recordings and servers see what they saw before.
 What is new is how: a frame's data URL (:class:`~builders.llm.messages.ImageURL`, base64 by
-construction, nothing to escape) is copied as it is instead of being scanned by the JSON encoder,
-and the body stays a list of chunks (the JSON between the images, each image), streamed to the
-socket with a ``Content-Length``, never joined into one string and one bytes object per request (at
-16 720p frames, 0.5-0.8 MB each: measured in ``benchmarks/evaluate.py``).
+construction, nothing to escape) is copied as it is instead of being scanned by the JSON encoder
+(16 720p frames are 0.5-0.8 MB of base64 a request), and the SDK's walk of every content part
+against its typed dicts is skipped. The body is a list of chunks (:class:`RequestBody`): the HTTP
+request joins them once (streamed in chunks, each would be a socket write and an event-loop turn:
+``benchmarks/evaluate.py`` measured that slower), a batch file writes them one by one.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from builders.llm.messages import ImageURL, Message
 
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RequestBody", "chat_body"]
 
-_SMALL = 4096  # JSON pieces shorter than this are merged with the next chunk
 
 
 def _dumps(value: Any) -> str:
@@ -33,15 +33,13 @@ def _dumps(value: Any) -> str:
 
 
 class RequestBody:
-    """A JSON body as chunks of bytes (``chunks``): ``len()`` is its size, ``bytes()`` the whole,
-    ``async for`` streams it. For the SDK it is a seekable file (``read``, ``tell``, ``seek``): a body
-    it can rewind, so it retries (429, 5xx, timeouts) as it does a ``bytes`` body. Not a sync
-    iterable: httpx would take it for a sync stream."""
+    """A JSON body as chunks of bytes (``chunks``: the JSON between the images, each image): ``len()`` is
+    its size, ``bytes()`` the whole (what an HTTP request sends: one buffer, one socket write), and a
+    file writes it chunk by chunk (``write_to``: a batch file line, never joined)."""
 
     def __init__(self, chunks: Sequence[bytes]) -> None:
         self.chunks = tuple(chunks)
         self.size = sum(len(c) for c in self.chunks)
-        self._position = 0
 
     def __len__(self) -> int:
         return self.size
@@ -49,33 +47,11 @@ class RequestBody:
     def __bytes__(self) -> bytes:
         return b"".join(self.chunks)
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        """The chunks from the current position (the start, unless read), to the end."""
-        skip, self._position = self._position, self.size
+    def write_to(self, file: BinaryIO) -> int:
+        """Write the body to ``file``; returns its size."""
         for chunk in self.chunks:
-            if skip >= len(chunk):
-                skip -= len(chunk)
-                continue
-            yield chunk[skip:] if skip else chunk
-            skip = 0
-
-    def read(self, size: int = -1) -> bytes:
-        whole = bytes(self)
-        end = self.size if size < 0 else min(self.size, self._position + size)
-        data, self._position = whole[self._position : end], end
-        return data
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._position
-
-    def seek(self, position: int, whence: int = 0) -> int:
-        if whence != 0 or not 0 <= position <= self.size:
-            raise ValueError(f"a request body seeks from its start to 0..{self.size}, got {position}, {whence}")
-        self._position = position
-        return position
+            file.write(chunk)
+        return self.size
 
 
 def chat_body(
@@ -93,62 +69,55 @@ def chat_body(
     fields.update((k, v) for k, v in optional.items() if v is not None)
     fields.update(settings.extra_body or {})
     fields["messages"] = messages
-    writer = _Writer()
-    writer.value(fields)
-    return writer.body()
+    chunks: list[bytes] = []
+    text: list[str] = ["{"]  # JSON not yet in a chunk
+    for i, (key, value) in enumerate(fields.items()):
+        text.append(("," if i else "") + _dumps(key) + ":")
+        if key != "messages" or not isinstance(value, list | tuple):
+            text.append(_dumps(value))
+            continue
+        text.append("[")
+        for j, message in enumerate(value):
+            text.append("," if j else "")
+            content = message.get("content") if type(message) is dict else None
+            if not isinstance(content, list) or not all(isinstance(k, str) for k in message):
+                text.append(_dumps(message))
+                continue
+            text.append("{")
+            for k, (name, item) in enumerate(message.items()):
+                text.append(("," if k else "") + _dumps(name) + ":")
+                if item is not content:
+                    text.append(_dumps(item))
+                    continue
+                text.append("[")
+                for n, part in enumerate(content):
+                    text.append("," if n else "")
+                    url = _image_url(part)
+                    if url is None:
+                        text.append(_dumps(part))
+                        continue
+                    # base64 after an ASCII header (checked when the ImageURL was made): nothing to escape
+                    text.append(_IMAGE_PART)
+                    chunks.append("".join(text).encode("utf-8") + url.encode("ascii"))
+                    text = ['"}}']
+                text.append("]")
+            text.append("}")
+        text.append("]")
+    text.append("}")
+    chunks.append("".join(text).encode("utf-8"))
+    return RequestBody(chunks)
 
 
-class _Writer:
-    """Serializes JSON as :func:`json.dumps` would, keeping each :class:`ImageURL` a chunk of its own."""
-
-    def __init__(self) -> None:
-        self._chunks: list[bytes] = []
-        self._text: list[str] = []  # JSON not yet turned into a chunk
-
-    def value(self, value: Any) -> None:
-        if isinstance(value, ImageURL):
-            # base64 after an ASCII header: nothing for the encoder to escape (ImageURL's construction)
-            self._text.append('"')
-            self._flush(value.encode("ascii"))
-            self._text.append('"')
-        elif isinstance(value, dict) and _holds_image(value):
-            if not all(isinstance(k, str) for k in value):
-                self._text.append(_dumps(value))
-                return
-            self._text.append("{")
-            for i, (key, item) in enumerate(value.items()):
-                self._text.append(("," if i else "") + _dumps(key) + ":")
-                self.value(item)
-            self._text.append("}")
-        elif isinstance(value, list | tuple) and _holds_image(value):
-            self._text.append("[")
-            for i, item in enumerate(value):
-                if i:
-                    self._text.append(",")
-                self.value(item)
-            self._text.append("]")
-        else:
-            self._text.append(_dumps(value))
-
-    def _flush(self, image: bytes) -> None:
-        text = "".join(self._text).encode("utf-8")
-        self._text = []
-        if len(text) < _SMALL:
-            self._chunks.append(text + image)  # one chunk, one socket write
-        else:
-            self._chunks += [text, image]
-
-    def body(self) -> RequestBody:
-        tail = "".join(self._text).encode("utf-8")
-        return RequestBody([*self._chunks, tail] if tail else self._chunks)
+_IMAGE_PART = '{"type":"image_url","image_url":{"url":"'
 
 
-def _holds_image(value: Any) -> bool:
-    """Whether a JSON container holds an :class:`ImageURL` anywhere inside."""
-    if isinstance(value, ImageURL):
-        return True
-    if isinstance(value, dict):
-        return any(_holds_image(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(_holds_image(v) for v in value)
-    return False
+def _image_url(part: Any) -> ImageURL | None:
+    """The URL of a content part shaped as :func:`~builders.llm.messages.media_part` makes an image's
+    (``{"type": "image_url", "image_url": {"url": ImageURL}}``, nothing else), or None."""
+    if type(part) is not dict or len(part) != 2 or part.get("type") != "image_url":
+        return None
+    inner = part.get("image_url")
+    if type(inner) is not dict or len(inner) != 1 or list(part) != ["type", "image_url"]:
+        return None
+    url = inner.get("url")
+    return url if isinstance(url, ImageURL) else None

@@ -621,17 +621,11 @@ class LLMSession:
 
     async def _send(self, p: _Prepared, messages: list[Message]) -> ChatCompletion:
         """One chat-completions call through the SDK (its retries, its reply types) with the body
-        :func:`~builders.llm.body.chat_body` builds: the SDK would walk every content part against its
-        typed dicts and JSON-encode every frame's base64 again (about 5 ms of event-loop time for an
-        8-image request), where the body's chunks are streamed as they are."""
+        :func:`~builders.llm.body.chat_body` builds (the same bytes the SDK's ``create`` wrote, without
+        its walk of every part and its second JSON encoding of every frame)."""
         assert self._sdk is not None
         body = chat_body(self.settings, messages, p.schema.response_format() if p.schema else None)
-        return await self._sdk.post(
-            "/chat/completions",
-            cast_to=ChatCompletion,
-            content=body,
-            options={"headers": {"Content-Length": str(len(body))}},
-        )
+        return await self._sdk.post("/chat/completions", cast_to=ChatCompletion, content=bytes(body))
 
     async def _call(self, p: _Prepared) -> LLMResult:
         """Call, check, re-ask on a bad reply (bounded), cache the validated reply. Nothing is sent
