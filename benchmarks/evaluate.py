@@ -380,7 +380,9 @@ def _run_case_body(case: dict[str, Any]) -> dict[str, Any]:
     result["wall"] = time.perf_counter() - started
     result["cpu"] = time.process_time() - cpu
     done = os.times()  # the decode workers, once they have exited (a step waits for them)
-    result["cpu_children"] = done.children_user + done.children_system - children.children_user - children.children_system
+    result["cpu_children"] = (
+        done.children_user + done.children_system - children.children_user - children.children_system
+    )
     result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
 

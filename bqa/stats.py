@@ -154,6 +154,7 @@ def split_stats(
     clips: Callable[[BQARecord], tuple[int, float]] | None = None,
 ) -> SplitStats:
     """``clips``: a record's clip, measured (:func:`measure_clip`; None: not measured)."""
+
     def labels(key: str) -> list[str]:
         return list(
             dict.fromkeys(meta.demographic_codes[key][c] for c in sorted(meta.demographic_codes[key]))

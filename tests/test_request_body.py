@@ -37,7 +37,7 @@ def _messages() -> list[dict]:
     images = _frames(3)
     plain = frames_to_data_urls([np.zeros((8, 8, 3), np.uint8)])  # a researcher's plain str URL
     return [
-        system_message("Réponds en un mot 🙂 \"quoted\" \\ back\nslash"),
+        system_message('Réponds en un mot 🙂 "quoted" \\ back\nslash'),
         user_message("Which emotion? ☃", [*images, *plain]),
         assistant_message("maybe"),
         user_message("Again, with a control char \x01 and a tab\t.", images[:1]),
@@ -116,7 +116,9 @@ def test_a_retried_request_sends_the_whole_body_again(chat_server):
     assert result.ok
     bodies = [r.body for r in chat_server.chat_requests]
     assert [r.status for r in chat_server.chat_requests] == [500, 429, 200]
-    assert bodies[0] == bodies[1] == bodies[2] and bodies[0]["messages"][1]["content"][0]["type"] == "image_url"
+    assert (
+        bodies[0] == bodies[1] == bodies[2] and bodies[0]["messages"][1]["content"][0]["type"] == "image_url"
+    )
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 __all__ = ["RequestBody", "chat_body"]
 
 
-
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
