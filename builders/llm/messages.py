@@ -33,13 +33,20 @@ class ImageURL(str):
     def __new__(cls, url: str, sha256: str, placeholder: bool = False) -> ImageURL:
         if not _BASE64_URL.fullmatch(url):
             raise ValueError(f"an ImageURL is a base64 data URL, got {url[:40]!r}")
-        obj = super().__new__(cls, url)
-        obj.sha256 = sha256
-        obj.placeholder = placeholder
-        return obj
+        return _image_url(url, sha256, placeholder)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (ImageURL, (str(self), self.sha256, self.placeholder))
+        # Unpickled as made (a decode worker's URLs were checked, or encoded, there): not scanned again
+        return (_image_url, (str(self), self.sha256, self.placeholder))
+
+
+def _image_url(url: str, sha256: str, placeholder: bool = False) -> ImageURL:
+    """An ImageURL of a URL that is a base64 data URL by construction (no check: it costs as much as
+    the JSON encoding it saves)."""
+    obj = str.__new__(ImageURL, url)
+    obj.sha256 = sha256
+    obj.placeholder = placeholder
+    return obj
 
 
 def has_placeholders(messages: Iterable[Message]) -> bool:
@@ -55,7 +62,7 @@ def has_placeholders(messages: Iterable[Message]) -> bool:
 def jpeg_data_url(data: bytes) -> ImageURL:
     """The ``data:image/jpeg;base64,...`` URL of JPEG bytes, with their sha256."""
     url = "data:image/jpeg;base64," + base64.b64encode(data).decode("ascii")
-    return ImageURL(url, hashlib.sha256(data).hexdigest())
+    return _image_url(url, hashlib.sha256(data).hexdigest())  # base64 by construction
 
 
 def system_message(text: str) -> Message:
