@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -147,6 +148,16 @@ def write_jsonl_atomic(
 
 def write_json_atomic(path: PathLike, data: Any) -> Path:
     return write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+
+
+def write_bytes_atomic(path: PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file beside it and a rename."""
+    return write_file_atomic(path, lambda tmp: tmp.write_bytes(data))
+
+
+def copy_file_atomic(source: PathLike, path: PathLike) -> Path:
+    """Copy the file ``source`` to ``path`` through a temporary file beside it and a rename."""
+    return write_file_atomic(path, lambda tmp: shutil.copyfile(source, tmp))
 
 
 def write_file_atomic(path: PathLike, write: Callable[[Path], object]) -> Path:
