@@ -10,6 +10,7 @@ from pathlib import Path
 
 from builders.files.folders import atomic_directory, check_replaceable
 from builders.files.jsonio import write_json_atomic, write_text_atomic
+from builders.hub.checksums import sha256_file
 from builders.human_study.draw import RANDOM, assign, draw_items, rater_order
 from builders.human_study.page import render_page
 from builders.human_study.rubric_page import page_rubric
@@ -33,14 +34,6 @@ TITLES = {
     BQA: "BQA human study: how does the person feel?",
     MARINELIFE: "MarineLife-16K expert study: rate the answer",
 }
-
-
-def _sha256(path: str | os.PathLike[str]) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def draw_study(
@@ -94,7 +87,7 @@ def draw_study(
         items=items,
         order=order,
         model=model,
-        predictions={"path": str(Path(predictions).resolve()), "sha256": _sha256(predictions)}
+        predictions={"path": str(Path(predictions).resolve()), "sha256": sha256_file(predictions)}
         if predictions
         else None,
         rubrics=rubrics,
