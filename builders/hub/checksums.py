@@ -45,7 +45,9 @@ def release_files(folder: Path, card: str) -> list[str]:
     return sorted(
         p.relative_to(folder).as_posix()
         for p in folder.rglob("*")
-        if p.is_file() and p.name != card and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+        if p.is_file()
+        and p.name != card
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
     )
 
 
@@ -73,7 +75,9 @@ def verify(folder: Path, sums: Mapping[str, str], paths: Iterable[str]) -> None:
     for rel in paths:
         path = folder / rel
         if rel not in sums:
-            problems.append(f"{path}: not one of the files the export wrote (the card lists no checksum for it)")
+            problems.append(
+                f"{path}: not one of the files the export wrote (the card lists no checksum for it)"
+            )
         elif not path.is_file():
             problems.append(f"{path}: missing (the card lists it)")
         elif (got := _cached_sha256(path)) != sums[rel]:
@@ -82,7 +86,9 @@ def verify(folder: Path, sums: Mapping[str, str], paths: Iterable[str]) -> None:
                 f"{sums[rel][:16]}…): the file is damaged or was edited; export the release again"
             )
     if problems:
-        raise ValueError("the release's content does not match its checksums:\n  - " + "\n  - ".join(problems))
+        raise ValueError(
+            "the release's content does not match its checksums:\n  - " + "\n  - ".join(problems)
+        )
 
 
 def verify_release(folder: Path, meta: Mapping[str, Any], card: str) -> int:

@@ -441,7 +441,9 @@ def verify_revision(
                 f"revision {revision} does not hold this folder's bytes:\n  - " + "\n  - ".join(differ)
             )
         sums = recorded(read_card(local)[0], f"revision {revision}: {CARD_FILE}") or {}
-        verify(local, sums, [f.path_in_repo for f in plan.files if f.path_in_repo != CARD_FILE])  # the export's
+        verify(
+            local, sums, [f.path_in_repo for f in plan.files if f.path_in_repo != CARD_FILE]
+        )  # the export's
         loaded = check_hub_folder(local, cache_dir=cache_dir or Path(tmp) / "datasets-cache")
     got = {name: {s: len(d) for s, d in loaded[name].items()} for name in plan.configs if name in loaded}
     if got != plan.splits:
