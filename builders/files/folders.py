@@ -31,7 +31,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from builders.files.jsonio import PathLike, _publishable, naming
+from builders.files.jsonio import PathLike, _publishable, naming, write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,18 @@ def check_replaceable(
             f"refusing to replace {target}: it is not empty and was not written by this command (no "
             f"{marker} in it); give a new or empty folder, or remove this one yourself"
         )
+    return target
+
+
+def claim_folder(target: PathLike, *, marker: str, protect: Protected = ()) -> Path:
+    """``target``, created, for a command that writes several files into it one by one (each atomically,
+    e.g. a report and its plots): it must be new, empty, or already this writer's (:func:`check_replaceable`),
+    and gets ``marker`` now. Files in it that the command does not write are left as they are."""
+    target = check_replaceable(target, marker=marker, protect=protect)
+    target.mkdir(parents=True, exist_ok=True)
+    if not (target / marker).is_file():
+        note = "written by vqabench; the same command may write into this folder again\n"
+        write_text_atomic(target / marker, note)
     return target
 
 
@@ -252,7 +264,7 @@ def atomic_directory(
         files = sorted(rel for rel in _files(tmp) if rel != marker)
         (tmp / marker).parent.mkdir(parents=True, exist_ok=True)
         note = "written by vqabench; writing to this folder again replaces these files, and keeps any other"
-        (tmp / marker).write_text(json.dumps({"note": note, "files": files}, indent=1) + "\n")
+        write_text_atomic(tmp / marker, json.dumps({"note": note, "files": files}, indent=1) + "\n")
         carried = _carry_foreign(target, tmp, marker, legacy)
         if carried:
             log.warning(

@@ -37,7 +37,7 @@ from bqa.vocabulary import (
 from builders.files.jsonio import read_json_object
 from builders.hub.source import DataSource
 from builders.hub.subset import VideoSelection, VideoSubset, filter_by_video, recorded
-from builders.report.document import Report, Section, write_report
+from builders.report.document import Report, Section, report_folder, write_report
 from builders.report.inputs import align, preview, read_predictions
 from builders.report.paired import accuracy_pairs, paired_section
 from builders.report.paper_tables import (
@@ -475,7 +475,7 @@ def write_bqa_report(
         metrics["human"]["draw"] = human_result.get(
             "draw", "stratified"
         )  # unrecorded: made before draws had names
-    out = Path(out_dir)
+    out = report_folder(out_dir)
     models = metrics["models"]
     scores = {name: BQAAccuracy.from_dict(m["metrics"]) for name, m in models.items()}
     counts = {d: sum(r["difficulty"] == d for r in reference.rows) for d in DIFFICULTIES}
