@@ -5,7 +5,8 @@ twice, and append to the same step logs. The first run takes ``fcntl.flock`` on
 ``<work>/.vqabench.lock`` and writes its PID there; a second run is refused with that PID. The
 kernel drops a flock when its holder exits, however it exits (SIGKILL included), so there is no
 stale lock to clean up: the PID in the file is only information. The lock is re-entrant within a
-process (a runner may call another that locks the same folder).
+process (a runner may call another that locks the same folder). The lock file also marks the folder as a
+work folder: a folder that is not empty and has none (notes, a dataset) is refused, never written into.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from builders.files.folders import check_replaceable
+
 LOCK_FILE = ".vqabench.lock"
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,16 +34,24 @@ class WorkFolderBusy(RuntimeError):
     """Another live process holds the work folder."""
 
 
+def check_work_folder(work_dir: str | os.PathLike[str]) -> Path:
+    """``work_dir`` resolved, if it may be a work folder: new, empty, or holding the lock file; a
+    ValueError for a folder of other files (notes, a dataset), the current directory or a file. For
+    commands that open files in it (the reply cache) before they take the lock."""
+    return check_replaceable(work_dir, marker=LOCK_FILE)
+
+
 @contextmanager
 def work_folder_lock(work_dir: str | os.PathLike[str]) -> Iterator[Path]:
     """Hold ``work_dir`` (created if missing) exclusively for the block; :class:`WorkFolderBusy` if
-    another process holds it."""
+    another process holds it, a ValueError if it is a folder of other files (no lock file in it)."""
     folder = Path(work_dir).resolve()
     with _guard:
         if folder in _held:
             fd, depth = _held[folder]
             _held[folder] = (fd, depth + 1)
         else:
+            check_work_folder(folder)
             folder.mkdir(parents=True, exist_ok=True)
             fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
             try:
