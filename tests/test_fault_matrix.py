@@ -89,18 +89,19 @@ MATRIX: dict[tuple[str, ...], Invocation | str] = {
                                   "--size", "2", "--out", "{out}"),
     ("human-study", "score"): "needs raters' answer files; its output folder is the report writer's "
     "(report_folder), exercised by report bqa/marinelife here and by tests/test_human_study.py",
-    ("integrations", "path"): _run("integrations", "path", "lmms-eval", "--out", "{out}"),
+    ("integrations", "path"): _run("integrations", "path", "lmms-eval", "--data", "bqa={bqa_hub}", "--out", "{out}"),
     ("judge", "score"): _run("judge", "score", "{ml_open}", "--output", "{out}", "--llm-concurrency", "1", *LLM,
                              out_file=True),
     ("judge", "rubrics"): "prints the packaged rubrics; reads and writes no file",
-    ("leaderboard",): _run("leaderboard", "bqa", "--from", "{empty}", "--out", "{out}"),
+    ("leaderboard",): "needs published eval results (tests/test_leaderboard_values.py); its folder is claimed by "
+    "the one report writer (report_folder), run here by report bqa/marinelife and the stats",
     ("llm", "cache-stats"): "reads a reply cache and writes nothing",
     ("llm", "export-replies"): _run("llm", "export-replies", "{cache}", "{out}", out_file=True),
     ("llm", "import-replies"): "writes into the reply cache it is given (SQLite: tests/test_cache_integrity.py, "
     "tests/test_llm_cache.py); no output folder, no ids, no LLM",
     ("llm", "check"): "one request: there is no mid-work point to interrupt, nothing to resume; writes nothing",
-    ("marinelife", "build"): _run("marinelife", "build", "--sample", "--work", "{out}", "--limit", "2",
-                                  "--llm-concurrency", "1", *LLM),
+    ("marinelife", "build"): _run("marinelife", "build", "--attributes", "{ml_attributes}", "--video-root",
+                                  "{ml_videos}", "--work", "{out}", "--llm-concurrency", "1", *LLM),
     ("marinelife", "evaluate"): _run("marinelife", "evaluate", "--data", "{ml_hub}", "--out", "{out}",
                                      "--limit", "3", "--llm-concurrency", "1", *LLM, out_file=True),
     ("marinelife", "judge"): _run("marinelife", "judge", "{ml_open}", "--out", "{out}", "--llm-concurrency", "1",
@@ -150,14 +151,12 @@ def test_every_command_is_in_the_matrix():
         assert all(cells(command).values()), command
 
 
-RUNS = [(c, f) for c in MATRIX for f, cell in cells(c).items() if cell == "run"]
-
-
 # -- the world the commands run in ----------------------------------------------------------------
 
 
 def _hostile_work(built, root: Path) -> Path:
-    """The BQA sample's work folder, the first row of each split given :data:`HOSTILE_ID`, at depth 4
+    """The BQA sample's work folder, the first row of each split given :data:`HOSTILE_ID` (and the split's
+    name: ids are unique over a release), at depth 4
     under ``root`` (so the id, followed, would land in ``root/victim``)."""
     work = root / "a" / "b" / "c" / "work"
     shutil.copytree(built.work, work)
@@ -165,7 +164,7 @@ def _hostile_work(built, root: Path) -> Path:
         path = work / "release" / f"{split}.jsonl"
         lines = path.read_text(encoding="utf-8").split("\n")
         first = json.loads(lines[0])
-        first["id"] = HOSTILE_ID
+        first["id"] = f"{HOSTILE_ID}-{split}"
         lines[0] = json.dumps(first)
         path.write_text("\n".join(lines), encoding="utf-8")
     return work
@@ -175,6 +174,7 @@ def _hostile_work(built, root: Path) -> Path:
 def world(built_samples, tmp_path_factory) -> dict[str, str]:
     from builders.llm.cache import import_replies
     from builders.testing.clips import write_clip
+    from marinelife16k.sample import sample_attributes_path, sample_video_root
     from tests.human_study_helpers import write_marine_predictions
 
     root = tmp_path_factory.mktemp("matrix-world")
@@ -185,14 +185,16 @@ def world(built_samples, tmp_path_factory) -> dict[str, str]:
     open_rows = [r for r in rows if r.get("question_format") != "multiple_choice"][:3]
     ml_open.write_text("".join(json.dumps(r) + "\n" for r in open_rows))
     bqa_preds = root / "bqa-preds.jsonl"
-    bqa_preds.write_text('{"id": "none", "raw_output": "Anger"}\n')
-    (root / "empty").mkdir()
+    ids = [json.loads(line)["id"] for line in (bqa.work / "release" / "test.jsonl").read_text().splitlines()[1:]]
+    bqa_preds.write_text("".join(json.dumps({"id": i, "raw_output": "Anger"}) + "\n" for i in ids))
+    ml_attributes = root / "attributes.csv"
+    ml_attributes.write_text("".join(sample_attributes_path().read_text(encoding="utf-8").splitlines(True)[:5]))
     cache = root / "cache.sqlite"
     import_replies(Path(__file__).parents[1] / "marinelife16k" / "sample" / "judge_replies.jsonl", cache)
     return {
         "bqa_work": str(bqa.work), "bqa_hub": str(bqa.hub), "ml_work": str(ml.work), "ml_hub": str(ml.hub),
         "ml_preds": str(ml_preds), "ml_open": str(ml_open), "bqa_preds": str(bqa_preds),
-        "empty": str(root / "empty"), "cache": str(cache),
+        "ml_attributes": str(ml_attributes), "ml_videos": str(sample_video_root()), "cache": str(cache),
         "clip": str(write_clip(root / "clip.mp4", num_frames=25)),
     }  # fmt: skip
 
@@ -206,13 +208,12 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if "proxy" not in k.lower() and not k.startswith("VQABENCH_")}
 
 
-def _clear_error(done: subprocess.CompletedProcess) -> str:
+def _clear_error(rc: int, stderr: str) -> str:
     """The one error line of a failed run (asserting there is exactly one, and no traceback)."""
-    text = done.stdout + done.stderr
-    assert done.returncode == 2, text
-    assert "Traceback" not in text, text
-    errors = [line for line in done.stderr.splitlines() if line.startswith("vqabench")]
-    assert len(errors) == 1, done.stderr
+    assert rc == 2, stderr
+    assert "Traceback" not in stderr, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("vqabench")]
+    assert len(errors) == 1, stderr
     return errors[0]
 
 
@@ -220,56 +221,90 @@ def _files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-def _vqabench(args: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "builders.cli", *args], cwd=cwd, env=_env(),
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+DRIVER = Path(__file__).with_name("cli_driver.py")
 
 
-def _outcome(done: subprocess.CompletedProcess) -> str:
-    if done.returncode == 0:
-        return "holds"
-    return f"clear error: {_clear_error(done)[:150]}"
+def _batch(runs: list[dict[str, object]], wrap: list[str] | None = None) -> list[dict]:
+    """Run every command line of ``runs`` in one real process (tests/cli_driver.py), under ``wrap``."""
+    done = subprocess.run([*(wrap or []), sys.executable, str(DRIVER)], input=json.dumps(runs), env=_env(),
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _outcome(rc: int, stderr: str) -> str:
+    return "holds" if rc == 0 else f"clear error: {_clear_error(rc, stderr).removeprefix('vqabench: error: ')[:110]}"
+
+
+def _table(rows: dict[tuple[str, ...], str], fault: str) -> None:
+    for command, outcome in rows.items():
+        print(f"| {' '.join(command)} | {fault} | {outcome} |")
+
+
+def _runs_of(fault: str) -> list[tuple[tuple[str, ...], Invocation]]:
+    return [(c, e) for c, e in MATRIX.items() if isinstance(e, Invocation) and cells(c)[fault] == "run"]
 
 
 # -- the faults ------------------------------------------------------------------------------------
 
 
-def _foreign_out(command, entry, world, tmp_path, server) -> str:
-    notes = tmp_path / "notes"
-    for rel, text in NOTES.items():
-        (notes / rel).parent.mkdir(parents=True, exist_ok=True)
-        (notes / rel).write_text(text)
-    done = _vqabench(_args(entry, world, notes, None, server.url), cwd=tmp_path)
-    assert _files(notes) == {k: v.encode() for k, v in NOTES.items()}, "the folder's files were changed"
-    assert done.returncode == 2, f"{command}: wrote into a folder it does not own: {done.stderr}"
-    return _outcome(done)
+def test_an_output_folder_the_command_does_not_own(world, tmp_path):
+    """Notes in the output folder: refused with one line, every note byte for byte as it was."""
+    rows = _runs_of("foreign_out")
+    runs = []
+    for k, (_, entry) in enumerate(rows):
+        notes = tmp_path / f"notes{k}"
+        for rel, text in NOTES.items():
+            (notes / rel).parent.mkdir(parents=True, exist_ok=True)
+            (notes / rel).write_text(text)
+        runs.append({"args": _args(entry, world, notes, None, "http://127.0.0.1:9"), "cwd": str(tmp_path)})
+    outcomes = {}
+    for k, ((command, _), result) in enumerate(zip(rows, _batch(runs), strict=True)):
+        assert _files(tmp_path / f"notes{k}") == {n: t.encode() for n, t in NOTES.items()}, command
+        assert result["rc"] == 2, f"{command} wrote into a folder it does not own: {result}"
+        outcomes[command] = _outcome(result["rc"], result["stderr"])
+        assert "refusing" in outcomes[command] or "not empty" in outcomes[command], outcomes[command]
+    _table(outcomes, "foreign_out")
 
 
-def _hostile_ids(command, entry, world, tmp_path, server, built) -> str:
-    hostile = _hostile_work(built, tmp_path)
-    out = tmp_path / "a" / "b" / "c" / "out"
-    done = _vqabench(_args(entry, world, out, hostile, server.url), cwd=hostile.parent)
-    assert not (tmp_path / "victim").exists(), f"{command} wrote outside its folder"
-    outside = [p for p in tmp_path.rglob("*wedding*")]
-    assert outside == [] or all(out in p.parents for p in outside), outside
-    return _outcome(done)
+def test_hostile_ids_in_the_input(world, tmp_path, built_samples):
+    """Row ids that climb out (``../../../../victim/wedding``): nothing is written outside the output."""
+    rows = _runs_of("hostile_ids")
+    runs = []
+    for k, (_, entry) in enumerate(rows):
+        hostile = _hostile_work(built_samples["bqa"], tmp_path / f"w{k}")
+        out = hostile.parent / "out"
+        runs.append({"args": _args(entry, world, out, hostile, "http://127.0.0.1:9"), "cwd": str(hostile.parent)})
+    with ChatServer() as server:  # the evaluation's requests get the server's example replies
+        for run in runs:
+            run["args"] = [a.replace("http://127.0.0.1:9", server.url) for a in run["args"]]
+        results = _batch(runs)
+    outcomes = {}
+    for k, ((command, _), result) in enumerate(zip(rows, results, strict=True)):
+        assert not (tmp_path / f"w{k}" / "victim").exists(), f"{command} wrote outside its folder"
+        outcomes[command] = _outcome(result["rc"], result["stderr"])
+    _table(outcomes, "hostile_ids")
 
 
-def _full_disk(command, entry, world, tmp_path, server) -> str:
+def test_a_full_disk(world, tmp_path):
+    """A real tmpfs, filled before the command starts (a user and mount namespace of the test's own):
+    one line saying the disk is full, no traceback."""
     mnt = tmp_path / "disk"
     mnt.mkdir()
-    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"], capture_output=True)
-    if probe.returncode != 0:
+    if subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"], capture_output=True).returncode:
         pytest.skip("no user+mount namespaces here to mount a tmpfs")
-    args = _args(entry, world, mnt / "out", None, server.url)
-    script = 'mount -t tmpfs -o size=256k tmpfs "$0" || exit 97; cat /dev/zero > "$0/.filler" 2>/dev/null; exec "$@"'
-    done = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, str(mnt),
-                           sys.executable, "-m", "builders.cli", *args],
-                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert done.returncode != 97, done.stderr
-    line = _clear_error(done)
-    assert "no space" in line or "disk is full" in line or "No space" in line, line
-    return f"clear error: {line[:150]}"
+    rows = _runs_of("full_disk")
+    with ChatServer() as server:
+        runs = [{"args": _args(e, world, mnt / f"out{k}", None, server.url), "cwd": str(tmp_path)}
+                for k, (_, e) in enumerate(rows)]  # fmt: skip
+        script = 'mount -t tmpfs -o size=256k tmpfs "$0" || exit 97; cat /dev/zero > "$0/.filler" 2>/dev/null; exec "$@"'
+        results = _batch(runs, ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, str(mnt)])
+    outcomes = {}
+    for (command, _), result in zip(rows, results, strict=True):
+        outcomes[command] = _outcome(result["rc"], result["stderr"])
+        line = _clear_error(result["rc"], result["stderr"])
+        assert any(w in line for w in ("no space", "disk is full", "No space")), (command, line)
+    _table(outcomes, "full_disk")
 
 
 class SignalAt:
@@ -346,17 +381,12 @@ def _signal(command, entry, world, tmp_path, signum) -> str:
     return f"holds (exit {code if signum == signal.SIGINT else 'killed'}; {len(first.answered)}+{len(rerun.answered)} = {len(clean.answered)} paid)"
 
 
-@pytest.mark.parametrize(("command", "fault"), RUNS, ids=[f"{' '.join(c)}-{f}" for c, f in RUNS])
-def test_fault(command, fault, world, tmp_path, built_samples):
+SIGNAL_RUNS = [(c, f) for f in ("sigint", "sigkill") for c, _ in _runs_of(f)]
+
+
+@pytest.mark.parametrize(("command", "fault"), SIGNAL_RUNS, ids=[f"{' '.join(c)}-{f}" for c, f in SIGNAL_RUNS])
+def test_a_signal_mid_work(command, fault, world, tmp_path):
     entry = MATRIX[command]
     assert isinstance(entry, Invocation)
-    with ChatServer() as server:
-        if fault == "foreign_out":
-            outcome = _foreign_out(command, entry, world, tmp_path, server)
-        elif fault == "hostile_ids":
-            outcome = _hostile_ids(command, entry, world, tmp_path, server, built_samples["bqa"])
-        elif fault == "full_disk":
-            outcome = _full_disk(command, entry, world, tmp_path, server)
-    if fault in ("sigint", "sigkill"):
-        outcome = _signal(command, entry, world, tmp_path, signal.SIGINT if fault == "sigint" else signal.SIGKILL)
+    outcome = _signal(command, entry, world, tmp_path, signal.SIGINT if fault == "sigint" else signal.SIGKILL)
     print(f"| {' '.join(command)} | {fault} | {outcome} |")

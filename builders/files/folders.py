@@ -97,6 +97,17 @@ def claim_folder(target: PathLike, *, marker: str, protect: Protected = ()) -> P
     return target
 
 
+def remove_entries(folder: Path, names: Iterable[str]) -> None:
+    """Remove the entries ``names`` of a folder its writer owns (:func:`claim_folder`): what a rerun
+    writes again. Only plain names of the folder (:func:`entry_path`)."""
+    for name in names:
+        path = entry_path(folder, name, f"{folder}")
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+
+
 def entry_path(folder: PathLike, name: object, where: str) -> Path:
     """``folder / name`` for a ``name`` that comes from data (a row id, a clip or file name); a ValueError
     naming ``where`` for any name that is not one plain entry of ``folder``: empty, ``.``, ``..``,

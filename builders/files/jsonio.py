@@ -13,6 +13,7 @@ also escapes those three, so what we write reads back even through a ``splitline
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -40,8 +41,9 @@ def _publishable(path: PathLike, mode: int) -> None:
 
 def naming(err: OSError, path: PathLike) -> OSError:
     """``err`` with ``path`` as its file name when it has none (a write that fails on a full disk
-    raises ``[Errno 28]`` naming no file): the user is told which file could not be written."""
-    if err.filename is None and err.errno is not None:
+    raises ``[Errno 28]`` naming no file), or when the disk is full (a copy names its source): the user
+    is told which file could not be written."""
+    if err.errno is not None and (err.filename is None or err.errno in (errno.ENOSPC, errno.EDQUOT)):
         named = type(err)(err.errno, err.strerror, os.fspath(path))
         named.__cause__ = err
         return named

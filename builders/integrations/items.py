@@ -239,4 +239,8 @@ def marinelife_judged(lines: Sequence[Mapping[str, Any]], client: Any) -> dict[s
 
 def copy_tree(src: Path, dst: Path) -> None:
     """Copy a shipped integration folder (files only, no caches) to ``dst``."""
-    shutil.copytree(src, dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    try:
+        shutil.copytree(src, dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    except shutil.Error as err:  # a list of (source, target, reason): name the first target and why
+        first = err.args[0][0]
+        raise OSError(f"cannot write {first[1]} ({first[2]}; {len(err.args[0])} file(s) not copied)") from None

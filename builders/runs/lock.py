@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from builders.files.folders import check_replaceable
+from builders.files.jsonio import naming
 
 LOCK_FILE = ".vqabench.lock"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -63,8 +64,12 @@ def work_folder_lock(work_dir: str | os.PathLike[str]) -> Iterator[Path]:
                     f"work folder {folder} is in use by another run (PID {holder}); wait for it to finish "
                     "or stop it: two runs on one folder would pay for every pending item twice"
                 ) from None
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            except OSError as err:  # a full disk: the lock is held all the same, the PID is information
+                os.close(fd)
+                raise naming(err, folder / LOCK_FILE) from None
             _held[folder] = (fd, 1)
     try:
         yield folder
