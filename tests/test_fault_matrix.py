@@ -26,10 +26,12 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from builders.cli import build_parser
+from builders.testing.chat_faults import Fault
 from builders.testing.chat_server import ChatServer
 
 HOSTILE_ID = "../../../../victim/wedding"
@@ -56,6 +58,7 @@ class Invocation:
 
     args: tuple[str, ...]
     out_file: bool = False
+    responder: str | None = None  # the chat handler its requests need ("bqa", "marinelife"; None: examples)
 
     @property
     def writes(self) -> bool:
@@ -70,13 +73,14 @@ class Invocation:
         return any("{hostile}" in a for a in self.args)
 
 
-def _run(*args: str, out_file: bool = False) -> Invocation:
-    return Invocation(tuple(args), out_file)
+def _run(*args: str, out_file: bool = False, responder: str | None = None) -> Invocation:
+    return Invocation(tuple(args), out_file, responder)
 
 
 #: command -> its invocation, or why it has none (the reason is the matrix's cell for every fault).
 MATRIX: dict[tuple[str, ...], Invocation | str] = {
-    ("bqa", "build"): _run("bqa", "build", "--sample", "--work", "{out}", "--limit", "3", "--llm-concurrency", "1", *LLM),
+    ("bqa", "build"): _run("bqa", "build", "--sample", "--work", "{out}", "--limit", "3", "--llm-concurrency", "1", *LLM,
+                           responder="bqa"),
     ("bqa", "evaluate"): _run("bqa", "evaluate", "--data", "{hostile}", "--out", "{out}", "--limit", "3",
                               "--llm-concurrency", "1", *LLM, out_file=True),
     ("bqa", "export"): _run("bqa", "export", "{hostile}", "{out}"),
@@ -90,8 +94,8 @@ MATRIX: dict[tuple[str, ...], Invocation | str] = {
     ("human-study", "score"): "needs raters' answer files; its output folder is the report writer's "
     "(report_folder), exercised by report bqa/marinelife here and by tests/test_human_study.py",
     ("integrations", "path"): _run("integrations", "path", "lmms-eval", "--data", "bqa={bqa_hub}", "--out", "{out}"),
-    ("judge", "score"): _run("judge", "score", "{ml_open}", "--output", "{out}", "--llm-concurrency", "1", *LLM,
-                             out_file=True),
+    ("judge", "score"): _run("judge", "score", "{ml_open}", "--output", "{out}", "--llm-cache", "{out}.sqlite",
+                             "--llm-concurrency", "1", *LLM, out_file=True),
     ("judge", "rubrics"): "prints the packaged rubrics; reads and writes no file",
     ("leaderboard",): "needs published eval results (tests/test_leaderboard_values.py); its folder is claimed by "
     "the one report writer (report_folder), run here by report bqa/marinelife and the stats",
@@ -101,11 +105,12 @@ MATRIX: dict[tuple[str, ...], Invocation | str] = {
     "tests/test_llm_cache.py); no output folder, no ids, no LLM",
     ("llm", "check"): "one request: there is no mid-work point to interrupt, nothing to resume; writes nothing",
     ("marinelife", "build"): _run("marinelife", "build", "--attributes", "{ml_attributes}", "--video-root",
-                                  "{ml_videos}", "--work", "{out}", "--llm-concurrency", "1", *LLM),
+                                  "{ml_videos}", "--work", "{out}", "--llm-concurrency", "1", *LLM,
+                                  responder="marinelife"),
     ("marinelife", "evaluate"): _run("marinelife", "evaluate", "--data", "{ml_hub}", "--out", "{out}",
                                      "--limit", "3", "--llm-concurrency", "1", *LLM, out_file=True),
-    ("marinelife", "judge"): _run("marinelife", "judge", "{ml_open}", "--out", "{out}", "--llm-concurrency", "1",
-                                  *LLM, out_file=True),
+    ("marinelife", "judge"): _run("marinelife", "judge", "{ml_open}", "--out", "{out}", "--llm-cache",
+                                  "{out}.sqlite", "--llm-concurrency", "1", *LLM, out_file=True),
     ("marinelife", "export"): _run("marinelife", "export", "{ml_work}", "{out}"),
     ("marinelife", "stats"): _run("marinelife", "stats", "--data", "{ml_hub}", "--no-durations", "--out", "{out}"),
     ("marinelife", "check-attributes"): "reads an attributes file and writes nothing",
@@ -126,6 +131,13 @@ MATRIX: dict[tuple[str, ...], Invocation | str] = {
 }  # fmt: skip
 
 
+#: SIGKILL once per way of resuming (a build's steps, an evaluation, a judge cache): each run costs a
+#: process start, and the others resume through the same code.
+SIGKILL_FAMILIES = {("bqa", "build"), ("bqa", "evaluate"), ("marinelife", "judge")}
+SAME_RESUME = {("marinelife", "build"): "bqa build", ("marinelife", "evaluate"): "bqa evaluate",
+               ("judge", "score"): "marinelife judge"}  # fmt: skip
+
+
 def cells(command: tuple[str, ...]) -> dict[str, str]:
     """Each fault's cell for ``command``: ``"run"``, or why it does not apply."""
     entry = MATRIX[command]
@@ -136,7 +148,11 @@ def cells(command: tuple[str, ...]) -> dict[str, str]:
         "hostile_ids": None if entry.hostile else "builds no path from a row id",
         "full_disk": None if entry.writes else "writes nothing",
         "sigint": None if entry.llm else "pays for nothing (no LLM request)",
-        "sigkill": None if entry.llm else "pays for nothing (no LLM request)",
+        "sigkill": None
+        if entry.llm and command in SIGKILL_FAMILIES
+        else f"resumes as {SAME_RESUME[command]} does (run there)"
+        if command in SAME_RESUME
+        else "pays for nothing (no LLM request)",
     }
     if not entry.writes:
         why["foreign_out"] = "writes nothing"
@@ -185,10 +201,14 @@ def world(built_samples, tmp_path_factory) -> dict[str, str]:
     open_rows = [r for r in rows if r.get("question_format") != "multiple_choice"][:3]
     ml_open.write_text("".join(json.dumps(r) + "\n" for r in open_rows))
     bqa_preds = root / "bqa-preds.jsonl"
-    ids = [json.loads(line)["id"] for line in (bqa.work / "release" / "test.jsonl").read_text().splitlines()[1:]]
+    ids = [
+        json.loads(line)["id"] for line in (bqa.work / "release" / "test.jsonl").read_text().splitlines()[1:]
+    ]
     bqa_preds.write_text("".join(json.dumps({"id": i, "raw_output": "Anger"}) + "\n" for i in ids))
     ml_attributes = root / "attributes.csv"
-    ml_attributes.write_text("".join(sample_attributes_path().read_text(encoding="utf-8").splitlines(True)[:5]))
+    ml_attributes.write_text(
+        "".join(sample_attributes_path().read_text(encoding="utf-8").splitlines(True)[:5])
+    )
     cache = root / "cache.sqlite"
     import_replies(Path(__file__).parents[1] / "marinelife16k" / "sample" / "judge_replies.jsonl", cache)
     return {
@@ -233,7 +253,11 @@ def _batch(runs: list[dict[str, object]], wrap: list[str] | None = None) -> list
 
 
 def _outcome(rc: int, stderr: str) -> str:
-    return "holds" if rc == 0 else f"clear error: {_clear_error(rc, stderr).removeprefix('vqabench: error: ')[:110]}"
+    return (
+        "holds"
+        if rc == 0
+        else f"clear error: {_clear_error(rc, stderr).removeprefix('vqabench: error: ')[:110]}"
+    )
 
 
 def _table(rows: dict[tuple[str, ...], str], fault: str) -> None:
@@ -274,7 +298,9 @@ def test_hostile_ids_in_the_input(world, tmp_path, built_samples):
     for k, (_, entry) in enumerate(rows):
         hostile = _hostile_work(built_samples["bqa"], tmp_path / f"w{k}")
         out = hostile.parent / "out"
-        runs.append({"args": _args(entry, world, out, hostile, "http://127.0.0.1:9"), "cwd": str(hostile.parent)})
+        runs.append(
+            {"args": _args(entry, world, out, hostile, "http://127.0.0.1:9"), "cwd": str(hostile.parent)}
+        )
     with ChatServer() as server:  # the evaluation's requests get the server's example replies
         for run in runs:
             run["args"] = [a.replace("http://127.0.0.1:9", server.url) for a in run["args"]]
@@ -291,14 +317,18 @@ def test_a_full_disk(world, tmp_path):
     one line saying the disk is full, no traceback."""
     mnt = tmp_path / "disk"
     mnt.mkdir()
-    if subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"], capture_output=True).returncode:
+    if subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "true"], capture_output=True
+    ).returncode:
         pytest.skip("no user+mount namespaces here to mount a tmpfs")
     rows = _runs_of("full_disk")
     with ChatServer() as server:
         runs = [{"args": _args(e, world, mnt / f"out{k}", None, server.url), "cwd": str(tmp_path)}
                 for k, (_, e) in enumerate(rows)]  # fmt: skip
         script = 'mount -t tmpfs -o size=256k tmpfs "$0" || exit 97; cat /dev/zero > "$0/.filler" 2>/dev/null; exec "$@"'
-        results = _batch(runs, ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, str(mnt)])
+        results = _batch(
+            runs, ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, str(mnt)]
+        )
     outcomes = {}
     for (command, _), result in zip(rows, results, strict=True):
         outcomes[command] = _outcome(result["rc"], result["stderr"])
@@ -307,13 +337,13 @@ def test_a_full_disk(world, tmp_path):
     _table(outcomes, "full_disk")
 
 
-class SignalAt:
-    """Chat handler: answers (the server's schema examples) and counts; when request number ``at``
-    arrives it sends ``signum`` to the process, then (SIGINT) answers it once the process has said it is
-    stopping or has ended, or (SIGKILL) never answers it."""
+class Counting:
+    """Chat handler: the server's example replies; records each request it answers. With ``signum``,
+    when request number ``at`` arrives it signals the process: SIGINT, then answers once the process
+    has said it is stopping (or ended); SIGKILL, then never answers."""
 
-    def __init__(self, signum: int | None, at: int) -> None:
-        self.signum, self.at = signum, at
+    def __init__(self, inner: Any = None, signum: int | None = None, at: int = 0) -> None:
+        self.inner, self.signum, self.at = inner, signum, at
         self.lock = threading.Lock()
         self.answered: list[str] = []
         self.arrived = 0
@@ -321,9 +351,6 @@ class SignalAt:
         self.stopping = threading.Event()
 
     def __call__(self, body):
-        from builders.testing.chat_faults import Fault
-
-        key = json.dumps(body, sort_keys=True)
         with self.lock:
             self.arrived += 1
             number = self.arrived
@@ -335,11 +362,11 @@ class SignalAt:
                 return Fault("disconnect")
             self.stopping.wait(timeout=120)
         with self.lock:
-            self.answered.append(key)
-        return None
+            self.answered.append(json.dumps(body, sort_keys=True))
+        return self.inner(body) if self.inner is not None else None
 
 
-def _signalled_run(args: list[str], handler: SignalAt, cwd: Path) -> tuple[int, str]:
+def _interrupted(args: list[str], handler: Counting, cwd: Path) -> tuple[int, str]:
     process = subprocess.Popen([sys.executable, "-m", "builders.cli", *args], cwd=cwd, env=_env(),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     handler.process = process
@@ -354,39 +381,69 @@ def _signalled_run(args: list[str], handler: SignalAt, cwd: Path) -> tuple[int, 
     return process.returncode, "".join(lines)
 
 
-def _signal(command, entry, world, tmp_path, signum) -> str:
-    with ChatServer() as server:
-        clean = SignalAt(None, 0)
-        server.handler = clean
-        code, output = _signalled_run(_args(entry, world, tmp_path / "clean", None, server.url), clean, tmp_path)
-        assert code == 0, output
-        at = max(2, len(clean.answered) // 2 + 1)
-        assert len(clean.answered) >= 2, f"{command}: too few requests to interrupt ({len(clean.answered)})"
-        first = SignalAt(signum, at)
-        server.handler = first
-        args = _args(entry, world, tmp_path / "run", None, server.url)
-        code, output = _signalled_run(args, first, tmp_path)
-        assert code == (130 if signum == signal.SIGINT else -signal.SIGKILL), output
-        if signum == signal.SIGINT:
-            assert "Traceback" not in output and "interrupted" in output, output
-        rerun = SignalAt(None, 0)
-        server.handler = rerun
-        code, output = _signalled_run(args, rerun, tmp_path)
-        assert code == 0, output
-    paid = Counter(first.answered) + Counter(rerun.answered)
-    assert paid == Counter(clean.answered), (
-        f"{command}: {sum(paid.values())} requests answered across the interrupted run and its rerun, "
-        f"{len(clean.answered)} in an uninterrupted run"
-    )
-    return f"holds (exit {code if signum == signal.SIGINT else 'killed'}; {len(first.answered)}+{len(rerun.answered)} = {len(clean.answered)} paid)"
+SIGNALS = {"sigint": signal.SIGINT, "sigkill": signal.SIGKILL}
 
 
-SIGNAL_RUNS = [(c, f) for f in ("sigint", "sigkill") for c, _ in _runs_of(f)]
+def _responder(entry: Invocation) -> Any:
+    if entry.responder == "bqa":
+        from builders.testing.bqa_responder import BQAResponder
+
+        return BQAResponder()
+    if entry.responder == "marinelife":
+        from builders.pipelines.marinelife import captioner
+        from builders.testing.marinelife_responder import MarineLifeResponder
+        from marinelife16k.annotations import read_annotations
+        from marinelife16k.sample import sample_attributes_path, sample_video_root
+
+        rows = read_annotations(sample_attributes_path(), video_root=sample_video_root())
+        return MarineLifeResponder(rows, sample_video_root(), captioner.frame_spec())
+    return None
 
 
-@pytest.mark.parametrize(("command", "fault"), SIGNAL_RUNS, ids=[f"{' '.join(c)}-{f}" for c, f in SIGNAL_RUNS])
-def test_a_signal_mid_work(command, fault, world, tmp_path):
-    entry = MATRIX[command]
-    assert isinstance(entry, Invocation)
-    outcome = _signal(command, entry, world, tmp_path, signal.SIGINT if fault == "sigint" else signal.SIGKILL)
-    print(f"| {' '.join(command)} | {fault} | {outcome} |")
+def test_signals_mid_work(world, tmp_path):
+    """SIGINT (exit 130, one line, no traceback) and SIGKILL halfway through each LLM command's requests:
+    the requests answered across the interrupted run and its rerun are those of an uninterrupted run,
+    none paid twice. The uninterrupted runs, and the reruns, each share one process."""
+    rows = [(c, f, e) for f in SIGNALS for c, e in _runs_of(f)]
+    servers = [ChatServer().__enter__() for _ in rows]
+    try:
+        clean = [Counting(_responder(e)) for _, _, e in rows]
+        for server, handler in zip(servers, clean, strict=True):
+            server.handler = handler
+        runs = [{"args": _args(e, world, tmp_path / f"clean{k}", None, servers[k].url), "cwd": str(tmp_path)}
+                for k, (_, _, e) in enumerate(rows)]  # fmt: skip
+        for (command, _, _), result in zip(rows, _batch(runs), strict=True):
+            assert result["rc"] == 0, (command, result)
+        first = []
+        for k, (command, fault, entry) in enumerate(rows):
+            assert len(clean[k].answered) >= 2, f"{command}: too few requests to interrupt"
+            handler = Counting(_responder(entry), SIGNALS[fault], at=len(clean[k].answered) // 2 + 1)
+            servers[k].handler = handler
+            args = _args(entry, world, tmp_path / f"run{k}", None, servers[k].url)
+            code, output = _interrupted(args, handler, tmp_path)
+            if fault == "sigint":
+                assert code == 130 and "Traceback" not in output and "vqabench: interrupted" in output, output
+            else:
+                assert code == -signal.SIGKILL, output
+            first.append(handler)
+        rerun = [Counting(_responder(e)) for _, _, e in rows]
+        for server, handler in zip(servers, rerun, strict=True):
+            server.handler = handler
+        runs = [{"args": _args(e, world, tmp_path / f"run{k}", None, servers[k].url), "cwd": str(tmp_path)}
+                for k, (_, _, e) in enumerate(rows)]  # fmt: skip
+        results = _batch(runs)
+    finally:
+        for server in servers:
+            server.__exit__(None, None, None)
+    problems = []
+    for k, (command, fault, _) in enumerate(rows):
+        assert results[k]["rc"] == 0, (command, results[k])
+        paid = Counter(first[k].answered) + Counter(rerun[k].answered)
+        outcome = (
+            f"holds: {len(first[k].answered)} + {len(rerun[k].answered)} paid = {len(clean[k].answered)}"
+        )
+        if paid != Counter(clean[k].answered):
+            outcome = f"PAID TWICE: {sum(paid.values())} paid across the run and its rerun, {len(clean[k].answered)} uninterrupted"
+            problems.append((command, fault, outcome))
+        print(f"| {' '.join(command)} | {fault} | {outcome} |")
+    assert problems == []

@@ -243,4 +243,6 @@ def copy_tree(src: Path, dst: Path) -> None:
         shutil.copytree(src, dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     except shutil.Error as err:  # a list of (source, target, reason): name the first target and why
         first = err.args[0][0]
-        raise OSError(f"cannot write {first[1]} ({first[2]}; {len(err.args[0])} file(s) not copied)") from None
+        raise OSError(
+            f"cannot write {first[1]} ({first[2]}; {len(err.args[0])} file(s) not copied)"
+        ) from None

@@ -35,11 +35,15 @@ class WorkFolderBusy(RuntimeError):
     """Another live process holds the work folder."""
 
 
-def check_work_folder(work_dir: str | os.PathLike[str]) -> Path:
-    """``work_dir`` resolved, if it may be a work folder: new, empty, or holding the lock file; a
-    ValueError for a folder of other files (notes, a dataset), the current directory or a file. For
-    commands that open files in it (the reply cache) before they take the lock."""
-    return check_replaceable(work_dir, marker=LOCK_FILE)
+def claim_work_folder(work_dir: str | os.PathLike[str]) -> Path:
+    """``work_dir`` resolved and created with its lock file, if it may be a work folder: new, empty, or
+    holding the lock file already; a ValueError for a folder of other files (notes, a dataset), the
+    current directory or a file. Called by the lock, and by commands that open files in the folder (the
+    reply cache) before they take it."""
+    folder = check_replaceable(work_dir, marker=LOCK_FILE)
+    folder.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644))
+    return folder
 
 
 @contextmanager
@@ -52,8 +56,7 @@ def work_folder_lock(work_dir: str | os.PathLike[str]) -> Iterator[Path]:
             fd, depth = _held[folder]
             _held[folder] = (fd, depth + 1)
         else:
-            check_work_folder(folder)
-            folder.mkdir(parents=True, exist_ok=True)
+            claim_work_folder(folder)
             fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
