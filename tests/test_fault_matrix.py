@@ -188,10 +188,11 @@ def _hostile_work(built, root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def world(built_samples, tmp_path_factory) -> dict[str, str]:
+    from human_study_helpers import write_marine_predictions
+
     from builders.llm.cache import import_replies
     from builders.testing.clips import write_clip
     from marinelife16k.sample import sample_attributes_path, sample_video_root
-    from tests.human_study_helpers import write_marine_predictions
 
     root = tmp_path_factory.mktemp("matrix-world")
     bqa, ml = built_samples["bqa"], built_samples["marinelife16k"]

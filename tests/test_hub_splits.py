@@ -12,11 +12,10 @@ from pathlib import Path
 import datasets
 import pyarrow.parquet as pq
 import pytest
+from hub_helpers import record_checksums
 
 from bqa.data import open_split as open_bqa
 from builders.cli import main as cli_main
-from builders.hub.checksums import CHECKSUMS_KEY, record
-from builders.hub.layout import read_card, render_card
 from builders.hub.splits import NotAHubFolder, read_hub_folder, read_split
 from marinelife16k.data import open_split as open_marinelife
 from marinelife16k.export import export_release
@@ -40,9 +39,7 @@ def folders(tmp_path_factory) -> dict[str, Path]:
     half = table.num_rows // 2
     for i, part in enumerate((table.slice(0, half), table.slice(half))):
         pq.write_table(part, shard.parent / f"test-{i:05d}-of-00002.parquet", row_group_size=2)
-    meta, body = read_card(root / "bqa")  # the rewritten shards, recorded as an export records them
-    meta[CHECKSUMS_KEY] = record(root / "bqa", "README.md")
-    (root / "bqa" / "README.md").write_text(render_card(meta, body), encoding="utf-8")
+    record_checksums(root / "bqa")  # the rewritten shards, recorded as an export records them
     work = write_sample_work_folder(root / "ml-work")
     export_release(work, root / "ml", cache_dir=root / "export-cache", max_shard_bytes=1, check=False)
     return {"bqa": root / "bqa", "bqa-work": root / "bqa-work", "ml": root / "ml", "ml-work": work}

@@ -13,9 +13,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from processes import vqabench
 
 from builders.files.folders import entry_path
-from tests.processes import vqabench
 
 
 def _hostile_work(built_samples, root: Path, row_id: str) -> Path:

@@ -123,7 +123,7 @@ def contact_sheet(frames: Frames, path: Path, columns: int = 8) -> Path:
     """The frames side by side (``columns`` per row), as one JPEG."""
     import numpy as np
 
-    from builders.files.jsonio import write_file_atomic
+    from builders.files.jsonio import write_bytes_atomic
     from builders.video.jpeg import jpeg_bytes
 
     n, h, w = frames.frames.shape[:3]
@@ -132,7 +132,7 @@ def contact_sheet(frames: Frames, path: Path, columns: int = 8) -> Path:
     for k, rgb in enumerate(frames.frames):
         row, column = divmod(k, columns)
         sheet[row * h : (row + 1) * h, column * w : (column + 1) * w] = rgb
-    return write_file_atomic(path, lambda tmp: tmp.write_bytes(jpeg_bytes(sheet)))
+    return write_bytes_atomic(path, jpeg_bytes(sheet))
 
 
 def sample_some_frames(bqa: BuiltSample, marine: BuiltSample, out: Path, steps: Steps) -> list[Path]:

@@ -97,6 +97,18 @@ def claim_folder(target: PathLike, *, marker: str, protect: Protected = ()) -> P
     return target
 
 
+def copy_folder(src: PathLike, dst: PathLike) -> None:
+    """Copy a shipped folder (files only, no caches) into ``dst`` (inside a folder being written); a copy
+    that fails (a full disk) is an OSError naming the first file not written."""
+    try:
+        shutil.copytree(src, dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    except shutil.Error as err:  # a list of (source, target, reason)
+        first = err.args[0][0]
+        raise OSError(
+            f"cannot write {first[1]} ({first[2]}; {len(err.args[0])} file(s) not copied)"
+        ) from None
+
+
 def remove_entries(folder: Path, names: Iterable[str]) -> None:
     """Remove the entries ``names`` of a folder its writer owns (:func:`claim_folder`): what a rerun
     writes again. Only plain names of the folder (:func:`entry_path`)."""

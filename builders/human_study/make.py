@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 from builders.files.folders import atomic_directory, check_replaceable
-from builders.files.jsonio import write_json_atomic, write_text_atomic
+from builders.files.jsonio import copy_file_atomic, write_json_atomic, write_text_atomic
 from builders.hub.checksums import sha256_file
 from builders.human_study.draw import RANDOM, assign, draw_items, rater_order
 from builders.human_study.page import render_page
@@ -154,7 +153,7 @@ def make_study(
                 if c.clip_key not in staged:
                     staged[c.clip_key] = remove_audio(c.clip(), target)
                 elif not target.exists():
-                    shutil.copyfile(staged[c.clip_key], target)
+                    copy_file_atomic(staged[c.clip_key], target)
                 clips[item_id] = f"{CLIPS_DIR}/{name}"
             data_for_page = page_data(study, rater, clips)
             write_json_atomic(folder / STUDY_FILE, data_for_page)
