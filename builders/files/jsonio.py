@@ -50,11 +50,23 @@ def naming(err: OSError, path: PathLike) -> OSError:
     return err
 
 
-def read_text(path: PathLike) -> str:
+def read_capped(path: PathLike, limit: int, what: str) -> bytes:
+    """The bytes of the file at ``path`` if it holds at most ``limit``; else a ValueError naming it and
+    ``what`` it is. Counted by the bytes actually read, never a size the file reports: a FIFO, a device
+    (``/dev/zero``) or a file that grows are refused at ``limit`` + 1 bytes, not read without bound."""
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path}: more than {limit:,} bytes; too large for {what}")
+    return data
+
+
+def read_text(path: PathLike, limit: int | None = None, what: str = "this input") -> str:
     """A UTF-8 text file's content (a leading BOM dropped); bytes that are not UTF-8 are an error
-    naming the file, the line and the byte, not a bare UnicodeDecodeError."""
+    naming the file, the line and the byte, not a bare UnicodeDecodeError. ``limit``: at most this many
+    bytes are read (:func:`read_capped`)."""
     path = Path(path)
-    data = path.read_bytes()
+    data = path.read_bytes() if limit is None else read_capped(path, limit, what)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
