@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from builders.files.folders import check_replaceable
 from builders.files.jsonio import naming
+from builders.runs.steps import DEFAULT_CACHE
 
 LOCK_FILE = ".vqabench.lock"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -40,7 +41,9 @@ def claim_work_folder(work_dir: str | os.PathLike[str]) -> Path:
     holding the lock file already; a ValueError for a folder of other files (notes, a dataset), the
     current directory or a file. Called by the lock, and by commands that open files in the folder (the
     reply cache) before they take it."""
-    folder = check_replaceable(work_dir, marker=LOCK_FILE)
+    # a folder holding only the reply cache is one a caller opened its client in, before the run took it
+    cache = ("", "-wal", "-shm", "-journal")
+    folder = check_replaceable(work_dir, marker=LOCK_FILE, legacy=[DEFAULT_CACHE + end for end in cache])
     folder.mkdir(parents=True, exist_ok=True)
     os.close(os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644))
     return folder
