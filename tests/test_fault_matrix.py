@@ -131,11 +131,19 @@ MATRIX: dict[tuple[str, ...], Invocation | str] = {
 }  # fmt: skip
 
 
-#: SIGKILL once per way of resuming (a build's steps, an evaluation, a judge cache): each run costs a
-#: process start, and the others resume through the same code.
-SIGKILL_FAMILIES = {("bqa", "build"), ("bqa", "evaluate"), ("marinelife", "judge")}
+#: Signals once per way of stopping and resuming (a build's steps, an evaluation, a judge cache): each
+#: interrupted run is a process start of its own, and the others go through the same code.
+SIGNAL_FAMILIES = {("bqa", "build"), ("bqa", "evaluate"), ("marinelife", "judge")}
 SAME_RESUME = {("marinelife", "build"): "bqa build", ("marinelife", "evaluate"): "bqa evaluate",
                ("judge", "score"): "marinelife judge"}  # fmt: skip
+
+
+def _signal_cell(command: tuple[str, ...], entry: Invocation) -> str | None:
+    if entry.llm and command in SIGNAL_FAMILIES:
+        return None
+    if command in SAME_RESUME:
+        return f"stops and resumes as {SAME_RESUME[command]} does (run there)"
+    return "pays for nothing (no LLM request)"
 
 
 def cells(command: tuple[str, ...]) -> dict[str, str]:
@@ -147,12 +155,8 @@ def cells(command: tuple[str, ...]) -> dict[str, str]:
         "foreign_out": None if entry.writes and not entry.out_file else "writes one file the user names",
         "hostile_ids": None if entry.hostile else "builds no path from a row id",
         "full_disk": None if entry.writes else "writes nothing",
-        "sigint": None if entry.llm else "pays for nothing (no LLM request)",
-        "sigkill": None
-        if entry.llm and command in SIGKILL_FAMILIES
-        else f"resumes as {SAME_RESUME[command]} does (run there)"
-        if command in SAME_RESUME
-        else "pays for nothing (no LLM request)",
+        "sigint": _signal_cell(command, entry),
+        "sigkill": _signal_cell(command, entry),
     }
     if not entry.writes:
         why["foreign_out"] = "writes nothing"
