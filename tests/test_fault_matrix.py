@@ -84,7 +84,7 @@ MATRIX: dict[tuple[str, ...], Invocation | str] = {
     ("bqa", "evaluate"): _run("bqa", "evaluate", "--data", "{hostile}", "--out", "{out}", "--limit", "3",
                               "--llm-concurrency", "1", *LLM, out_file=True),
     ("bqa", "export"): _run("bqa", "export", "{hostile}", "{out}"),
-    ("bqa", "stats"): _run("bqa", "stats", "{bqa_work}", "--no-clips", "--no-self-bleu", "--out", "{out}"),
+    ("bqa", "stats"): _run("bqa", "stats", "--data", "{bqa_work}", "--no-clips", "--no-self-bleu", "--out", "{out}"),
     ("bqa", "finetune-data"): _run("bqa", "finetune-data", "--data", "{hostile}", "--limit", "2", "--out", "{out}"),
     ("bqa", "check"): "reads a BoLD root and writes nothing (its bad input: tests/test_bqa_bold_input_errors.py)",
     ("demo",): _run("demo", "--out", "{out}"),
@@ -103,6 +103,10 @@ MATRIX: dict[tuple[str, ...], Invocation | str] = {
     ("llm", "export-replies"): _run("llm", "export-replies", "{cache}", "{out}", out_file=True),
     ("llm", "import-replies"): "writes into the reply cache it is given (SQLite: tests/test_cache_integrity.py, "
     "tests/test_llm_cache.py); no output folder, no ids, no LLM",
+    ("llm", "batch", "write"): "NOT YET RUN (merged from i41b at the end of issue 37): it writes the round's batch "
+    "files into OUT_DIR without claiming it; give it claim_folder and an Invocation here",
+    ("llm", "batch", "read"): "keeps engine results in the batch folder (the batch store's journal); no output folder",
+    ("llm", "batch", "cancel"): "cancels provider batches recorded in the batch folder; writes only its journal",
     ("llm", "check"): "one request: there is no mid-work point to interrupt, nothing to resume; writes nothing",
     ("marinelife", "build"): _run("marinelife", "build", "--attributes", "{ml_attributes}", "--video-root",
                                   "{ml_videos}", "--work", "{out}", "--llm-concurrency", "1", *LLM,

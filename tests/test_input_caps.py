@@ -51,7 +51,7 @@ def test_bqa_stats_checks_figure_5_counts(built_samples, tmp_path):
     meta = json.loads(meta_file.read_text())
     meta["extra"]["pipeline"]["filter"]["rejected"]["rule_no_question_mark"] += 1  # shares past 100%
     meta_file.write_text(json.dumps(meta))
-    done = vqabench(["bqa", "stats", str(work), "--no-clips", "--no-self-bleu"])
+    done = vqabench(["bqa", "stats", "--data", str(work), "--no-clips", "--no-self-bleu"])
     assert done.returncode == 2, done.stdout
     assert "meta.json extra.pipeline.filter: kept 25 + rejected 14 is not in 38" in done.stderr
 
