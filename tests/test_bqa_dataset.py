@@ -339,6 +339,7 @@ def test_a_hub_folder_exported_before_step4_reasons_still_opens(exported, tmp_pa
     import shutil
 
     import pyarrow.parquet as pq
+    from hub_helpers import record_checksums
 
     out, _, splits = exported
     old = tmp_path / "old"
@@ -346,6 +347,7 @@ def test_a_hub_folder_exported_before_step4_reasons_still_opens(exported, tmp_pa
     for shard in old.rglob("*.parquet"):
         table = pq.read_table(shard)
         pq.write_table(table.drop(["difficulty_reason"]), shard)
+    record_checksums(old)
     data = open_split(old, "train")
     assert [r["difficulty_reason"] for r in data.rows] == [
         "right_choice" if r.difficulty == "Easy" else "wrong_choice" for r in splits["train"]

@@ -17,6 +17,7 @@ from builders.hub.subset import add_subset_arguments, selection_from_args
 from builders.llm.cli import add_llm_arguments, client_from_args, derived_settings_from_args, require_api_key
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, share_cost_arguments, spent_line
 from builders.options.numbers import POSITIVE_INT
+from builders.runs.lock import claim_work_folder
 from builders.runs.steps import DEFAULT_CACHE, add_step_arguments
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 
@@ -86,8 +87,8 @@ def run_prediction_command(
 
     Exit status 1 when some LLM calls failed: they stay pending and a rerun asks for them alone.
     """
-    work = args.work or args.out.with_suffix(".work")
-    require_api_key(args)  # before a Hub download that a missing key would waste
+    require_api_key(args)  # before a Hub download (and a work folder) that a missing key would waste
+    work = claim_work_folder(args.work or args.out.with_suffix(".work"))  # before the cache opens in it
     source = resolve_data(args.data, args.revision)
     data = open_data(source.folder, args.split)
     identity = {"data": source.provenance(), "split": args.split, **(identity_extra or {})}

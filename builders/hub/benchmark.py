@@ -21,6 +21,8 @@ from typing import Any
 
 import yaml
 
+from builders.files.jsonio import write_text_atomic
+
 EVAL_FILE = "eval.yaml"
 #: Our harness's identifier. The Hub keeps a list of frameworks (huggingface.js
 #: ``packages/tasks/src/eval.ts``); a benchmark is listed once its framework is there.
@@ -121,9 +123,7 @@ def render_eval_yaml(benchmark: Benchmark) -> str:
 
 
 def write_eval_yaml(folder: str | Path, benchmark: Benchmark) -> Path:
-    path = Path(folder) / EVAL_FILE
-    path.write_text(render_eval_yaml(benchmark), encoding="utf-8")
-    return path
+    return write_text_atomic(Path(folder) / EVAL_FILE, render_eval_yaml(benchmark))
 
 
 def read_eval_yaml(folder: str | Path) -> dict[str, Any] | None:

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from builders.files.jsonio import dumps_line, iter_jsonl
+from builders.files.jsonio import dumps_line, iter_jsonl, write_file_atomic
 from builders.files.space import writing
 from builders.llm.messages import MEDIA_PARTS, data_url_bytes
 
@@ -546,23 +546,24 @@ def export_replies(cache_path: str | Path, jsonl_path: str | Path, *, stable: bo
     cache_path, jsonl_path = Path(cache_path), Path(jsonl_path)
     if not cache_path.is_file():
         raise FileNotFoundError(f"no reply cache at {cache_path}")
-    jsonl_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = jsonl_path.with_name(jsonl_path.name + ".tmp")
     count = 0
-    with ReplyCache(cache_path) as cache, tmp.open("w", encoding="utf-8") as out:
-        for reply in cache:
-            if stable:
-                reply = replace(reply, created="", elapsed=0.0)
-            out.write(reply.to_json() + "\n")
-            count += 1
-        damaged = dict(cache.damaged)
-    if damaged:
-        tmp.unlink()
-        raise CacheDamaged(
-            f"reply cache {cache_path}: {len(damaged)} damaged row(s) (first: key {next(iter(damaged))[:16]}…, "
-            f"{next(iter(damaged.values()))}); nothing written: rerun what made them to ask again, then export"
-        )
-    tmp.replace(jsonl_path)
+
+    def write(tmp: Path) -> None:
+        nonlocal count
+        with ReplyCache(cache_path) as cache, tmp.open("w", encoding="utf-8") as out:
+            for reply in cache:
+                if stable:
+                    reply = replace(reply, created="", elapsed=0.0)
+                out.write(reply.to_json() + "\n")
+                count += 1
+            damaged = dict(cache.damaged)
+        if damaged:
+            raise CacheDamaged(
+                f"reply cache {cache_path}: {len(damaged)} damaged row(s) (first: key {next(iter(damaged))[:16]}…, "
+                f"{next(iter(damaged.values()))}); nothing written: rerun what made them to ask again, then export"
+            )
+
+    write_file_atomic(jsonl_path, write)
     return count
 
 

@@ -38,7 +38,7 @@ from builders.files.jsonio import read_json_object
 from builders.hub.source import DataSource
 from builders.hub.subset import VideoSelection, VideoSubset, filter_by_video, recorded
 from builders.report.bqa_paper import compare_with_paper, published_rows, table_frames
-from builders.report.document import Report, Section, write_report
+from builders.report.document import Report, Section, report_folder, write_report
 from builders.report.inputs import align, preview, read_predictions
 from builders.report.paired import accuracy_pairs, paired_section
 from builders.report.paper_comparison import PaperRequest, paper_section
@@ -495,7 +495,7 @@ def write_bqa_report(
         metrics["human"]["draw"] = human_result.get(
             "draw", "stratified"
         )  # unrecorded: made before draws had names
-    out = Path(out_dir)
+    out = report_folder(out_dir)
     models = metrics["models"]
     if paper is not None and paper.compare:
         metrics["paper"] = compare_with_paper(models, split, paper)
