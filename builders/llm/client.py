@@ -17,6 +17,7 @@ the key of the original request.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import json
 import logging
@@ -280,6 +281,7 @@ class LLMClient:
         #: The signal (SIGINT, SIGTERM) that stopped the last session, if one did (:meth:`session`).
         self.interrupted: int | None = None
         self.timeout_noted = False  # the worst-case wait was said (at the first timeout)
+        self._owns_cache = True
         #: Errors already logged as a warning (sessions log each distinct one once).
         self.failures_said: set[str] = set()
 
@@ -296,8 +298,16 @@ class LLMClient:
         self.close()
 
     def close(self) -> None:
-        if self.cache is not None:
+        if self.cache is not None and self._owns_cache:
             self.cache.close()
+
+    def derive(self, settings: LLMSettings) -> LLMClient:
+        """A client for another model of the same run (e.g. who writes a two-stage style's rationales):
+        this client's cache - the same one, so both stages' replies are cached, claimed, replayed and
+        found again alike -, mode and proxy; it closes nothing of them (this client does)."""
+        other = LLMClient(settings, mode="normal", proxy=self._proxy)
+        other.cache, other.mode, other._owns_cache = self.cache, self.mode, False
+        return other
 
     # -- keys -------------------------------------------------------------------------------
 
@@ -400,28 +410,22 @@ class LLMClient:
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[LLMSession]:
-        """A :class:`LLMSession` for sending requests one at a time as they become ready (the step
-        loop's way); its counts are merged into :attr:`usage` when it closes.
+        """The run's one :class:`LLMSession`: requests sent one at a time as they become ready (the
+        step loop's way), with this client or any other (another stage's model), all under one stop,
+        one signal handling and one count of what was paid; each client's counts are merged into its
+        :attr:`usage` when it closes.
 
         While it is open (in the main thread), SIGINT (Ctrl-C) and SIGTERM stop it gently: nothing more
-        is sent, and the requests already sent - paid for, whatever happens now - are waited for, each
-        bounded by the timeout, so that their replies are cached and recorded as usual; :attr:`interrupted`
-        then holds the signal, and the runner raises :class:`Interrupted` once they are. A second
-        signal stops at once (the replies still out are lost)."""
-        started = time.perf_counter()
-        run = UsageSummary()
-        sdk = None if self.mode == "replay" or self.estimate is not None else self._sdk()
-        self.interrupted = None
+        is sent, whatever the client, and the requests already sent - paid for, whatever happens now -
+        are waited for, each bounded by the timeout, so that their replies are cached and recorded as
+        usual; :attr:`interrupted` of every client it used then holds the signal, and the runner raises
+        :class:`Interrupted` once they are. A second signal stops at once (the replies still out are lost)."""
+        session = LLMSession(self)
         try:
-            session = LLMSession(self, await sdk.__aenter__() if sdk is not None else None, run)
             with _stopped_by_signals(session):
                 yield session
         finally:
-            if sdk is not None:
-                await sdk.__aexit__(None, None, None)
-            run.seconds = time.perf_counter() - started
-            self.last_usage = run
-            self.usage.merge(run)
+            await session.close()
 
     def raise_if_interrupted(self) -> None:
         """Raise :class:`Interrupted` if the last session was stopped by a signal (call it once the
@@ -456,40 +460,88 @@ class LLMClient:
 
 
 class LLMSession:
-    """The one sender: requests sent one at a time, as soon as each is ready, through one SDK client
-    (at most ``settings.max_concurrency`` in flight; requests with the same key in flight share one
-    call). It claims a key in the shared cache, keeps the budget, calls the model, re-asks on a bad
-    reply, caches what validates and says what became of each request (:class:`Status`). Open one
-    with ``async with client.session() as session``; ``await session.complete(request)``.
+    """The one sender of a run, whatever client (model, endpoint) each request goes to: requests sent
+    one at a time, as soon as each is ready, each client's through its own SDK client (at most its
+    ``settings.max_concurrency`` in flight; requests with the same key in flight share one call). For
+    every client alike it claims a key in the shared cache, keeps the budget, calls the model, re-asks
+    on a bad reply, caches what validates and says what became of each request (:class:`Status`); a
+    stop (a signal, a full disk) stops every client's sending at once. Open one with
+    ``async with client.session() as session``; ``await session.complete(request)``, or
+    ``complete(request, other_client)`` for another stage's model.
 
-    ``budget`` (the client's :attr:`LLMClient.budget`): a request the cache cannot answer is sent
-    only while the budget allows its estimated cost (else :attr:`Status.OVER_BUDGET`, nothing sent).
-    In replay mode a miss is :attr:`Status.REPLAY_MISS` (nothing is ever sent); under ``--estimate``
+    ``budget`` (a client's :attr:`LLMClient.budget`): a request the cache cannot answer is sent only
+    while the budget allows its estimated cost (else :attr:`Status.OVER_BUDGET`, nothing sent). In
+    replay mode a miss is :attr:`Status.REPLAY_MISS` (nothing is ever sent); under ``--estimate``
     every request is :attr:`Status.ESTIMATED`.
     """
 
-    def __init__(self, client: LLMClient, sdk: openai.AsyncOpenAI | None, run: UsageSummary) -> None:
+    def __init__(self, client: LLMClient) -> None:
+        self.client = client
+        self._channels: dict[int, _Channel] = {}
+        self._opening = asyncio.Lock()
+        self._exits = contextlib.AsyncExitStack()
+        self._started = time.perf_counter()
+        #: Set by :meth:`stop`: nothing more is sent; results are :attr:`Status.STOPPED`.
+        self.stopping = asyncio.Event()
+        self.stop_reason: str | None = None
+        #: The signal (SIGINT, SIGTERM) that stopped this session, if one did.
+        self.interrupted: int | None = None
+        self.sending = 0  # HTTP requests out now, to any client (sent, so paid for, and not answered yet)
+        self.paid_unsaved = 0  # validated replies the cache could not store (a full disk)
+        self._task = asyncio.current_task()
+        client.interrupted = None
+
+    def stop(self, reason: str) -> None:
+        """Send nothing more, to any client (the requests already out are still waited for and recorded)."""
+        if not self.stopping.is_set():
+            self.stop_reason = reason
+            self.stopping.set()
+
+    async def complete(self, request: LLMRequest, client: LLMClient | None = None) -> LLMResult:
+        """The result of one request sent with ``client`` (None: the session's own); never raises for
+        a failed call (see its ``status``)."""
+        return await (await self._channel(client or self.client)).complete(request)
+
+    async def _channel(self, client: LLMClient) -> _Channel:
+        channel = self._channels.get(id(client))
+        if channel is None:
+            async with self._opening:
+                channel = self._channels.get(id(client))
+                if channel is None:
+                    sdk = None if client.mode == "replay" or client.estimate is not None else client._sdk()
+                    opened = await self._exits.enter_async_context(sdk) if sdk is not None else None
+                    channel = self._channels[id(client)] = _Channel(self, client, opened)
+        return channel
+
+    async def close(self) -> None:
+        """Close every client's SDK client; merge each client's counts into its usage."""
+        try:
+            await self._exits.aclose()
+        finally:
+            seconds = time.perf_counter() - self._started
+            self.client.last_usage = UsageSummary(seconds=seconds)
+            self.client.interrupted = self.interrupted
+            for channel in self._channels.values():
+                channel.run.seconds = seconds
+                channel.client.last_usage = channel.run
+                channel.client.usage.merge(channel.run)
+                channel.client.interrupted = self.interrupted
+
+
+class _Channel:
+    """One client's part of a :class:`LLMSession`: its settings, cache, SDK client and counts."""
+
+    def __init__(self, session: LLMSession, client: LLMClient, sdk: openai.AsyncOpenAI | None) -> None:
+        self.session = session
         self.client = client
         self.settings = client.settings
         self.cache = client.cache
         self.mode = client.mode
-        self.run = run
+        self.run = UsageSummary()
         self.budget = client.budget
         self._sdk = sdk
         self._limit = asyncio.Semaphore(client.settings.max_concurrency)
         self._in_flight: dict[str, asyncio.Future[LLMResult]] = {}
-        #: Set by :meth:`stop`: nothing more is sent; results are :attr:`Status.STOPPED`.
-        self.stopping = asyncio.Event()
-        self.stop_reason: str | None = None
-        self.sending = 0  # HTTP requests out now (sent, so paid for, and not answered yet)
-        self.paid_unsaved = 0  # validated replies the cache could not store (a full disk)
-        self._task = asyncio.current_task()
-
-    def stop(self, reason: str) -> None:
-        """Send nothing more (the requests already out are still waited for and recorded)."""
-        if not self.stopping.is_set():
-            self.stop_reason = reason
-            self.stopping.set()
 
     async def complete(self, request: LLMRequest) -> LLMResult:
         """The result of one request (never raises for a failed call: see its ``status``)."""
@@ -653,16 +705,16 @@ class LLMSession:
                 run.reasks += 1
             try:
                 async with self._limit:
-                    if self.stopping.is_set():
-                        return self._result(p, Status.STOPPED, f"not sent: the run is stopping: {self.stop_reason}",
+                    if self.session.stopping.is_set():
+                        return self._result(p, Status.STOPPED, f"not sent: the run is stopping: {self.session.stop_reason}",
                                             raw, attempts - 1, usage, model_reported,
                                             time.perf_counter() - started)  # fmt: skip
                     run.api_calls += 1
-                    self.sending += 1
+                    self.session.sending += 1
                     try:
                         completion = await sdk.chat.completions.create(**self._arguments(p, messages))
                     finally:
-                        self.sending -= 1
+                        self.session.sending -= 1
             except Exception as err:  # the SDK has already retried whatever is worth retrying
                 return self._result(
                     p, Status.FAILED, self._describe(err), raw, attempts, usage, model_reported,
@@ -711,7 +763,7 @@ class LLMSession:
                 continue
             elapsed = time.perf_counter() - started
             if self.cache is not None:
-                self.paid_unsaved += 1  # until the row is in: a full disk leaves it counted
+                self.session.paid_unsaved += 1  # until the row is in: a full disk leaves it counted
                 self.cache.put(
                     CachedReply(
                         key=p.key,
@@ -728,7 +780,7 @@ class LLMSession:
                         elapsed=round(elapsed, 3),
                     )
                 )
-                self.paid_unsaved -= 1
+                self.session.paid_unsaved -= 1
             return LLMResult(Status.OK, value, raw, None, attempts, False, model_reported, usage, p.key,
                              p.request.metadata, elapsed)  # fmt: skip
         return self._result(
@@ -791,11 +843,10 @@ def _stopped_by_signals(session: LLMSession) -> Iterator[None]:
     """SIGINT and SIGTERM stop ``session`` gently, a second one at once (:meth:`LLMClient.session`).
     Outside the main thread, or where the loop cannot take signal handlers, nothing changes."""
     loop = asyncio.get_running_loop()
-    client = session.client
 
     def on_signal(signum: int) -> None:
-        if client.interrupted is None:
-            client.interrupted = signum
+        if session.interrupted is None:
+            session.interrupted = signum
             session.stop(f"interrupted by {signal.Signals(signum).name}")
             print(
                 f"\n{signal.Signals(signum).name}: stopping; waiting for the {session.sending} request(s) already "
