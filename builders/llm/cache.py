@@ -11,7 +11,7 @@ metadata), checked on every read. A row that fails it - a flipped bit, an edited
 under another key, text that is no longer UTF-8 - is never used: it is logged (naming the cache and
 the key), counted in :attr:`ReplyCache.damaged` and reads as missing, so the client asks again (normal
 mode) or reports it (replay mode). A file SQLite itself cannot read is :class:`CacheDamaged`, one
-line naming it. Rows written before digests existed get theirs once, when a cache is first opened.
+line naming it. A row without a digest is damaged too: there is no older format to accept it from.
 
 Recorded replies travel as JSONL (:func:`export_replies` / :func:`import_replies`): one row per
 reply, sorted by key, so a release can ship the replies that built it and be rebuilt offline in
@@ -249,39 +249,11 @@ class ReplyCache:
                     self._db.execute("PRAGMA synchronous = NORMAL")
                 self._db.execute(_SCHEMA)
                 self._db.execute(_CLAIMS)
-                self._add_digests()
                 return
             except sqlite3.OperationalError as err:
                 if "locked" not in str(err) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.01)
-
-    def _add_digests(self) -> None:
-        """Give rows written before digests existed theirs (once: a cache from an older version)."""
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(replies)")}
-        if b"digest" not in columns and "digest" not in columns:
-            self._db.execute("ALTER TABLE replies ADD COLUMN digest TEXT")
-        legacy = self._db.execute(f"SELECT {_FIELDS} FROM replies WHERE digest IS NULL").fetchall()
-        if not legacy:
-            return
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            for row in legacy:
-                try:
-                    reply = _from_row((*row, None), check=False)
-                except DamagedRow:
-                    continue  # left without a digest: read as damaged
-                self._db.execute(
-                    "UPDATE replies SET digest = ? WHERE key = ? AND digest IS NULL",
-                    (reply_digest(reply), reply.key),
-                )
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
-        log.info(
-            "%s: %d cached replies from an older version now carry a content hash", self.path, len(legacy)
-        )
 
     @contextmanager
     def _readable(self) -> Iterator[None]:
