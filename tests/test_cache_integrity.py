@@ -22,7 +22,7 @@ from test_unfinished_runs import llm, vqabench
 
 from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMRequest, LLMSettings, user_message
-from builders.llm.cache import CacheDamaged, ReplyCache, export_replies, read_replies
+from builders.llm.cache import CacheDamaged, export_replies, read_replies
 from builders.testing.bqa_responder import BQAResponder, schema_name
 from builders.testing.chat_requests import frames_digest, image_urls
 from builders.testing.chat_server import ChatServer
@@ -194,7 +194,9 @@ def test_a_row_whose_digest_was_set_to_null_is_refused_and_asked_again(tmp_path,
         assert len(server.chat_requests) == 1  # the row without a digest, and only it, asked again
     assert [r.value for r in again] == [r.value for r in first]
     assert (not again[0].cached, again[1].cached) == (True, True)
-    assert f"reply cache {path}: the row of key {first[0].key[:16]} is damaged (no content hash)" in caplog.text
+    assert (
+        f"reply cache {path}: the row of key {first[0].key[:16]} is damaged (no content hash)" in caplog.text
+    )
 
 
 # --- real vqabench processes ------------------------------------------------------------------------

@@ -52,7 +52,9 @@ def test_a_replay_of_a_two_model_run_answers_both_stages_from_the_cache(bqa, tmp
         server.handler = TwoStage()
         assert cli_main(two_models(bqa.hub, tmp_path / "a.jsonl", server, "--llm-cache", str(cache))) == 0
         server.reset()
-        replay = two_models(bqa.hub, tmp_path / "b.jsonl", server, "--llm-cache", str(cache), "--llm-mode", "replay")
+        replay = two_models(
+            bqa.hub, tmp_path / "b.jsonl", server, "--llm-cache", str(cache), "--llm-mode", "replay"
+        )
         assert cli_main(replay) == 0
         assert server.chat_requests == []
     assert read_jsonl(tmp_path / "a.jsonl") == read_jsonl(tmp_path / "b.jsonl") or [
@@ -64,11 +66,15 @@ def test_a_replay_miss_of_stage_1_names_the_rationale_model(bqa, tmp_path, capsy
     cache = tmp_path / "empty.sqlite"
     ReplyCache(cache).close()
     with ChatServer(model=None) as server:
-        args = two_models(bqa.hub, tmp_path / "a.jsonl", server, "--llm-cache", str(cache), "--llm-mode", "replay")
+        args = two_models(
+            bqa.hub, tmp_path / "a.jsonl", server, "--llm-cache", str(cache), "--llm-mode", "replay"
+        )
         assert cli_main(args) != 0
         assert server.chat_requests == []
     err = capsys.readouterr().err
-    assert "6 of 6 requests have no recorded reply (first: item " in err and f"model {RATIONALE_MODEL})" in err
+    assert (
+        "6 of 6 requests have no recorded reply (first: item " in err and f"model {RATIONALE_MODEL})" in err
+    )
 
 
 class SignalDuringStage2:
@@ -122,12 +128,17 @@ def evaluate_process(args: list[str], handler: SignalDuringStage2) -> tuple[int,
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_signal_during_stage_2_stops_a_two_model_run_and_the_rerun_pays_nothing_twice(bqa, tmp_path, signum):
+def test_a_signal_during_stage_2_stops_a_two_model_run_and_the_rerun_pays_nothing_twice(
+    bqa, tmp_path, signum
+):
     concurrency = ("--llm-concurrency", str(IN_FLIGHT))
     with ChatServer(model=None) as server:
         clean = SignalDuringStage2(None)
         server.handler = clean
-        assert evaluate_process(two_models(bqa.hub, tmp_path / "clean.jsonl", server, *concurrency), clean)[0] == 0
+        assert (
+            evaluate_process(two_models(bqa.hub, tmp_path / "clean.jsonl", server, *concurrency), clean)[0]
+            == 0
+        )
         interrupted = SignalDuringStage2(signum)
         server.handler = interrupted
         args = two_models(bqa.hub, tmp_path / "p.jsonl", server, *concurrency)

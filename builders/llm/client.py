@@ -35,7 +35,7 @@ import openai
 from pydantic import BaseModel
 
 from builders.files.progress import progress_bar
-from builders.files.redact import redact_text, redact_url
+from builders.files.redact import redact_text, redact_url, without_userinfo
 from builders.files.space import DiskFull
 from builders.llm.cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
 from builders.llm.cost import Budget, Estimate, estimate_request
@@ -281,6 +281,7 @@ class LLMClient:
         #: The signal (SIGINT, SIGTERM) that stopped the last session, if one did (:meth:`session`).
         self.interrupted: int | None = None
         self.timeout_noted = False  # the worst-case wait was said (at the first timeout)
+        self.userinfo_noted = False  # the base URL's unsent user:password was said
         self._owns_cache = True
         #: Errors already logged as a warning (sessions log each distinct one once).
         self.failures_said: set[str] = set()
@@ -444,9 +445,14 @@ class LLMClient:
         # The HTTP client bounds each attempt as a whole (connect, headers, body) and each body's size:
         # httpx's own timeouts bound only each wait, which a trickling server never trips.
         s = self.settings
+        endpoint = without_userinfo(s.base_url)  # a URL's user:password is never sent as Basic auth
+        if endpoint != s.base_url and not self.userinfo_noted:
+            self.userinfo_noted = True
+            log.warning("the user:password in the base URL %s is not sent (no HTTP Basic auth from a URL); give "
+                        "the API key by the variable --llm-api-key-env names", redact_url(s.base_url))  # fmt: skip
         sdk = openai.AsyncOpenAI(
             api_key=s.read_api_key(),
-            base_url=s.base_url,
+            base_url=endpoint,
             timeout=s.timeout,
             max_retries=s.max_retries,
             http_client=BoundedAsyncClient(
