@@ -71,6 +71,21 @@ CREATE TABLE IF NOT EXISTS claims (
 )
 """
 CLAIM_MAX_AGE = 6 * 3600.0
+# A reply paid for that did not validate, and why, while its re-ask is pending: a run stopped before
+# the re-ask (a signal, a full disk, a kill) leaves it, so the rerun sends the re-ask, not the first
+# request again. Dropped once the key has a validated reply, or when its re-asks ran out.
+_REASKS = """
+CREATE TABLE IF NOT EXISTS reasks (
+    key TEXT PRIMARY KEY,
+    raw TEXT NOT NULL,
+    problem TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    model_reported TEXT,
+    digest TEXT NOT NULL
+)
+"""
 _FIELDS = (
     "key, model, model_reported, prompt_name, prompt_version, raw, value, "
     "prompt_tokens, completion_tokens, attempts, created, elapsed"
@@ -112,6 +127,23 @@ class CachedReply:
         """One JSONL line (no newline), as :func:`export_replies` writes it: the fields and their
         ``sha256`` (:func:`reply_digest`)."""
         return dumps_line({**asdict(self), "sha256": reply_digest(self)}).removesuffix("\n")
+
+
+@dataclass(frozen=True)
+class PendingReask:
+    """A reply paid for that did not validate (``raw``), why (``problem``), and what it cost so far:
+    the state of a request whose re-ask has not been answered yet."""
+
+    key: str
+    raw: str
+    problem: str
+    attempts: int
+    prompt_tokens: int
+    completion_tokens: int
+    model_reported: str | None
+
+    def digest(self) -> str:
+        return hashlib.sha256(_canonical(list(asdict(self).values())).encode("utf-8")).hexdigest()
 
 
 def reply_digest(reply: CachedReply) -> str:
@@ -249,6 +281,7 @@ class ReplyCache:
                     self._db.execute("PRAGMA synchronous = NORMAL")
                 self._db.execute(_SCHEMA)
                 self._db.execute(_CLAIMS)
+                self._db.execute(_REASKS)
                 return
             except sqlite3.OperationalError as err:
                 if "locked" not in str(err) or time.monotonic() > deadline:
@@ -373,6 +406,7 @@ class ReplyCache:
         self.put_many([reply])
 
     def put_many(self, replies: Iterable[CachedReply]) -> None:
+        """Insert or replace rows; a key's pending re-ask (:meth:`put_reask`) goes with it."""
         rows = [_to_row(r) for r in replies]
         with self._lock, self._readable(), writing(f"the reply cache {self.path}"):
             self._db.execute("BEGIN IMMEDIATE")
@@ -380,10 +414,37 @@ class ReplyCache:
                 self._db.executemany(
                     f"INSERT OR REPLACE INTO replies ({_COLUMNS}) VALUES ({','.join('?' * 13)})", rows
                 )
+                self._db.executemany("DELETE FROM reasks WHERE key = ?", [(row[0],) for row in rows])
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+
+    def put_reask(self, reask: PendingReask) -> None:
+        """Keep a paid, unusable reply and its problem until its re-ask is answered (see ``_REASKS``)."""
+        row = (*asdict(reask).values(), reask.digest())
+        with self._lock, self._readable(), writing(f"the reply cache {self.path}"):
+            self._db.execute(f"INSERT OR REPLACE INTO reasks VALUES ({','.join('?' * 8)})", row)
+
+    def get_reask(self, key: str) -> PendingReask | None:
+        """The key's pending re-ask, or None; a damaged row is logged and reads as none."""
+        with self._lock, self._readable():
+            row = self._db.execute("SELECT * FROM reasks WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            reask = PendingReask(*(_text(v) for v in row[:7]))
+            if _text(row[7]) == reask.digest():
+                return reask
+        except (UnicodeDecodeError, TypeError):
+            pass
+        log.warning("reply cache %s: the pending re-ask of key %s is damaged: not used", self.path, key[:16])
+        return None
+
+    def drop_reask(self, key: str) -> None:
+        """Forget the key's pending re-ask (its re-asks ran out: the next run starts afresh)."""
+        with self._lock, self._readable(), writing(f"the reply cache {self.path}"):
+            self._db.execute("DELETE FROM reasks WHERE key = ?", (key,))
 
     def claim(self, key: str) -> bool:
         """Claim ``key`` for this process before calling the model: True when it is ours now, False

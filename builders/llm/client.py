@@ -37,7 +37,7 @@ from pydantic import BaseModel
 from builders.files.progress import progress_bar
 from builders.files.redact import redact_text, redact_url, without_userinfo
 from builders.files.space import DiskFull
-from builders.llm.cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
+from builders.llm.cache import CachedReply, PendingReask, ReplyCache, cache_key, load_replies, utc_now
 from builders.llm.cost import Budget, Estimate, estimate_request
 from builders.llm.messages import (
     Message,
@@ -405,6 +405,8 @@ class LLMClient:
                     return result
 
                 results = await asyncio.gather(*(one(r) for r in requests))
+                if session.full is not None:
+                    raise session.full_error()
         log.info("%s", self.last_usage)
         self.raise_if_interrupted()
         return list(results)
@@ -493,7 +495,8 @@ class LLMSession:
         #: The signal (SIGINT, SIGTERM) that stopped this session, if one did.
         self.interrupted: int | None = None
         self.sending = 0  # HTTP requests out now, to any client (sent, so paid for, and not answered yet)
-        self.paid_unsaved = 0  # validated replies the cache could not store (a full disk)
+        self.paid_unsaved = 0  # replies paid for that the cache could not store (a full disk)
+        self.full: DiskFull | None = None  # the first write that failed for lack of space
         self._task = asyncio.current_task()
         client.interrupted = None
 
@@ -502,6 +505,22 @@ class LLMSession:
         if not self.stopping.is_set():
             self.stop_reason = reason
             self.stopping.set()
+
+    def disk_full(self, err: DiskFull) -> None:
+        """No room to save what is paid for: send nothing more (what was saved stays saved)."""
+        if self.full is None:
+            self.full = err
+        self.stop("the disk is full")
+
+    def full_error(self, done: str = "") -> DiskFull:
+        """The one line a run stopped by a full disk ends with: what it did (``done``), and how many
+        replies it paid for that it could not save (the rerun pays them again; no others)."""
+        lost = self.paid_unsaved
+        return DiskFull(
+            f"{self.full}: stopped sending{done}"
+            + (f"; {lost} reply(ies) paid for could not be saved and will be asked again" if lost else "")
+            + "; free some space and rerun the same command to resume"
+        )
 
     async def complete(self, request: LLMRequest, client: LLMClient | None = None) -> LLMResult:
         """The result of one request sent with ``client`` (None: the session's own); never raises for
@@ -605,15 +624,19 @@ class _Channel:
                         error = f"not sent: over the --max-cost budget: {self.budget.describe()}"
                         return self._result(p, Status.OVER_BUDGET, error)
                 result = await self._call(p)
-            except DiskFull:
-                raise  # the run cannot save what it pays for: the caller stops it (one line)
+            except DiskFull as err:  # the run cannot save what it pays for: it stops (one line, at the end)
+                self.session.disk_full(err)
+                result = self._result(p, Status.STOPPED, f"not saved: {err}")
             except Exception as err:  # a bug must not sink the other items; it is logged
                 log.exception("LLM request %s failed unexpectedly", p.key[:12])
                 result = self._result(p, Status.FAILED, self._describe(err))
             return result
         finally:
             if self.cache is not None and self.mode == "normal":
-                self.cache.release(p.key)
+                try:
+                    self.cache.release(p.key)
+                except DiskFull as err:  # the claim dies with this process
+                    self.session.disk_full(err)
             if self.budget is not None and reserved is not None:
                 self.budget.settle(reserved, result.usage if result is not None else None, self.settings)
 
@@ -706,7 +729,19 @@ class _Channel:
         model_reported: str | None = None
         problem = ""
         attempts = 0
-        for attempts in range(1, self.settings.max_validation_retries + 2):
+        cache = self.cache if self.mode == "normal" else None  # where a pending re-ask is kept
+        pending = cache.get_reask(p.key) if cache is not None else None
+        if pending is not None:  # a run stopped before this re-ask: the first reply is paid, ask on from it
+            raw, problem, attempts, model_reported = (
+                pending.raw,
+                pending.problem,
+                pending.attempts,
+                pending.model_reported,
+            )
+            usage = TokenUsage(pending.prompt_tokens, pending.completion_tokens)
+            messages = self._reask_messages(p, raw, problem)
+        first = attempts + 1
+        for attempts in range(first, self.settings.max_validation_retries + 2):
             if attempts > 1:
                 run.reasks += 1
             try:
@@ -761,11 +796,12 @@ class _Channel:
             except ReplyError as err:
                 problem = str(err)
                 log.info("reply %s attempt %d unusable: %s", p.key[:12], attempts, problem)
-                messages = [
-                    *p.request.messages,
-                    assistant_message(raw or ""),
-                    user_message(self._reask(p, problem)),
-                ]
+                messages = self._reask_messages(p, raw or "", problem)
+                if cache is not None and attempts <= self.settings.max_validation_retries:
+                    self.session.paid_unsaved += 1  # paid; a full disk leaves it counted
+                    cache.put_reask(PendingReask(p.key, raw or "", problem, attempts, usage.prompt_tokens,
+                                                 usage.completion_tokens, model_reported))  # fmt: skip
+                    self.session.paid_unsaved -= 1
                 continue
             elapsed = time.perf_counter() - started
             if self.cache is not None:
@@ -789,19 +825,23 @@ class _Channel:
                 self.session.paid_unsaved -= 1
             return LLMResult(Status.OK, value, raw, None, attempts, False, model_reported, usage, p.key,
                              p.request.metadata, elapsed)  # fmt: skip
+        if cache is not None:
+            cache.drop_reask(p.key)  # its re-asks ran out: a rerun asks afresh
         return self._result(
             p, Status.FAILED, f"no usable reply after {attempts} attempts: {problem}", raw, attempts, usage,
             model_reported, time.perf_counter() - started,
         )  # fmt: skip
 
     @staticmethod
-    def _reask(p: _Prepared, problem: str) -> str:
+    def _reask_messages(p: _Prepared, raw: str, problem: str) -> list[Message]:
+        """The request again, with the unusable reply and what was wrong with it."""
         wanted = (
             "Reply with only a JSON value that matches the requested schema."
             if p.schema is not None
             else "Reply again to the original request."
         )
-        return f"Your previous reply could not be used: {problem}\n{wanted}"
+        reask = f"Your previous reply could not be used: {problem}\n{wanted}"
+        return [*p.request.messages, assistant_message(raw), user_message(reask)]
 
     def _describe(self, err: BaseException) -> str:
         """A one-line reason for a failed call, with the API key scrubbed out whatever the server echoed."""

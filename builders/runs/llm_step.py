@@ -176,7 +176,6 @@ async def _pipeline(
     window = asyncio.Semaphore(client.settings.max_concurrency + ahead)
     stop = asyncio.Event()  # set when the budget refuses a request: start nothing more
     paid = False  # mark_paid done (once, before the first validated reply is recorded)
-    full: list[DiskFull] = []  # the first write that failed for lack of space
     recorded = 0
 
     def add(*args: Any, **kwargs: Any) -> None:
@@ -225,8 +224,7 @@ async def _pipeline(
         try:
             await answer(item, pool)
         except DiskFull as err:  # no room to save: send nothing more; what was saved stays saved
-            full.append(err)
-            session.stop("the disk is full")
+            session.disk_full(err)
         finally:
             window.release()
 
@@ -273,8 +271,7 @@ async def _pipeline(
             try:
                 records.commit_due()
             except DiskFull as err:
-                full.append(err)
-                session.stop("the disk is full")
+                session.disk_full(err)
                 return
 
     ticker = asyncio.create_task(commit_every_second())
@@ -294,15 +291,6 @@ async def _pipeline(
                 await asyncio.gather(*tasks)
     finally:
         ticker.cancel()
-    lost = session.paid_unsaved
-    if not full:
+    if session.full is None:
         return failures, missed, None
-    return (
-        failures,
-        missed,
-        DiskFull(
-            f"{full[0]}: stopped sending. This run recorded {recorded} item(s) before that"
-            + (f"; {lost} reply(ies) paid for could not be saved and will be asked again" if lost else "")
-            + "; free some space and rerun the same command to resume"
-        ),
-    )
+    return failures, missed, session.full_error(f". This run recorded {recorded} item(s) before that")
