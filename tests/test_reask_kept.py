@@ -10,10 +10,16 @@ out (a barrier), and the unusable replies are sent once the run has said it is s
 from __future__ import annotations
 
 import json
+import os
+import re
 import signal
+import subprocess
+import sys
 import threading
 
-from test_interrupt import IN_FLIGHT, STOPPING, build_args, run
+import pytest
+from test_interrupt import IN_FLIGHT, STOPPING, FillDiskAt, _can_mount_tmpfs, build_args, run
+from test_judge_item_binding import SCORES, own_reply
 
 from builders.testing.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer, Fault
@@ -75,3 +81,49 @@ def test_a_reask_cut_by_a_signal_keeps_the_first_reply_so_the_rerun_pays_it_once
     for body in reasks:
         assert REASK in body["messages"][-1]["content"]
         assert json.dumps(body["messages"][:-2], sort_keys=True) in "".join(first)  # the request it re-asks
+
+
+def test_a_full_disk_during_judge_is_one_line_counting_what_was_paid_and_the_rerun_pays_only_that(tmp_path):
+    """A real 64 MB tmpfs (a user and mount namespace of its own) holds the judge's cache; the disk
+    fills before the fifth reply. The judge stops sending, says so in one line counting the replies it
+    paid for and could not save, and the rerun, once space is freed, pays for those alone."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    if not _can_mount_tmpfs(str(mnt)):
+        pytest.skip("no user+mount namespaces here to mount a tmpfs (unshare refused)")
+    rows = tmp_path / "predictions.jsonl"
+    rows.write_text("".join(
+        json.dumps({"raw_output": f"<<{a},{b},{c}>> The camera follows animal {i}.", "reference": f"Reference {i}.",
+                    "question": "How does the camera relate to the animal?"}) + "\n"
+        for i, (a, b, c) in enumerate(SCORES)
+    ))  # fmt: skip
+    with ChatServer(model=None) as server:
+        handler = FillDiskAt(5, str(mnt))
+        handler.responder = own_reply
+        server.handler = handler
+        args = ["judge", "score", str(rows), "--llm-model", "judge", "--llm-base-url", server.url,
+                "--llm-api-key-env", "none", "--llm-concurrency", str(IN_FLIGHT), "--llm-cache",
+                str(mnt / "judge.sqlite")]  # fmt: skip
+        script = (
+            'mount -t tmpfs -o size=64m tmpfs "$0" || exit 97; "$@"; echo "first run: exit $?"; '
+            'rm -f "$0/filler"; "$@"; echo "rerun: exit $?"'
+        )
+        env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower() and not k.startswith("VQABENCH_")}
+        process = subprocess.Popen(
+            ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, str(mnt),
+             sys.executable, "-m", "builders.cli", *args],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        handler.process = process
+        output, _ = process.communicate(timeout=600)
+    first, _, second = output.partition("first run: exit ")
+    assert second.startswith("2\n") and "rerun: exit 0" in second, output
+    assert "Traceback" not in first and "Task exception" not in first, first
+    errors = [line for line in first.splitlines() if line.startswith("vqabench: error:")]
+    assert len(errors) == 1 and len(first.strip().splitlines()) <= 3, first
+    assert errors[0].startswith("vqabench: error: no space left on the disk to write the reply cache")
+    found = re.search(r"; (\d+) reply\(ies\) paid for could not be saved", errors[0])
+    lost = int(found.group(1)) if found else 0
+    assert 1 <= lost <= IN_FLIGHT  # the reply being saved when the disk filled, at most those out
+    # Every reply paid once, but the ones the error counted as lost, paid once more by the rerun.
+    assert len(handler.bodies) == len(SCORES) + lost and len(set(handler.bodies)) == len(SCORES)
