@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from pathlib import Path
 
 from builders.cli import main as cli_main
 from builders.testing.chat_requests import item_id, last_user_text, with_item_id
@@ -25,6 +26,16 @@ def own_reply(body) -> dict:
     return with_item_id(body, {"camera": camera, "activity": activity, "relation": relation})
 
 
+def write_predictions(path: Path) -> Path:
+    """A predictions file of one OEMU item per :data:`SCORES` entry, its scores in its prediction."""
+    path.write_text("".join(
+        json.dumps({"raw_output": f"<<{a},{b},{c}>> The camera follows animal {i}.", "reference": f"Reference {i}.",
+                    "question": "How does the camera relate to the animal?"}) + "\n"
+        for i, (a, b, c) in enumerate(SCORES)
+    ))  # fmt: skip
+    return path
+
+
 class ShiftedByOne:
     """Answers each request with the reply meant for the request before it (the first with its own)."""
 
@@ -38,12 +49,7 @@ class ShiftedByOne:
 
 
 def test_a_reply_meant_for_another_item_is_never_scored_for_this_one(tmp_path, capsys):
-    rows = tmp_path / "predictions.jsonl"
-    rows.write_text("".join(
-        json.dumps({"raw_output": f"<<{a},{b},{c}>> The camera follows animal {i}.", "reference": f"Reference {i}.",
-                    "question": "How does the camera relate to the animal?"}) + "\n"
-        for i, (a, b, c) in enumerate(SCORES)
-    ))  # fmt: skip
+    rows = write_predictions(tmp_path / "predictions.jsonl")
     out = tmp_path / "judged.json"
     with ChatServer(model=None) as server:
         server.handler = ShiftedByOne()

@@ -10,16 +10,21 @@ out (a barrier), and the unusable replies are sent once the run has said it is s
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import subprocess
-import sys
 import threading
 
 import pytest
-from test_interrupt import IN_FLIGHT, STOPPING, FillDiskAt, _can_mount_tmpfs, build_args, run
-from test_judge_item_binding import SCORES, own_reply
+from test_interrupt import (
+    IN_FLIGHT,
+    STOPPING,
+    FillDiskAt,
+    _can_mount_tmpfs,
+    build_args,
+    run,
+    run_on_a_tmpfs_filled_once,
+)
+from test_judge_item_binding import SCORES, own_reply, write_predictions
 
 from builders.testing.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer, Fault
@@ -91,12 +96,7 @@ def test_a_full_disk_during_judge_is_one_line_counting_what_was_paid_and_the_rer
     mnt.mkdir()
     if not _can_mount_tmpfs(str(mnt)):
         pytest.skip("no user+mount namespaces here to mount a tmpfs (unshare refused)")
-    rows = tmp_path / "predictions.jsonl"
-    rows.write_text("".join(
-        json.dumps({"raw_output": f"<<{a},{b},{c}>> The camera follows animal {i}.", "reference": f"Reference {i}.",
-                    "question": "How does the camera relate to the animal?"}) + "\n"
-        for i, (a, b, c) in enumerate(SCORES)
-    ))  # fmt: skip
+    rows = write_predictions(tmp_path / "predictions.jsonl")
     with ChatServer(model=None) as server:
         handler = FillDiskAt(5, str(mnt))
         handler.responder = own_reply
@@ -104,18 +104,7 @@ def test_a_full_disk_during_judge_is_one_line_counting_what_was_paid_and_the_rer
         args = ["judge", "score", str(rows), "--llm-model", "judge", "--llm-base-url", server.url,
                 "--llm-api-key-env", "none", "--llm-concurrency", str(IN_FLIGHT), "--llm-cache",
                 str(mnt / "judge.sqlite")]  # fmt: skip
-        script = (
-            'mount -t tmpfs -o size=64m tmpfs "$0" || exit 97; "$@"; echo "first run: exit $?"; '
-            'rm -f "$0/filler"; "$@"; echo "rerun: exit $?"'
-        )
-        env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower() and not k.startswith("VQABENCH_")}
-        process = subprocess.Popen(
-            ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, str(mnt),
-             sys.executable, "-m", "builders.cli", *args],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
-        handler.process = process
-        output, _ = process.communicate(timeout=600)
+        output = run_on_a_tmpfs_filled_once(mnt, args, handler)
     first, _, second = output.partition("first run: exit ")
     assert second.startswith("2\n") and "rerun: exit 0" in second, output
     assert "Traceback" not in first and "Task exception" not in first, first
