@@ -50,8 +50,7 @@ _SECRET_VALUE = re.compile(
     r"\bsk-[A-Za-z0-9_\-]{16,}|\bAIza[0-9A-Za-z_\-]{30,}|\bhf_[A-Za-z0-9]{20,}|\bgh[pousr]_[A-Za-z0-9]{20,}"
     r"|\bgithub_pat_[A-Za-z0-9_]{20,}|\bxox[abprs]-[A-Za-z0-9\-]{10,}|\bAKIA[0-9A-Z]{16}\b"
     r"|\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]+"
-    r"|(?<=\bBearer )[^\s\"',]+|(?<=\bBasic )[A-Za-z0-9+/=]{8,}",
-    re.IGNORECASE,
+    r"|(?<=\bBearer )[^\s\"',]+|(?<=\bBasic )(?=[A-Za-z+/]*[0-9=])[A-Za-z0-9+/]{8,}={0,2}",
 )
 _URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^/\s@?#]+)@")
 _QUERY_PAIR = re.compile(r"([?&;])([^=&;#\s]+)=([^&;#\s]*)")
