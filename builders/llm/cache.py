@@ -230,6 +230,8 @@ class _NamedConnection(sqlite3.Connection):
             return super().execute(*args)
         except sqlite3.Error as err:
             raise self._named(err) from None
+        except UnicodeDecodeError:  # SQLite quoting a damaged schema: its message is not even text
+            raise sqlite3.DatabaseError(f"reply cache {self.path}: malformed schema (unreadable)") from None
 
     def executemany(self, *args: Any) -> sqlite3.Cursor:
         try:
