@@ -48,7 +48,10 @@ def test_a_compressed_bomb_is_refused_at_the_decoded_cap_with_memory_bounded(
         )
         asked = len(server.chat_requests)
     assert code == 1, output
-    assert f"2 x reply too large: the reply body decoded ({encoding}) grew past 1 MB (--llm-max-reply-mb)" in output
+    assert (
+        f"2 x reply too large: the reply body decoded ({encoding}) grew past 1 MB (--llm-max-reply-mb)"
+        in output
+    )
     assert asked == 2  # one request per item, not retried: the same server would send it again
     assert not (tmp_path / "p.jsonl").exists()
     # Memory: a slice or two above the clean run's peak, nowhere near the 128 MB the bomb decodes to.
