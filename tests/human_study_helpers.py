@@ -47,9 +47,7 @@ def _scripted_judge(body: dict[str, Any]) -> dict[str, Any]:
     properties = response_schema(body)["properties"]
     scores = [name for name, p in properties.items() if p.get("type") == "integer"]
     reply: dict[str, Any] = {
-        name: "scripted reason"
-        for name, p in properties.items()
-        if p.get("type") == "string" and name != "item_id"
+        name: "scripted reason" for name, p in properties.items() if p.get("type") == "string"
     }
     reply.update({name: judge_score(n, k) for k, name in enumerate(scores)})
     return with_item_id(body, reply)

@@ -43,8 +43,6 @@ def scripted(body):
     props = response_schema(body)["properties"]
     reply, k = {}, 0
     for name, sub in props.items():
-        if name == "item_id":  # the judged item's id, copied (a bound request)
-            continue
         if sub["type"] == "string":
             reply[name] = f"reason for {name}"
             continue
