@@ -36,7 +36,8 @@ _SECRET_ENDINGS = ("token", "secret", "password", "passwd", "apikey", "accesskey
 # whose values are (every other one is).
 _SAFE_QUERY = frozenset(
     {"alt", "api-version", "version", "revision", "ref", "model", "format", "limit", "offset", "page", "split",
-     "config", "expand", "full", "recursive", "create_pr", "search", "author", "filter", "sort", "direction"}
+     "config", "expand", "full", "recursive", "create_pr", "search", "author", "filter", "sort", "direction",
+     "download"}
 )  # fmt: skip
 _SAFE_HEADERS = frozenset(
     {"content-type", "accept", "accept-encoding", "accept-language", "user-agent", "content-length",
