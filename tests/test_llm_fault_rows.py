@@ -50,46 +50,32 @@ def marine_predictions(hub: Path, folder: Path) -> Path:
     return out
 
 
+def marine_judge(hub: Path, folder: Path) -> list[str]:
+    return ["marinelife", "judge", str(marine_predictions(hub, folder)), "--out", str(folder / "judged.json")]
+
+
+def evaluate(benchmark: str, hub: Path, folder: Path, *extra: str) -> list[str]:
+    return [benchmark, "evaluate", "--data", str(hub), "--split", "test", "--num-frames", "2", "--out",
+            str(folder / "p.jsonl"), *extra]  # fmt: skip
+
+
 #: Per command, its arguments but the LLM ones: ``(samples, folder) -> args``.
 ARGS = {
     ("bqa", "build"): lambda s, f: ["bqa", "build", "--sample", "--limit", "2", "--work", str(f / "work")],
-    ("bqa", "evaluate"): lambda s, f: [
-        "bqa",
-        "evaluate",
-        "--data",
-        str(s["bqa"].hub),
-        "--split",
-        "test",
-        "--limit",
-        "2",
-        "--num-frames",
-        "2",
-        "--out",
-        str(f / "p.jsonl"),
-    ],  # fmt: skip
+    ("bqa", "evaluate"): lambda s, f: evaluate("bqa", s["bqa"].hub, f, "--limit", "2"),
     ("judge", "score"): lambda s, f: ["judge", "score", str(write_predictions(f / "j.jsonl"))],
     ("llm", "check"): lambda s, f: ["llm", "check"],
     ("marinelife", "build"): lambda s, f: ["marinelife", "build", "--sample", "--work", str(f / "work")],
-    ("marinelife", "evaluate"): lambda s, f: [
-        "marinelife",
-        "evaluate",
-        "--data",
-        str(s["marinelife16k"].hub),
-        "--split",
-        "test",
-        "--num-frames",
-        "2",
-        "--out",
-        str(f / "p.jsonl"),
-    ],  # fmt: skip
-    ("marinelife", "judge"): lambda s, f: [
-        "marinelife",
-        "judge",
-        str(marine_predictions(s["marinelife16k"].hub, f)),
-        "--out",
-        str(f / "judged.json"),
-    ],  # fmt: skip
+    ("marinelife", "evaluate"): lambda s, f: evaluate("marinelife", s["marinelife16k"].hub, f),
+    ("marinelife", "judge"): lambda s, f: marine_judge(s["marinelife16k"].hub, f),
 }
+
+
+def run_row(command: tuple[str, ...], samples, folder: Path, url: str, *llm: str) -> int:
+    """The command's exit status, run with the LLM options ``llm`` against ``url``."""
+    cache = () if command == ("llm", "check") else ("--llm-cache", str(folder / "cache.sqlite"))
+    return cli_main([*ARGS[command](samples, folder), "--llm-model", "m", "--llm-base-url", url,
+                     "--llm-max-retries", "0", *cache, *llm])  # fmt: skip
 
 
 def test_every_llm_command_of_the_cli_has_its_rows():
@@ -100,9 +86,8 @@ def test_every_llm_command_of_the_cli_has_its_rows():
 def test_a_compressed_bomb_is_refused_at_the_decoded_cap(command, built_samples, tmp_path, capsys):
     with ChatServer(model=None) as server:
         server.handler = lambda body: Fault.bomb(128 << 20)
-        code = cli_main([*ARGS[command](built_samples, tmp_path), "--llm-model", "m", "--llm-base-url", server.url,
-                         "--llm-api-key-env", "none", "--llm-max-retries", "0", "--llm-max-reply-mb", "1",
-                         *(() if command == ("llm", "check") else ("--llm-cache", str(tmp_path / "cache.sqlite")))])  # fmt: skip
+        code = run_row(command, built_samples, tmp_path, server.url, "--llm-api-key-env", "none",
+                       "--llm-max-reply-mb", "1")  # fmt: skip
         asked = len(server.chat_requests)
     output = "".join(capsys.readouterr())
     assert code != 0 and asked, output
@@ -117,9 +102,7 @@ def test_a_server_echoing_credentials_leaks_none(command, built_samples, tmp_pat
     monkeypatch.setenv("ROW_KEY", KEY)
     with ChatServer(model=None, api_key="another-key") as server:  # 401s echo the key they got
         url = server.url.replace("http://", f"http://{USER}:{PASSWORD}@")
-        code = cli_main([*ARGS[command](built_samples, tmp_path), "--llm-model", "m", "--llm-base-url", url,
-                         "--llm-api-key-env", "ROW_KEY", "--llm-max-retries", "0",
-                         *(() if command == ("llm", "check") else ("--llm-cache", str(tmp_path / "cache.sqlite")))])  # fmt: skip
+        code = run_row(command, built_samples, tmp_path, url, "--llm-api-key-env", "ROW_KEY")
         refused = [r for r in server.chat_requests if r.status == 401]
     output = "".join(capsys.readouterr())
     assert code != 0 and refused, output
