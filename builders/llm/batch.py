@@ -368,13 +368,17 @@ class BatchMode:
 
 
 def api(client: LLMClient) -> Any:
-    """A synchronous SDK client for the Files and Batches endpoints of ``client``'s endpoint."""
+    """A synchronous SDK client for the Files and Batches endpoints of ``client``'s endpoint (a URL's
+    ``user:password`` is not sent: no HTTP Basic auth from a URL, as for chat requests)."""
     import openai
+
+    from builders.files.redact import without_userinfo
 
     s = client.settings
     return openai.OpenAI(
-        api_key=s.read_api_key(), base_url=s.base_url, timeout=s.timeout, max_retries=s.max_retries
-    )
+        api_key=s.read_api_key(), base_url=without_userinfo(s.base_url), timeout=s.timeout,
+        max_retries=s.max_retries,
+    )  # fmt: skip
 
 
 def probe(sdk: Any, base_url: str) -> None:
