@@ -53,17 +53,12 @@ def derived_client(
     args: argparse.Namespace, client: LLMClient, prefix: str, env_prefix: str
 ) -> LLMClient | None:
     """A second model's client from :func:`builders.llm.cli.add_derived_llm_arguments` options (None:
-    none given, ``client`` serves): same cache (or recorded replies) and mode as ``client``, counted
-    into its estimate and budget."""
-    from builders.llm.client import LLMClient  # lazy for start-up speed (openai)
-
+    none given, ``client`` serves): ``client``'s own cache (or recorded replies) and mode
+    (:meth:`LLMClient.derive`), counted into its estimate and budget."""
     settings = derived_settings_from_args(args, client.settings, prefix, env_prefix)
     if settings is None:
         return None
-    if args.llm_replies:
-        other = LLMClient(settings, replies_path=args.llm_replies)
-    else:
-        other = LLMClient(settings, cache_path=client.cache.path if client.cache else None, mode=client.mode)
+    other = client.derive(settings)
     share_cost_arguments(args, client, other)
     return other
 

@@ -45,7 +45,7 @@ def with_item_id(body: Mapping[str, Any], reply: dict[str, Any]) -> dict[str, An
     found = item_id(body)
     if "item_id" not in properties or found is None:
         return reply
-    return {"item_id": found, **{k: v for k, v in reply.items() if k != "item_id"}}  # never a placeholder id
+    return {"item_id": found, **{k: v for k, v in reply.items() if k != "item_id"}}  # the id it was shown
 
 
 #: How a bound prompt asks for the id back (builders/llm/prompts: ", the item id above copied as it is").
