@@ -53,7 +53,7 @@ def test_a_reply_meant_for_another_item_is_never_scored_for_this_one(tmp_path, c
     out = tmp_path / "judged.json"
     with ChatServer(model=None) as server:
         server.handler = ShiftedByOne()
-        code = cli_main(["judge", "score", str(rows), "--output", str(out), "--items", "--llm-model", "judge",
+        code = cli_main(["judge", "score", str(rows), "--out", str(out), "--items", "--llm-model", "judge",
                          "--llm-base-url", server.url, "--llm-api-key-env", "none", "--llm-concurrency", "1",
                          "--llm-cache", str(tmp_path / "cache.sqlite")])  # fmt: skip
         bodies = [r.body for r in server.chat_requests]
