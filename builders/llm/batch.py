@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from builders.files.jsonio import copy_file_atomic
 from builders.files.progress import progress_bar
 from builders.llm.batch_files import (
     MAX_MB,
@@ -193,8 +194,7 @@ class BatchMode:
 
     def write_out(self, shards: list[Shard]) -> str:
         """Offline engine: copy the round's shards to :attr:`write_to`; the line that says what next."""
-        assert self.write_to is not None
-        self.write_to.mkdir(parents=True, exist_ok=True)
+        assert self.write_to is not None  # claimed by 'llm batch write' (claim_folder) before the command ran
         written = []
         for shard in shards:
             target = (
@@ -202,7 +202,7 @@ class BatchMode:
                 if len(shards) == 1
                 else self.write_to / shard.name.replace("/", "-")
             )
-            target.write_bytes(self.store.path(shard).read_bytes())
+            copy_file_atomic(self.store.path(shard), target)
             self.store.record("written", shard=shard.name, to=str(target))
             written.append(str(target))
         requests = sum(s.requests for s in shards)
