@@ -14,7 +14,9 @@ def test_an_all_blocked_stage_1_fails_naming_the_count(built_samples, tmp_path):
     out = tmp_path / "cot.jsonl"
     with ChatServer(model=None) as server:
         server.handler = lambda body: Reply.blocked() if stage(body) == 1 else answer(body)
-        done = vqabench(run_args(built_samples["bqa"].hub, out, server, "--style", "multimodal_cot", "--limit", "3"))
+        done = vqabench(
+            run_args(built_samples["bqa"].hub, out, server, "--style", "multimodal_cot", "--limit", "3")
+        )
         asked = [stage(r.body) for r in server.chat_requests]
     assert asked == [1, 1, 1]  # blocked is final: no re-ask, no stage 2
     assert done.returncode != 0, done.stdout + done.stderr

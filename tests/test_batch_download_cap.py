@@ -32,7 +32,10 @@ def test_an_output_file_that_inflates_past_the_cap_is_refused(tmp_path):
             assert client.batch is not None
             client.batch.poll_seconds = 0.01
             before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            with pytest.raises(RuntimeError, match=r"batch_1 .*file-2 was refused: the reply body decoded \(gzip\) grew past 1 MB"):
+            with pytest.raises(
+                RuntimeError,
+                match=r"batch_1 .*file-2 was refused: the reply body decoded \(gzip\) grew past 1 MB",
+            ):
                 client.run([LLMRequest([user_message("Name a colour.")])])
             grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
         downloads = [r for r in server.requests if r.path.endswith("/content")]

@@ -378,7 +378,9 @@ def api(client: LLMClient) -> Any:
     from builders.llm.transport import BoundedSyncClient
 
     s = client.settings
-    bounded = BoundedSyncClient(deadline=s.timeout, max_bytes=int(s.max_reply_mb * 2**20), proxy=client._proxy)
+    bounded = BoundedSyncClient(
+        deadline=s.timeout, max_bytes=int(s.max_reply_mb * 2**20), proxy=client._proxy
+    )
     return openai.OpenAI(
         api_key=s.read_api_key(), base_url=without_userinfo(s.base_url), timeout=s.timeout,
         max_retries=s.max_retries, http_client=bounded,

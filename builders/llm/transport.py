@@ -211,7 +211,9 @@ class _BoundedSyncTransport(httpx2.BaseTransport):
         return httpx2.Response(
             status_code=response.status_code,
             headers=headers,
-            stream=_BoundedSyncStream(response.stream, request, deadline, self.seconds, self.max_bytes, encoding),
+            stream=_BoundedSyncStream(
+                response.stream, request, deadline, self.seconds, self.max_bytes, encoding
+            ),
             extensions=response.extensions,
             request=request,
         )
