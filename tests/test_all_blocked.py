@@ -21,5 +21,7 @@ def test_an_all_blocked_stage_1_fails_naming_the_count(built_samples, tmp_path):
     assert asked == [1, 1, 1]  # blocked is final: no re-ask, no stage 2
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
-    assert "3 of 3 rows were rejected (blocked: 3)" in done.stderr and "was not written" in done.stderr, done.stderr
+    assert "3 of 3 rows were rejected (blocked: 3)" in done.stderr and "was not written" in done.stderr, (
+        done.stderr
+    )
     assert not out.exists()  # nothing silently empty
