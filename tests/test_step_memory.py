@@ -28,7 +28,9 @@ def _add(work: Path, n: int) -> tuple[StepRecords, int]:
     try:
         records = StepRecords(work, "predictions")
         for i in range(n):
-            records.add(_record(i), status=REJECTED if i % 10 == 0 else "kept", reason="r" if i % 10 == 0 else None)
+            records.add(
+                _record(i), status=REJECTED if i % 10 == 0 else "kept", reason="r" if i % 10 == 0 else None
+            )
         held, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -67,6 +69,8 @@ def test_finished_files_hold_every_record_in_input_order_the_last_of_an_id_winni
     assert (resumed.tally().kept, dict(resumed.tally().rejected)) == (2, {"bad": 1})
     resumed.finish(["c", "a", "b"])
     assert read_jsonl(resumed.path) == [{"id": "c", "v": 3}, {"id": "b", "v": 2}]
-    expected = dumps_line({"id": "a", "v": "é\u2028", "_status": "rejected", "_reason": "bad", "_detail": "why"})
+    expected = dumps_line(
+        {"id": "a", "v": "é\u2028", "_status": "rejected", "_reason": "bad", "_detail": "why"}
+    )
     assert resumed.rejects_path.read_text(encoding="utf-8") == expected
     assert not resumed.partial_path.exists()

@@ -113,7 +113,9 @@ class StepRecords:
                     try:
                         record = json.loads(line)
                     except ValueError as err:
-                        raise ValueError(f"{self.partial_path}, line {number}: not valid JSON ({err})") from None
+                        raise ValueError(
+                            f"{self.partial_path}, line {number}: not valid JSON ({err})"
+                        ) from None
                     self._done[str(record[self.key])] = _Entry.of(offset, record)
                 offset += len(line)
 
@@ -268,7 +270,9 @@ class StepRecords:
         if missing:
             raise RuntimeError(f"step {self.name}: {len(missing)} items have no record, e.g. {missing[:3]}")
         # Streamed from the partial log in input order, one record at a time.
-        write_jsonl_atomic(self.rejects_path, self._records(o for o in order if self._done[o].status == REJECTED))
+        write_jsonl_atomic(
+            self.rejects_path, self._records(o for o in order if self._done[o].status == REJECTED)
+        )
         # The kept file last: its existence is what marks the step complete.
         kept = (_strip(e) for e in self._records(o for o in order if self._done[o].status == KEPT))
         write_jsonl_atomic(self.path, kept)
