@@ -277,6 +277,7 @@ class StepRecords:
         kept = (_strip(e) for e in self._records(o for o in order if self._done[o].status == KEPT))
         write_jsonl_atomic(self.path, kept)
         self.partial_path.unlink(missing_ok=True)
+        self._done = {o: self._done[o] for o in order}  # what the files hold, for tally()
 
     def kept(self) -> list[dict[str, Any]]:
         if not self.complete:
@@ -288,7 +289,7 @@ class StepRecords:
 
     def tally(self) -> Tally:
         """Items kept and rejected (by reason) so far, for the run summary."""
-        if self.complete:
+        if self.complete and not self._done:  # a step finished by an earlier run: its files say
             return Tally(len(self.kept()), Counter(str(e.get("_reason", "?")) for e in self.rejects()))
         entries = self._done.values()
         return Tally(
