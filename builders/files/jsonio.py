@@ -119,14 +119,15 @@ def read_json_object(path: PathLike) -> dict[str, Any]:
     return data
 
 
-def write_text_atomic(path: PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+def write_text_atomic(path: PathLike, text: str | Iterable[str]) -> Path:
+    """Write ``text`` (or its pieces, one after another: never held whole) to ``path`` through a
+    temporary file in the same folder and ``os.replace``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            handle.writelines([text] if isinstance(text, str) else text)
             handle.flush()
             os.fsync(handle.fileno())
         _publishable(tmp, 0o666)
@@ -157,7 +158,7 @@ def write_jsonl_atomic(
     path: PathLike, records: Iterable[Mapping[str, Any]], *, sort_keys: bool = True
 ) -> Path:
     """``sort_keys=False`` keeps each record's field order (e.g. a schema's documented order)."""
-    return write_text_atomic(path, "".join(dumps_line(r, sort_keys=sort_keys) for r in records))
+    return write_text_atomic(path, (dumps_line(r, sort_keys=sort_keys) for r in records))
 
 
 def write_json_atomic(path: PathLike, data: Any) -> Path:
