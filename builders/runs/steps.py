@@ -121,6 +121,9 @@ class StepRecords:
 
     def _records(self, ids: Iterable[str]) -> Iterator[dict[str, Any]]:
         """The recorded entries of ``ids`` (each recorded), read back from the partial log in that order."""
+        ids = list(ids)
+        if not ids:  # a step with no record of that kind (every item rejected before it) has no log
+            return
         if self._log is not None:
             self._log.flush()
         with self.partial_path.open("rb") as handle:
