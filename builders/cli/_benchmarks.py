@@ -1,7 +1,6 @@
 """The benchmark registry: the two entries by command-line name, ``bqa`` (:mod:`builders.cli.bqa`) and
 ``marinelife`` (:mod:`builders.cli.marinelife`), spelled so wherever a user types one (``vqabench
-marinelife ...``, ``report marinelife``, ``leaderboard marinelife``, ``human-study make marinelife``);
-an old spelling is answered with a one-line hint (:func:`benchmark_key`).
+marinelife ...``, ``report marinelife``, ``leaderboard marinelife``, ``human-study make marinelife``);.
 
 Argparse-level only: the benchmark modules are imported when a handler asks for one.
 """
@@ -24,17 +23,11 @@ REGISTRY: dict[str, Benchmark] = {entry.key: entry for entry in (bqa.ENTRY, mari
 #: command-line name -> (benchmark module, card module)
 MODULES = {key: entry.modules for key, entry in REGISTRY.items()}
 
-#: Spellings a command once took, and the name to type now.
-OLD_NAMES = {old: entry.key for entry in REGISTRY.values() for old in entry.old_names}
-
 
 def benchmark_key(text: str) -> str:
-    """An argparse ``type``: a benchmark's command-line name, or a one-line hint for an old spelling."""
+    """An argparse ``type``: a benchmark's command-line name."""
     if text in MODULES:
         return text
-    new = OLD_NAMES.get(text.lower())
-    if new is not None:
-        raise argparse.ArgumentTypeError(f"the benchmark is now spelled {new!r} (as in 'vqabench {new}')")
     raise argparse.ArgumentTypeError(f"unknown benchmark {text!r}; expected one of {', '.join(MODULES)}")
 
 

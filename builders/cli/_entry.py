@@ -77,7 +77,6 @@ class Benchmark:
     report: Verb
     judge: Verb | None = None
     actions: tuple[Action, ...] = ()
-    old_names: tuple[str, ...] = field(default=())
 
     def verbs(self) -> Mapping[str, Verb]:
         """The shared verbs this benchmark has under ``vqabench <key>``, in :data:`VERBS` order."""

@@ -35,7 +35,7 @@ STYLE_SUMMARIES: dict[str, str] = {
     "the correct answer and writes a rationale; stage 2 answers in one word given it (ANSWER-LEAKING)",
     "multimodal_cot_no_answer": "the same two stages, stage 1 NOT given the correct answer",
     "reason_then_answer": "one request: a short rationale, then 'Answer: <emotion>' (zero-shot CoT, not the "
-    "paper's; formerly 'rationale')",
+    "paper's)",
 }
 REPO_HELP = "Hub repo named in the card's examples (default: $VQABENCH_BQA_REPO_ID, else naist-nlp/BQA)"
 
@@ -175,9 +175,9 @@ def _build_estimate(work: Path, estimate, price) -> str:
 def _evaluate_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument(
         "--style",
-        choices=[*STYLE_SUMMARIES, "rationale"],
+        choices=list(STYLE_SUMMARIES),
         default="single_word",
-        help="evaluation style (see above; 'rationale' is the old name of reason_then_answer)",
+        help="evaluation style (see above)",
     )
     add_derived_llm_arguments(
         e, RATIONALE_PREFIX, RATIONALE_ENV_PREFIX, "rationale LLM (two-stage styles)",

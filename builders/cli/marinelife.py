@@ -20,7 +20,6 @@ from builders.files.arguments import existing_file, existing_folder
 from builders.hub.source import add_data_arguments
 from builders.llm.cli import given_llm_options
 from builders.options.numbers import POSITIVE_INT, number_at_least
-from builders.runs.steps import add_renamed_flag
 
 # Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
 
@@ -51,7 +50,6 @@ def _build_arguments(build: argparse.ArgumentParser) -> None:
         action="store_true",
         help="use the template sentence as the camera_object_open_ended reference instead of the LLM's",
     )
-    add_renamed_flag(build, "--frames", "--num-frames N (spelled as for every command that shows frames)")
 
 
 def _frames(args: argparse.Namespace):
@@ -387,7 +385,6 @@ ENTRY = Benchmark(
     build_frames=BUILD_FRAMES,
     repo_help=REPO_HELP,
     sample="the bundled sample's attributes and videos instead of --attributes/--video-root",
-    old_names=("marinelife16k", "marinelife-16k", "marine"),
     build=Verb(
         help="attributes + videos -> captions -> QA -> release in a work folder (resumable)",
         description=(

@@ -77,11 +77,6 @@ def read_mcq(raw: str | None, record: Mapping[str, Any]) -> ParsedChoice:
     return MARINELIFE_PARSER.parse(raw, [o["text"] for o in record["options"]], OPTION_LABELS)
 
 
-def parse_mcq(raw: str | None, record: Mapping[str, Any]) -> str:
-    """The option letter a reply chooses, or ``"unparsed"``."""
-    return read_mcq(raw, record).answer(OPTION_LABELS)
-
-
 def prediction_record(record: Mapping[str, Any], video: Mapping[str, Any], raw: str | None) -> dict[str, Any]:
     """One line of the predictions file (without the LLM provenance fields)."""
     mcq = record["question_format"] == MULTIPLE_CHOICE

@@ -120,12 +120,6 @@ def render_eval_yaml(benchmark: Benchmark) -> str:
     return yaml.safe_dump(benchmark.to_yaml(), sort_keys=False, allow_unicode=True, width=100)
 
 
-def write_eval_yaml(folder: str | Path, benchmark: Benchmark) -> Path:
-    path = Path(folder) / EVAL_FILE
-    path.write_text(render_eval_yaml(benchmark), encoding="utf-8")
-    return path
-
-
 def read_eval_yaml(folder: str | Path) -> dict[str, Any] | None:
     """The folder's ``eval.yaml`` as a mapping, None if there is none; ValueError if it is not a mapping."""
     path = Path(folder) / EVAL_FILE
