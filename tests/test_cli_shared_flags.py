@@ -9,11 +9,11 @@ import argparse
 import pytest
 
 from builders.cli import build_parser, main
-from builders.cli._benchmarks import REGISTRY
+from builders.cli._benchmarks import registry
 from builders.cli._verbs import VERB_FLOWS
 
 #: Verbs both benchmarks have, from the registry (a verb one entry lacks, such as judge, is not compared).
-VERBS = sorted(set.intersection(*(set(entry.verbs()) for entry in REGISTRY.values())))
+VERBS = sorted(set.intersection(*(set(entry.verbs()) for entry in registry().values())))
 #: Flags every LLM command of both benchmarks takes, explained alike.
 LLM_COMMAND_FLAGS = {
     "--ahead", "--reject-llm-failures", "--estimate", "--max-cost", "--price-in", "--price-out", "--price-table",
@@ -80,7 +80,7 @@ def test_shared_flags_read_the_same_for_both_benchmarks(verb, capsys):
 def test_every_verb_both_benchmarks_have_is_compared():
     # The registry's verbs, not a hand list: a verb added to both entries is compared from then on.
     assert VERBS == ["build", "evaluate", "export", "stats"]
-    assert "judge" in REGISTRY["marinelife"].verbs() and "judge" not in REGISTRY["bqa"].verbs()
+    assert "judge" in registry()["marinelife"].verbs() and "judge" not in registry()["bqa"].verbs()
 
 
 def test_report_reads_the_same_for_both_benchmarks(capsys):
@@ -95,7 +95,7 @@ def test_report_reads_the_same_for_both_benchmarks(capsys):
 
 def test_each_verb_has_one_flow_for_every_benchmark():
     """Each verb's handler is the one shared flow bound to the entry (a benchmark cannot bring its own)."""
-    for key, entry in REGISTRY.items():
+    for key, entry in registry().items():
         commands = _sub(build_parser(), key)
         for verb in entry.verbs():
             func = _sub(commands, verb).get_default("func")

@@ -8,14 +8,12 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from builders.cli._bqa_paper import BQA_PAPER  # noqa: F401  (registers --preset bqa-paper)
-from builders.cli._entry import Action, Benchmark, BuildJob, EvaluateJob, Exported, Verb
+from builders.cli._entry import Action, Benchmark, BuildJob, EvaluateJob, Exported, Published, Verb
 from builders.cli._presets import apply_preset
-from builders.cli._verbs import register_benchmark
 from builders.files.arguments import existing_file, existing_folder
 from builders.files.text import plural
 from builders.hub.source import add_data_arguments
@@ -362,6 +360,13 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _published() -> Published:
+    from bqa.benchmark import BENCHMARK, RESULTS_FILE_STEM
+    from bqa.card import DEFAULT_REPO_ID
+
+    return Published(BENCHMARK, RESULTS_FILE_STEM, DEFAULT_REPO_ID)
+
+
 ENTRY = Benchmark(
     key="bqa",
     name="BQA",
@@ -371,7 +376,8 @@ ENTRY = Benchmark(
     "the data actions outside the LLM: check that a BoLD root reads cleanly, print a built release's "
     "statistics, export it to a folder in Hugging Face Hub layout (Parquet shards with the clips "
     "embedded and a dataset card), checked with load_dataset.",
-    modules=("bqa.benchmark", "bqa.card"),
+    published=_published,
+    human_study="bqa",
     rows="rows",
     videos="clips (rows)",
     evaluate_frames=16,
@@ -477,6 +483,3 @@ ENTRY = Benchmark(
         ),
     ),
 )
-
-#: ``vqabench <key> ...``: the shared verbs with this entry's part, then its own actions.
-register = partial(register_benchmark, entry=ENTRY)

@@ -62,13 +62,13 @@ def _leaderboard(args: argparse.Namespace) -> int:
         from builders.hub.publish import resolve_endpoint
 
         endpoint = resolve_endpoint()
-        rows = rows_from_hub(repo, endpoint=endpoint, default_task=known.benchmark.tasks[0].id)
+        rows = rows_from_hub(repo, endpoint=endpoint, default_task=known.published.tasks.tasks[0].id)
         source = f"the Hub's leaderboard at {endpoint}"
     else:
         rows = rows_from_folder(args.root, repo)
         source = f"the eval results under {args.root}"
     report = write_leaderboard(
-        known.benchmark,
+        known.published.tasks,
         repo,
         rows,
         args.out,
@@ -78,7 +78,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
     )
     for problem in report.metrics["skipped"]:
         print(f"skipped {problem}", file=sys.stderr)
-    for task in known.benchmark.tasks:
+    for task in known.published.tasks.tasks:
         ranked = report.metrics["tasks"][task.id]
         if ranked:
             best = ranked[0]

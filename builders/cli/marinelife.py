@@ -10,12 +10,10 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from builders.cli._entry import Action, Benchmark, BuildJob, EvaluateJob, Exported, Verb
-from builders.cli._verbs import register_benchmark
+from builders.cli._entry import Action, Benchmark, BuildJob, EvaluateJob, Exported, Published, Verb
 from builders.files.arguments import existing_file, existing_folder
 from builders.hub.source import add_data_arguments
 from builders.llm.cli import given_llm_options
@@ -367,6 +365,13 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def _published() -> Published:
+    from marinelife16k.benchmark import BENCHMARK, RESULTS_FILE_STEM
+    from marinelife16k.card import DEFAULT_REPO_ID
+
+    return Published(BENCHMARK, RESULTS_FILE_STEM, DEFAULT_REPO_ID)
+
+
 ENTRY = Benchmark(
     key="marinelife",
     name="MarineLife-16K",
@@ -378,7 +383,8 @@ ENTRY = Benchmark(
     "validate QA records against the paper's JSONL schema, write the bundled sample as a work folder, or "
     "export a work folder (<work>/release/) to a folder in Hugging Face Hub layout (configs qa and videos "
     "as Parquet with the videos embedded, and a dataset card), checked with load_dataset.",
-    modules=("marinelife16k.benchmark", "marinelife16k.card"),
+    published=_published,
+    human_study="marinelife16k",
     rows="questions",
     videos="videos",
     evaluate_frames=8,
@@ -498,6 +504,3 @@ ENTRY = Benchmark(
         ),
     ),
 )
-
-#: ``vqabench <key> ...``: the shared verbs with this entry's part, then its own actions.
-register = partial(register_benchmark, entry=ENTRY)

@@ -163,7 +163,7 @@ def _write(args: argparse.Namespace) -> int:
     )
     scores = entries_from_metrics(
         metrics,
-        known.benchmark,
+        known.published.tasks,
         model=args.model,
         dataset_id=chosen.repo_id,
         dataset_revision=args.dataset_revision,
@@ -172,7 +172,7 @@ def _write(args: argparse.Namespace) -> int:
         source_name=args.source_name,
         where=str(args.metrics),
     )
-    path = write_entries(args.out, known.file_stem, scores.entries)
+    path = write_entries(args.out, known.published.results_file_stem, scores.entries)
     print(
         f"wrote {len(scores.entries)} result(s) for {scores.model!r} on {chosen.repo_id} (from {chosen.source}) to {path}"
     )
