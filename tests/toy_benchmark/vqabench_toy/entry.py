@@ -53,6 +53,9 @@ def _export(
     cache_dir: Path | None = None,
     max_shard_bytes: int | None = None,
 ) -> Exported:
+    import tempfile
+
+    import datasets
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -67,6 +70,10 @@ def _export(
     configs = "".join(f"  - split: {s}\n    path: data/{s}.parquet\n" for s in SPLITS)
     card = f"---\nconfigs:\n- config_name: default\n  data_files:\n{configs}---\n# {NAME} ({repo_id})\n"
     (out / "README.md").write_text(card, encoding="utf-8")
+    with tempfile.TemporaryDirectory() as cache:  # the load_dataset check the verb reports
+        loaded = datasets.load_dataset(str(out), cache_dir=cache)
+        if {s: len(d) for s, d in loaded.items()} != sizes:
+            raise ValueError(f"{out}: load_dataset reads {loaded}, not {sizes}")
     return Exported(out, ", ".join(f"{s} {n}" for s, n in sizes.items()))
 
 
