@@ -348,7 +348,6 @@ STILL_IMPORT_A_BENCHMARK = frozenset({
     "builders.demo.samples", "builders.demo.scoring", "builders.evaluation.rubrics", "builders.human_study.report",
     "builders.human_study.source", "builders.integrations.items", "builders.integrations.lmms_eval.tasks",
     "builders.integrations.vlmevalkit.datasets", "builders.report", "builders.report.paper_tables",
-    "metrics.judge.judge",
 })  # fmt: skip
 #: Shared modules whose code (docstrings aside) names ``bqa`` or ``marinelife`` (imports, names,
 #: strings): at most this many (41 before issue 40); the goal is the benchmarks' entries alone.

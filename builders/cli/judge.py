@@ -126,13 +126,12 @@ def _runner_rows(rows: list[Any], rubric: Any, path: Path) -> dict[str, list[Any
 
 
 def _score(args: argparse.Namespace) -> int:
-    from builders.evaluation.rubrics import get_rubric
+    from builders.evaluation.rubrics import RUBRICS, get_rubric
     from builders.report.harness_outputs import read_prediction_lines
     from builders.report.inputs import TEXT_FIELDS
     from builders.scoring.judge import judge_client_from_args, judge_predictions
-    from marinelife16k.rubrics import DEFAULT_RUBRIC, camera_groups
 
-    rubric = get_rubric(args.rubric or DEFAULT_RUBRIC, args.rubric_file)
+    rubric = get_rubric(args.rubric or RUBRICS.default, args.rubric_file)
     path = Path(args.predictions)
     rows = read_prediction_lines(path)  # the one predictions reader (harness outputs too)
     if not rows:
@@ -168,7 +167,7 @@ def _score(args: argparse.Namespace) -> int:
             rubric,
             client,
             questions=columns["questions"],
-            groups=camera_groups(columns["camera"]),
+            groups=RUBRICS.groups("camera", columns["camera"]),
             evidence=columns["evidence"],
             return_items=args.items,
         )
