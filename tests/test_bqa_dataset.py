@@ -56,6 +56,7 @@ def _make_work(work: Path) -> dict:
             extract_candidates(a.emotions, key=a.id, seed=11),
             question=f"Looking at the person's posture in clip {i}, which emotion fits best?",
             difficulty=DIFFICULTIES[i % 2],
+            difficulty_reason=("right_choice", "wrong_choice")[i % 2],
             provenance=PROVENANCE,
         )
         remove_audio(a.clip_path, work / record.clip)

@@ -39,13 +39,6 @@ def registry() -> dict[str, Benchmark]:
     return found
 
 
-def benchmark_key(text: str) -> str:
-    """An argparse ``type``: a benchmark's command-line name."""
-    if text in registry():
-        return text
-    raise argparse.ArgumentTypeError(f"unknown benchmark {text!r}; expected one of {', '.join(registry())}")
-
-
 def add_benchmark_argument(parser: argparse.ArgumentParser, help: str, keys: list[str] | None = None) -> None:
     """The positional ``benchmark``: one of ``keys`` (default: every registered one)."""
     keys = list(registry()) if keys is None else keys
@@ -67,8 +60,7 @@ class Known:
 
 
 def by_key(key: str) -> Known:
-    entry = registry()[benchmark_key(key)]
-    return Known(entry, entry.published())
+    return Known(registry()[key], registry()[key].published())
 
 
 def by_name(name: object, where: str) -> Known:
