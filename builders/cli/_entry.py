@@ -1,14 +1,9 @@
-"""The benchmark protocol: what a benchmark brings to the command line, as one typed
-:class:`Benchmark` entry, found through the ``vqabench.benchmarks`` entry-point group
-(:mod:`builders.cli._benchmarks`), so a benchmark may ship in another distribution.
-
-The verbs themselves (build, evaluate, judge, export, stats; report in :mod:`builders.cli.report`) are
-defined once, in :mod:`builders.cli._verbs`: their parser setup, shared flags and shared flow. An entry
-holds only what is the benchmark's own: its names and unit words for help texts, its defaults, per verb
-its help texts, extra arguments and the function doing the work (typed per verb: :class:`BuildRun`,
-:class:`EvaluateRun`...), what it publishes (:class:`Published`), and its own actions (BQA's ``check``...).
-The work functions import the heavy libraries inside (start-up speed: ``benchmarks/cli_startup.py``).
-Argparse level only; mypy checks this module strictly (pyproject.toml).
+"""The benchmark protocol: what a benchmark brings, as one typed :class:`Benchmark` entry found through
+the ``vqabench.benchmarks`` entry-point group (:mod:`builders.cli._benchmarks`). The verbs are defined
+once (:mod:`builders.cli._verbs`, :mod:`builders.cli.report`); an entry holds only its own part: names,
+unit words and defaults for help texts, per verb its help, extra arguments and work function (typed per
+verb: :class:`BuildRun`, :class:`EvaluateRun`...), what it publishes (:class:`Published`) and its own
+actions. Work functions import heavy libraries inside (start-up speed). Checked by mypy's strict flags.
 """
 
 from __future__ import annotations
