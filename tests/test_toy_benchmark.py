@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from builders.testing.hub_server import HubServer
 from tests.processes import vqabench
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,6 +86,14 @@ def test_every_command_on_a_benchmark_registered_by_its_entry_point(toy_path, tm
     board = tmp_path / "board"
     ok(["leaderboard", "toy", "--from", str(models), "--out", str(board)], toy_path)
     assert "org/blue" in (board / "report.md").read_text()
+
+    with HubServer(tokens={"hf_toy_write_token": "write"}, repos=["toy-org/Toy"]) as server:
+        pushed = ok(["push", str(hub), "toy-org/Toy"], toy_path, HF_ENDPOINT=server.url,
+                    HF_TOKEN="hf_toy_write_token", HF_HUB_OFFLINE="0", HF_HOME=str(tmp_path / "hf-home"))  # fmt: skip
+        assert "hf_toy_write_token" not in pushed
+        files = server.files("toy-org/Toy")
+        assert {"README.md", "data/test.parquet", "data/train.parquet"} <= set(files)
+        assert files["data/test.parquet"] == (hub / "data" / "test.parquet").read_bytes()
 
     # the toy declares no human study: a usage error naming the benchmarks that have one, no traceback
     done = run(["human-study", "make", "toy", "--data", str(hub), "--out", str(tmp_path / "study")], toy_path)
