@@ -95,6 +95,13 @@ def test_every_command_on_a_benchmark_registered_by_its_entry_point(toy_path, tm
         assert {"README.md", "data/test.parquet", "data/train.parquet"} <= set(files)
         assert files["data/test.parquet"] == (hub / "data" / "test.parquet").read_bytes()
 
+    # the toy ships no harness tasks: a clear error naming the datasets that have them, no traceback
+    done = run(
+        ["integrations", "path", "lmms-eval", "--data", f"toy={hub}", "--out", str(tmp_path / "t")], toy_path
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "expected NAME=DIR with NAME one of ['bqa', 'marinelife16k']" in done.stderr
+
     # the toy declares no human study: a usage error naming the benchmarks that have one, no traceback
     done = run(["human-study", "make", "toy", "--data", str(hub), "--out", str(tmp_path / "study")], toy_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
