@@ -18,7 +18,7 @@ Attribute mappings are shown to the judge (and to the pipeline's LLM steps) by
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from builders.scoring.rubrics import Criterion, Groups, Rubric
 from marinelife16k.vocabulary import (
@@ -170,3 +170,19 @@ class MarineLifeCaptionReview(MarineLifeRubric):
 #: The rubrics this benchmark's judge offers, in the order ``vqabench judge rubrics`` lists them (the
 #: first is the judge metric's and ``vqabench judge``'s default).
 RUBRICS: tuple[type[Rubric], ...] = (MarineLifeOpenEnded, MarineLifeCaption, MarineLifeCaptionReview)
+
+
+class JudgeTask(NamedTuple):
+    """A judge task: the questions it judges, with which rubric, and what reports call it."""
+
+    question_type: str
+    rubric: str
+    title: str
+
+
+#: The judge's tasks, by the keys of a judge results file (``--judge-results``).
+JUDGE_TASKS: dict[str, JudgeTask] = {
+    "oemu": JudgeTask("camera_object_open_ended", MarineLifeOpenEnded.name,
+                      "open-ended questions on camera and object motion (OEMU)"),
+    "caption": JudgeTask("caption", MarineLifeCaption.name, "captions (BEH, AH, ECF)"),
+}  # fmt: skip

@@ -10,7 +10,6 @@ Argparse level: an entry's heavy modules are imported when a handler asks for th
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import entry_points
 
@@ -51,29 +50,21 @@ def add_benchmark_argument(parser: argparse.ArgumentParser, help: str, keys: lis
     parser.add_argument("benchmark", type=key, metavar="{" + ",".join(keys) + "}", help=help)
 
 
-@dataclass(frozen=True)
-class Known:
-    """A benchmark's entry with what it publishes (loaded)."""
-
-    entry: Benchmark
-    published: Published
+def by_key(key: str) -> Published:
+    return registry()[key].published()
 
 
-def by_key(key: str) -> Known:
-    return Known(registry()[key], registry()[key].published())
-
-
-def by_name(name: object, where: str) -> Known:
-    """The benchmark a report names in its ``benchmark`` field ("BQA", "MarineLife-16K")."""
+def by_name(name: object, where: str) -> Published:
+    """What the benchmark a report names in its ``benchmark`` field ("BQA", "MarineLife-16K") publishes."""
     for entry in registry().values():
         if entry.name == name:
-            return Known(entry, entry.published())
+            return entry.published()
     names = [entry.name for entry in registry().values()]
     raise ValueError(f"{where}: 'benchmark' is {name!r}, expected one of {names}")
 
 
-def dataset_id(known: Known, given: str | None, recorded: str | None = None) -> ChosenRepoId:
+def dataset_id(published: Published, given: str | None, recorded: str | None = None) -> ChosenRepoId:
     """The benchmark's dataset repo id (:func:`builders.hub.repo_ids.choose_repo_id`): ``given``
     (--dataset-id), the repo a report read (``recorded``), the environment's setting, the card's."""
-    default = known.published.default_repo_id
-    return choose_repo_id(known.entry.name, given=given, recorded=recorded, default=default)
+    default = published.default_repo_id
+    return choose_repo_id(published.eval_yaml.name, given=given, recorded=recorded, default=default)

@@ -147,7 +147,7 @@ class Published:
     """What the benchmark publishes on the Hub: its ``eval.yaml`` tasks (one leaderboard each), the stem
     of a model repo's ``.eval_results/<stem>.yaml`` and the dataset repo its card names."""
 
-    tasks: EvalTasks
+    eval_yaml: EvalTasks
     results_file_stem: str
     default_repo_id: str
 

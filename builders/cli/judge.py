@@ -106,22 +106,25 @@ def _column(rows: list[dict[str, Any]], key: str, path: str, required: bool) -> 
 def _runner_rows(rows: list[Any], rubric: Any, path: Path) -> dict[str, list[Any]] | None:
     """The judge's inputs from a ``marinelife evaluate`` output (every row a question with its type and
     format): the rows of the rubric's question type, as ``marinelife judge`` reads them; None otherwise."""
-    from builders.evaluation.marinelife import JUDGE_TASKS, judge_inputs
+    from builders.evaluation.marinelife import judge_inputs
+    from marinelife16k.rubrics import JUDGE_TASKS
 
     if not rows or not all(isinstance(r, dict) and "question_format" in r and "type" in r for r in rows):
         return None
-    task = next((t for t, (_, name) in JUDGE_TASKS.items() if name == rubric.name), None)
+    task = next((t for t, judged in JUDGE_TASKS.items() if judged.rubric == rubric.name), None)
     if task is None:
-        judged = [name for _, name in JUDGE_TASKS.values()]
+        judged = [t.rubric for t in JUDGE_TASKS.values()]
         raise ValueError(
             f"{path}: a 'marinelife evaluate' output is judged with the rubric of one of its open-ended types "
             f"({', '.join(judged)}), not {rubric.name!r}; 'vqabench marinelife judge' judges both"
         )
     inputs = judge_inputs(rows, task)
     if inputs is None:
-        raise ValueError(f"{path}: no {JUDGE_TASKS[task][0]} question to judge with {rubric.name!r}")
+        raise ValueError(
+            f"{path}: no {JUDGE_TASKS[task].question_type} question to judge with {rubric.name!r}"
+        )
     print(f"{path}: a 'marinelife evaluate' output; judging its {len(inputs['predictions'])} "
-          f"{JUDGE_TASKS[task][0]} row(s) of {len(rows)}")  # fmt: skip
+          f"{JUDGE_TASKS[task].question_type} row(s) of {len(rows)}")  # fmt: skip
     return inputs
 
 
