@@ -24,14 +24,24 @@ TOY = ROOT / "tests" / "toy_benchmark"
 SAMPLE = TOY / "vqabench_toy" / "sample" / "items.csv"
 
 
+def dist_info(site: Path, name: str, entry_points: str | None) -> Path:
+    """A real installed-distribution record (what pip writes) that importlib.metadata reads."""
+    info = site / f"{name.replace('-', '_')}-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    if entry_points is not None:
+        (info / "entry_points.txt").write_text(entry_points)
+    return site
+
+
 @pytest.fixture(scope="module")
 def toy_path(tmp_path_factory) -> str:
     """A PYTHONPATH on which importlib.metadata finds the toy's distribution and its entry point."""
-    site = tmp_path_factory.mktemp("toy-site")
-    info = site / "vqabench_toy-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vqabench-toy\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[vqabench.benchmarks]\ntoy = vqabench_toy.entry:ENTRY\n")
+    site = dist_info(
+        tmp_path_factory.mktemp("toy-site"),
+        "vqabench-toy",
+        "[vqabench.benchmarks]\ntoy = vqabench_toy.entry:ENTRY\n",
+    )
     return os.pathsep.join([os.environ.get("PYTHONPATH", str(ROOT)), str(TOY), str(site)])
 
 
@@ -113,3 +123,28 @@ def test_nothing_outside_the_toy_names_it():
         p for top in ("builders", "bqa", "marinelife16k", "metrics") for p in (ROOT / top).rglob("*.py")
     ]
     assert not [p for p in shipped if "vqabench_toy" in p.read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize(
+    ("name", "entry_points", "message"),
+    [
+        # this project's own record without its entry points (an install from before them): shadows the real one
+        ("videoqa-bench-tools", None, "no benchmark is registered in vqabench.benchmarks: reinstall the package"),
+        ("vqabench-bad", "[vqabench.benchmarks]\nbad = builders:__doc__\n", "entry point bad = builders:__doc__ "
+         "(group vqabench.benchmarks): expected a builders.cli._entry.Benchmark, got str"),
+        ("vqabench-misnamed", "[vqabench.benchmarks]\nother = vqabench_toy.entry:ENTRY\n",
+         "entry point other = vqabench_toy.entry:ENTRY (group vqabench.benchmarks): the entry's key is 'toy'"),
+    ],
+)  # fmt: skip
+def test_a_broken_registration_is_one_line_naming_it(tmp_path, name, entry_points, message):
+    site = dist_info(tmp_path, name, entry_points)
+    done = vqabench(
+        ["--help"],
+        cwd=tmp_path,
+        PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", str(ROOT)), str(TOY)]),
+    )
+    assert (
+        done.returncode == 1
+        and done.stderr.startswith(f"vqabench: {message}")
+        and "Traceback" not in done.stderr
+    )

@@ -113,7 +113,11 @@ def _redacted_excepthook(kind, value, tb) -> None:
 def main(argv: list[str] | None = None) -> int:
     from builders.files.redact import RedactingFilter, redact_text
 
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except RuntimeError as err:  # an install whose metadata lacks the benchmarks' entry points
+        print(f"vqabench: {err}", file=sys.stderr)
+        return 1
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"

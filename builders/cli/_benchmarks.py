@@ -29,9 +29,13 @@ def registry() -> dict[str, Benchmark]:
         entry = point.load()
         where = f"entry point {point.name} = {point.value} (group {GROUP})"
         if not isinstance(entry, Benchmark):
-            raise TypeError(f"{where}: expected a builders.cli._entry.Benchmark, got {type(entry).__name__}")
+            raise RuntimeError(
+                f"{where}: expected a builders.cli._entry.Benchmark, got {type(entry).__name__}"
+            )
         if entry.key != point.name or point.name in found:
-            raise ValueError(f"{where}: the entry's key is {entry.key!r}; each name must be one entry's key")
+            raise RuntimeError(
+                f"{where}: the entry's key is {entry.key!r}; each name must be one entry's key"
+            )
         found[point.name] = entry
     if not found:
         raise RuntimeError(f"no benchmark is registered in {GROUP}: reinstall the package (pip install -e .)")
