@@ -131,7 +131,7 @@ def test_nothing_outside_the_toy_names_it():
         # this project's own record without its entry points (an install from before them): shadows the real one
         ("videoqa-bench-tools", None, "no benchmark is registered in vqabench.benchmarks: reinstall the package"),
         ("vqabench-bad", "[vqabench.benchmarks]\nbad = builders:__doc__\n", "entry point bad = builders:__doc__ "
-         "(group vqabench.benchmarks): expected a builders.cli._entry.Benchmark, got str"),
+         "(group vqabench.benchmarks): expected a builders.cli._entry Benchmark, got str"),
         ("vqabench-misnamed", "[vqabench.benchmarks]\nother = vqabench_toy.entry:ENTRY\n",
          "entry point other = vqabench_toy.entry:ENTRY (group vqabench.benchmarks): the entry's key is 'toy'"),
     ],

@@ -30,12 +30,10 @@ def registry() -> dict[str, Benchmark]:
         where = f"entry point {point.name} = {point.value} (group {GROUP})"
         if not isinstance(entry, Benchmark):
             raise RuntimeError(
-                f"{where}: expected a builders.cli._entry.Benchmark, got {type(entry).__name__}"
+                f"{where}: expected a builders.cli._entry Benchmark, got {type(entry).__name__}"
             )
         if entry.key != point.name or point.name in found:
-            raise RuntimeError(
-                f"{where}: the entry's key is {entry.key!r}; each name must be one entry's key"
-            )
+            raise RuntimeError(f"{where}: the entry's key is {entry.key!r}; a name is one entry's key")
         found[point.name] = entry
     if not found:
         raise RuntimeError(f"no benchmark is registered in {GROUP}: reinstall the package (pip install -e .)")

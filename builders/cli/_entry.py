@@ -89,8 +89,9 @@ class BuildRun(Protocol):
 
 class ExportRun(Protocol):
     def __call__(
-        self, work: Path, out: Path, args: argparse.Namespace, *, repo_id: str | None
-    ) -> Exported: ...
+        self, work: Path, out: Path, args: argparse.Namespace, *, repo_id: str | None,
+        cache_dir: Path | None = ..., max_shard_bytes: int | None = ...,
+    ) -> Exported: ...  # fmt: skip
 
 
 class ReportRun(Protocol):

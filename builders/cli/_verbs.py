@@ -17,7 +17,6 @@ from builders.cli._entry import Benchmark, Verb
 from builders.cli._options import (
     add_build_export_arguments,
     add_export_arguments,
-    export_options,
     export_repo_id,
 )
 from builders.cli._presets import add_preset_argument, apply_preset
@@ -227,7 +226,8 @@ def _export_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: V
 def run_export(entry: Benchmark, args: argparse.Namespace) -> int:
     exported = entry.export.run(
         args.work_dir, args.out_dir, args,
-        repo_id=export_repo_id(args.repo_id, entry.name, entry.published().default_repo_id), **export_options(args),
+        repo_id=export_repo_id(args.repo_id, entry.name, entry.published().default_repo_id),
+        cache_dir=args.cache_dir, max_shard_bytes=args.max_shard_mb * 1024 * 1024,
     )  # fmt: skip
     print(f"wrote {exported.folder} ({exported.sizes}); load_dataset check passed")
     return 0
