@@ -344,14 +344,14 @@ def test_checker_finds_cycles_and_upward_imports():
 # the list may only shrink (a new importer fails, and so does an entry that no longer imports one).
 BENCHMARK_PACKAGES = ("bqa", "marinelife16k")
 STILL_IMPORT_A_BENCHMARK = frozenset({
-    "builders.cli.judge", "builders.demo.baseline", "builders.demo.recordings", "builders.demo.run",
+    "builders.demo.baseline", "builders.demo.recordings", "builders.demo.run",
     "builders.demo.samples", "builders.demo.scoring", "builders.evaluation.rubrics", "builders.human_study.report",
     "builders.human_study.source", "builders.integrations.items", "builders.integrations.lmms_eval.tasks",
     "builders.integrations.vlmevalkit.datasets", "builders.report", "builders.report.paper_tables",
 })  # fmt: skip
 #: Shared modules whose code (docstrings aside) names ``bqa`` or ``marinelife`` (imports, names,
 #: strings): at most this many (41 before issue 40); the goal is the benchmarks' entries alone.
-NAMING_A_BENCHMARK_AT_MOST = 39
+NAMING_A_BENCHMARK_AT_MOST = 38
 _BENCHMARK_WORD = re.compile(r"bqa|marinelife", re.IGNORECASE)
 
 

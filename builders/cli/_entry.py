@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from builders.report.document import Report
     from builders.report.inputs import PredictionsFile
     from builders.runs.summary import BuildDetails, BuildSummary
+    from builders.scoring.rubrics import Rubric
     from builders.video.frame_spec import FrameSpec
 
 Arguments = Callable[[argparse.ArgumentParser], None]
@@ -112,6 +113,8 @@ class ReportRun(Protocol):
 #: (``-> finish``), and ``finish()`` writes and prints the results and returns the exit status.
 JudgeRun = Callable[[argparse.Namespace], Callable[["LLMClient"], Callable[[], int]]]
 EvaluateRun = Callable[[argparse.Namespace], EvaluateJob]
+#: ``vqabench judge score`` on a file: the rubric's inputs when it is this benchmark's ``evaluate`` output.
+JudgeRows = Callable[[list[object], "Rubric", Path], Mapping[str, list[object]] | None]
 StatsRun = Callable[[argparse.Namespace], int]
 
 R = TypeVar("R", covariant=True)
@@ -161,7 +164,7 @@ class Benchmark:
     (BQA asks one question per row and a row's clip is its video); ``evaluate_frames``/``build_frames``:
     its default frames; ``repo_help``: the help of ``--repo-id``; ``sample``: the help of ``--sample``;
     ``published()``: what it publishes (loaded when asked: start-up speed); ``human_study``: the name a
-    human-study file records for it (None: no ``human-study`` design). A verb that is None is not the
+    human-study file records for it (None: no ``human-study`` design); ``judge_rows``: see :data:`JudgeRows`. A verb that is None is not the
     benchmark's (an entry without ``judge`` gets no ``judge`` action)."""
 
     key: str
@@ -183,6 +186,7 @@ class Benchmark:
     judge: Verb[JudgeRun] | None = None
     actions: tuple[Action, ...] = ()
     human_study: str | None = None
+    judge_rows: JudgeRows | None = None
 
     def verbs(self) -> Mapping[str, Verb[object]]:
         """The shared verbs this benchmark has under ``vqabench <key>``, in :data:`VERBS` order."""

@@ -59,7 +59,7 @@ def register_benchmark(subparsers: argparse._SubParsersAction, entry: Benchmark)
         sub.set_defaults(func=action.run)
 
 
-def _own(parser: argparse.ArgumentParser, verb: Verb[object]) -> None:
+def _own(parser: argparse.ArgumentParser, entry: Benchmark, verb: Verb[object]) -> None:
     if verb.arguments is not None:
         verb.arguments(parser)
 
@@ -73,7 +73,7 @@ def _build_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Ve
     )
     parser.add_argument("--sample", action="store_true", help=entry.sample)
     parser.add_argument("--replay", action="store_true", help=REPLAY_HELP)
-    _own(parser, verb)
+    _own(parser, entry, verb)
     add_step_arguments(parser)
     add_preset_argument(parser, f"{entry.key} build")
     add_build_export_arguments(parser.add_argument_group("export"), entry.repo_help)
@@ -137,7 +137,7 @@ def run_build(entry: Benchmark, args: argparse.Namespace) -> int:
 
 
 def _evaluate_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Verb[object]) -> None:
-    _own(parser, verb)
+    _own(parser, entry, verb)
     add_preset_argument(parser, f"{entry.key} evaluate")
     add_prediction_arguments(
         parser,
@@ -192,7 +192,7 @@ def _judge_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Ve
         help="also write each item's scores with its question_id (what 'vqabench human-study score "
         "--judge-results' compares with the experts)",
     )
-    _own(parser, verb)
+    _own(parser, entry, verb)
     add_llm_arguments(parser, env_prefix=JUDGE_ENV_PREFIX)
     add_cost_arguments(parser)
 
@@ -220,7 +220,7 @@ def run_judge(entry: Benchmark, args: argparse.Namespace) -> int:
 
 def _export_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Verb[object]) -> None:
     add_export_arguments(parser, entry.repo_help)
-    _own(parser, verb)
+    _own(parser, entry, verb)
 
 
 def run_export(entry: Benchmark, args: argparse.Namespace) -> int:
@@ -236,10 +236,6 @@ def run_export(entry: Benchmark, args: argparse.Namespace) -> int:
 # -- stats --------------------------------------------------------------------------------------
 
 
-def _stats_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Verb[object]) -> None:
-    _own(parser, verb)
-
-
 def run_stats(entry: Benchmark, args: argparse.Namespace) -> int:
     return entry.stats.run(args)
 
@@ -249,7 +245,7 @@ VERB_ARGUMENTS = {
     "evaluate": _evaluate_arguments,
     "judge": _judge_arguments,
     "export": _export_arguments,
-    "stats": _stats_arguments,
+    "stats": _own,
 }
 #: The one flow of each verb, the same function for every benchmark (tests/test_cli_shared_flags.py checks).
 VERB_FLOWS = {

@@ -163,6 +163,29 @@ def _judge(args: argparse.Namespace):
     return judge_with
 
 
+def _judge_rows(rows: list[Any], rubric: Any, path: Path) -> dict[str, list[Any]] | None:
+    """The judge's inputs from a ``marinelife evaluate`` output (every row a question with its type and
+    format): the rows of the rubric's question type, as ``marinelife judge`` reads them; None otherwise."""
+    from builders.evaluation.marinelife import judge_inputs
+    from marinelife16k.rubrics import JUDGE_TASKS
+
+    if not rows or not all(isinstance(r, dict) and "question_format" in r and "type" in r for r in rows):
+        return None
+    task = next((t for t, judged in JUDGE_TASKS.items() if judged.rubric == rubric.name), None)
+    if task is None:
+        judged = [t.rubric for t in JUDGE_TASKS.values()]
+        raise ValueError(
+            f"{path}: a 'marinelife evaluate' output is judged with the rubric of one of its open-ended types "
+            f"({', '.join(judged)}), not {rubric.name!r}; 'vqabench marinelife judge' judges both"
+        )
+    inputs, qtype = judge_inputs(rows, task), JUDGE_TASKS[task].question_type
+    if inputs is None:
+        raise ValueError(f"{path}: no {qtype} question to judge with {rubric.name!r}")
+    print(f"{path}: a 'marinelife evaluate' output; judging its {len(inputs['predictions'])} {qtype} row(s) "
+          f"of {len(rows)}")  # fmt: skip
+    return inputs
+
+
 def _write_judged(args: argparse.Namespace, source: Any, subset: Any, results: Any) -> int:
     from builders import tool_version
     from builders.files.jsonio import write_json_atomic
@@ -437,6 +460,7 @@ ENTRY = Benchmark(
         "--out judge.json --llm-model gpt-4o --llm-api-key-env OPENAI_API_KEY",
         run=_judge,
     ),
+    judge_rows=_judge_rows,
     export=Verb(
         help="export a work folder's release to a Hub-layout folder (Parquet + card)",
         description="Build the qa and videos configs from <work>/release/, write data/<config>/<split>-*.parquet "
