@@ -1,8 +1,10 @@
-"""How often each answer extractor agrees with a careful reader, on the two hand-labelled corpora.
+"""How often each answer extractor agrees with a careful reader, on the hand-labelled corpora.
 
-Corpora: ``tests/data/real_replies/replies.jsonl`` (213 replies of real models, labelled before
-parser v3; its ``dev`` and ``heldout`` parts are shown apart: v3 was designed on ``dev`` only) and
-``tests/data/answer_replies.jsonl`` (the project's 238 replies). Extractors: the project's parser
+Corpora: ``tests/data/real_replies/replies.jsonl`` (213 replies of real models to image and video
+questions, labelled before parser v3), ``tests/data/video_replies/replies.jsonl`` (314 replies of
+video models, labelled before any v4 rule change), their ``dev`` and ``heldout`` parts shown apart
+(rules are written looking at ``dev`` only), and ``tests/data/answer_replies.jsonl`` (the
+project's 238 replies). Extractors: the project's parser
 at each registered version, and VLMEvalKit's ``can_infer`` (current and before its PR #1175) and
 lmms-eval's ``extract_characters_regex`` as rewritten in ``reference_extractors.py``.
 
@@ -10,7 +12,10 @@ Columns: ``agree`` (same option as the reader, or both refuse), ``wrong`` (anoth
 reader's), ``guessed`` (an option where the reader refuses), ``refused`` (no option where the
 reader has one).
 
-    python benchmarks/answer_corpora.py [--show EXTRACTOR] [--split dev|heldout|all]
+    python benchmarks/answer_corpora.py [--show EXTRACTOR] [--corpus real|video|project] [--split dev|heldout]
+
+Labels are compared as the item shows them (``(A)`` for Vript-Hard); a label set an extractor
+cannot read counts as refused.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from builders.scoring.answer_parsing import get_parser, parser_names
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 REAL = DATA / "real_replies" / "replies.jsonl"
+VIDEO = DATA / "video_replies" / "replies.jsonl"
 PROJECT = DATA / "answer_replies.jsonl"
 LETTERS = "ABCDEFGHIJ"
 
@@ -54,25 +60,35 @@ def parser_extractor(name: str) -> Extractor:
 
     def extract(row: dict) -> str | None:
         parser = with_aliases if row.get("dataset") == "bqa" else plain
-        index = parser.parse(row["reply"], row["options"], row["letters"]).index
+        try:
+            parser.check_labels(row["options"], row["letters"])
+            index = parser.parse(row["reply"], row["options"], row["letters"]).index
+        except ValueError:  # UnreadableLabels, or an item an old version cannot compile
+            return None
         return None if index is None else row["letters"][index]
 
     return extract
 
 
+def bare_letters(row: dict) -> dict[str, str]:
+    """The letter each shown label holds (``(A)`` -> ``A``), which the harnesses match: label."""
+    return {label.strip("()[]. "): label for label in row["letters"]}
+
+
 def vlmevalkit(before_1175: bool) -> Extractor:
     def extract(row: dict) -> str | None:
-        texts = row["options"] or [None] * len(row["letters"])
-        return vlmevalkit_can_infer(
-            row["reply"], dict(zip(row["letters"], texts, strict=True)), before_1175=before_1175
+        letters = bare_letters(row)
+        texts = row["options"] or [None] * len(letters)
+        letter = vlmevalkit_can_infer(
+            row["reply"], dict(zip(letters, texts, strict=True)), before_1175=before_1175
         )
+        return None if letter is None else letters[letter]
 
     return extract
 
 
 def lmms_eval(row: dict) -> str | None:
-    letter = lmms_eval_extract(row["reply"])
-    return letter if letter in row["letters"] else None
+    return bare_letters(row).get(lmms_eval_extract(row["reply"]) or "")
 
 
 def extractors() -> dict[str, Extractor]:
@@ -105,15 +121,16 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--show", help="print the disagreements of this extractor (a name of the table)")
-    parser.add_argument("--split", default="dev", choices=["dev", "heldout", "project", "all"])
+    parser.add_argument("--corpus", default="video", choices=["real", "video", "project"])
+    parser.add_argument("--split", default="dev", choices=["dev", "heldout"])
     args = parser.parse_args()
-    real, project = load(REAL), project_rows()
+    by_corpus = {"real": load(REAL), "video": load(VIDEO), "project": project_rows()}
     corpora = {
-        "real, dev": [r for r in real if r["split"] == "dev"],
-        "real, heldout": [r for r in real if r["split"] == "heldout"],
-        "real, all": real,
-        "project": project,
+        f"{name}, {split}": [r for r in by_corpus[name] if r["split"] == split]
+        for name in ("real", "video")
+        for split in ("dev", "heldout")
     }
+    corpora["project"] = by_corpus["project"]
     table = extractors()
     for corpus, rows in corpora.items():
         print(f"\n{corpus} ({len(rows)} replies)")
@@ -126,9 +143,9 @@ def main() -> None:
                 f"{len(s['guessed']):>8} {len(s['refused']):>8}"
             )
     if args.show:
-        rows = (
-            real + project if args.split == "all" else [r for r in real + project if r["split"] == args.split]
-        )
+        rows = by_corpus[args.corpus]
+        if args.corpus != "project":
+            rows = [r for r in rows if r["split"] == args.split]
         s = score(rows, table[args.show])
         for kind in ("wrong", "guessed", "refused"):
             for row in s[kind]:

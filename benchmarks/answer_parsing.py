@@ -9,7 +9,7 @@ the ratio must stay flat (a quadratic parser's ratio grows with the size; v1 too
 of one option name, about 40 minutes extrapolated for 1 MB).
 
     python benchmarks/answer_parsing.py [--sizes 10000 100000 1000000] [--repeats 3] [--unbounded]
-        [--parser vqabench-choice@3]
+        [--parser vqabench-choice@4]
 """
 
 from __future__ import annotations
@@ -36,6 +36,13 @@ WORDS = {
     "coordinated list": "C, D and ",
     "answer tag": "<answer>",
     "calculation": "30 + ",
+    # version 4's new paths: final formats, echoed instructions, the pronoun, name lists, claims
+    "double bracket": "[[C]] ",
+    "instruction": "If the correct option letters (A, B, C, D...) are more than one, give [[C]]. ",
+    "pronoun": "I ",
+    "name list": "bottle, towel, Anger, ",
+    "claim": "He is angry. ",
+    "bold last line": "**C**\n",
 }
 _BASELINE = re.compile(r"\w+", re.IGNORECASE)
 

@@ -1,7 +1,8 @@
 """BQA as a Hub benchmark: the tasks its ``eval.yaml`` declares, one per headline number of the paper.
 
 Table 1 of the paper reports accuracy on the test split as Easy / Hard / Total, on a 0-1 scale
-(Gemini 0.91 / 0.08 / 0.61). Total is the headline; Easy and Hard are their own leaderboards because
+(Gemini 0.91 / 0.08 / 0.61, a Total its own Easy and Hard do not give: ``bqa/paper_values.json`` flags
+it). Total is the headline; Easy and Hard are their own leaderboards because
 they rank models differently (the Hard items are the ones the labelling model got wrong).
 """
 

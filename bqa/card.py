@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bqa.features import FEATURES, SPLITS
+from bqa.paper import published
 from bqa.records import PROVENANCE_STEPS, BQARecord
 from bqa.stats import DEMOGRAPHICS, TOTAL, ReleaseStats, pipeline_shares
 from bqa.vocabulary import DEFAULT_MAPPING_NAME, DIFFICULTIES, DIFFICULTY_REASONS, EMOTIONS, RIGHT_CHOICE
@@ -75,9 +76,9 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "answer_group": "the emotion group of the answer",
     "choice_groups": "the emotion group of each choice (all different)",
     "difficulty": "`Easy` if the STEP4 model answered right, `Hard` if it could not answer (another choice, "
-    "no choice, or two or more)",
-    "difficulty_reason": "why STEP4 gave that difficulty: `right_choice` (Easy); `wrong_choice`, `no_answer` or "
-    "`ambiguous` (Hard)",
+    "no choice, two or more, or a reply its provider's safety filter stopped)",
+    "difficulty_reason": "why STEP4 gave that difficulty: `right_choice` (Easy); `wrong_choice`, `no_answer`, "
+    "`ambiguous` or `blocked` (Hard)",
     "gender": "gender of the person, as annotated in BoLD",
     "age": "age group of the person, as annotated in BoLD",
     "ethnicity": "ethnicity of the person, as annotated in BoLD",
@@ -203,7 +204,8 @@ def statistics_markdown(stats: ReleaseStats) -> str:
     return "\n\n".join(
         [
             "Hard questions by STEP4's reason: the model chose another choice (`wrong_choice`), named none "
-            "(`no_answer`) or named two or more (`ambiguous`).",
+            "(`no_answer`), named two or more (`ambiguous`), or its provider's safety filter stopped the reply "
+            "(`blocked`).",
             _table(
                 [
                     "split",
@@ -216,7 +218,8 @@ def statistics_markdown(stats: ReleaseStats) -> str:
                 split_rows,
             ),  # fmt: skip
             f"{shared} Self-BLEU: {stats.self_bleu_note} (lower is more diverse; the paper reports "
-            "0.87 / 0.86 / 0.85).",
+            + " / ".join(f"{v['Score']:.2f}" for v in published().row_values("table2").values())
+            + ").",
             *_clips_section(stats),
             "### How the questions begin",
             f"{_wh_sentence(stats)} First words, per split (the paper, A.4: mostly wh-words):",
@@ -405,8 +408,10 @@ def _pipeline_section(stats: ReleaseStats) -> list[str]:
 def _step4_mode(meta: ReleaseMeta) -> str:
     if meta.extra.get("step4_unanswered") == "drop":
         return ("This release was built with `--step4-unanswered drop`: questions the model answered with no "
-                "choice, or two, were left out instead of being labelled Hard (not the paper's rule).")  # fmt: skip
-    return "Every question the model could not answer is kept, as Hard."
+                "choice, or two, or whose reply a safety filter stopped, were left out instead of being labelled "
+                "Hard (not the paper's rule).")  # fmt: skip
+    return ("Every question the model could not answer is kept, as Hard, including those whose reply the "
+            "provider's safety filter stopped (`blocked`).")  # fmt: skip
 
 
 def _preset_note(meta: ReleaseMeta) -> list[str]:

@@ -12,6 +12,9 @@ OpenAI's ``gpt-4o-2024-08-06``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from builders.scoring.paper_values import PaperValues, load_paper_values
 
 GEMINI_OPENAI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai"
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -37,16 +40,31 @@ class PaperModel:
         return "*" if self.fps == 1.0 else f"{self.fps:g} fps" if self.fps else str(self.num_frames)
 
 
-#: Table 1's models in its row order (Appendix B's names for the open models).
+def published() -> PaperValues:
+    """Every number the paper prints in Tables 1-5, from ``bqa/paper_values.json``."""
+    return load_paper_values("bqa")
+
+
+def frames_of(cell: str) -> dict[str, Any]:
+    """A ``#F`` cell of Tables 1 and 4 as frame settings: ``*`` = 1 fps, else a number of frames."""
+    return {"fps": 1.0, "num_frames": None} if cell == "*" else {"fps": None, "num_frames": int(cell)}
+
+
+def _frames(label: str) -> dict[str, Any]:
+    """Table 1's ``#F`` of a row."""
+    return frames_of(next(r["frames"] for r in published().table("table1")["rows"] if r["label"] == label))
+
+
+#: Table 1's models in its row order (Appendix B's names for the open models; frames: Table 1's #F).
 MODELS: tuple[PaperModel, ...] = (
-    PaperModel("Gemini", "gemini-1.5-pro", "gemini-1.5-pro", "api", fps=1.0,
+    PaperModel("Gemini", "gemini-1.5-pro", "gemini-1.5-pro", "api", **_frames("Gemini"),
                base_url=GEMINI_OPENAI_BASE_URL, api_key_env="GEMINI_API_KEY"),
-    PaperModel("GPT-4o", "gpt-4o-2024-08-06", "gpt-4o-2024-0806", "api", fps=1.0,
+    PaperModel("GPT-4o", "gpt-4o-2024-08-06", "gpt-4o-2024-0806", "api", **_frames("GPT-4o"),
                base_url=OPENAI_BASE_URL, api_key_env="OPENAI_API_KEY"),
-    PaperModel("Phi-3.5", "microsoft/Phi-3.5-vision-instruct", "Phi-3.5", "open", num_frames=16),
-    PaperModel("Qwen2-VL", "Qwen/Qwen2-VL-7B-Instruct", "Qwen2-VL", "open", num_frames=16),
-    PaperModel("LLaVA-NeXT", "lmms-lab/LLaVA-NeXT-Video-7B-Qwen2", "LLaVA-NeXT", "open", num_frames=16),
-    PaperModel("VideoLLaMA2", "DAMO-NLP-SG/VideoLLaMA2-7B-Base", "VideoLLaMA2", "open", num_frames=16),
+    PaperModel("Phi-3.5", "microsoft/Phi-3.5-vision-instruct", "Phi-3.5", "open", **_frames("Phi-3.5")),
+    PaperModel("Qwen2-VL", "Qwen/Qwen2-VL-7B-Instruct", "Qwen2-VL", "open", **_frames("Qwen2-VL")),
+    PaperModel("LLaVA-NeXT", "lmms-lab/LLaVA-NeXT-Video-7B-Qwen2", "LLaVA-NeXT", "open", **_frames("LLaVA-NeXT")),
+    PaperModel("VideoLLaMA2", "DAMO-NLP-SG/VideoLLaMA2-7B-Base", "VideoLLaMA2", "open", **_frames("VideoLLaMA2")),
 )  # fmt: skip
 #: The model of STEP2 (questions), STEP3 (filter) and STEP4 (Easy/Hard).
 GENERATION_MODEL = MODELS[0]
@@ -64,17 +82,14 @@ GEMINI_SAFETY_SETTINGS: tuple[dict[str, str], ...] = tuple(
     )
 )
 
-#: Table 5: VideoLLaMA2's LoRA tuning (other settings: the trainers' defaults).
+#: Table 5's keys as the trainers' configs name them (the rest: the trainers' defaults).
+_TABLE5_KEYS = {"max length": "max_length", "batch size": "batch_size", "epoch": "epochs"}
+
+
+#: Table 5: VideoLLaMA2's LoRA tuning, from the published values.
 LORA_HYPERPARAMETERS: dict[str, object] = {
-    "torch_dtype": "bfloat16",
-    "seed": 42,
-    "max_length": 2048,
-    "batch_size": 4,
-    "epochs": 1,
-    "lora_r": 128,
-    "lora_alpha": 256,
-    "lora_dropout": 0.05,
-    "lora_target_modules": ["o_proj", "gate_proj", "up_proj", "v_proj", "q_proj", "down_proj", "k_proj"],
+    _TABLE5_KEYS.get(row, row.replace(" ", "_")): values["Value"]
+    for row, values in published().row_values("table5").items()
 }
 FINETUNED_MODEL = MODELS[-1]  # "VideoLLaMA2 (FT)" in Tables 1 and 4
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bqa.features import SPLITS
+from bqa.paper import published
 from bqa.records import BQARecord
 from bqa.vocabulary import DIFFICULTIES, DIFFICULTY_REASONS, EMOTIONS
 from bqa.workfolder import ReleaseMeta
@@ -112,7 +113,7 @@ def is_wh(opening: str) -> bool:
     return re.split(r"['-]", opening)[0] in WH_WORDS
 
 
-def measure_clip(path: str | Path) -> tuple[int, float]:
+def measure_clip(path: Any) -> tuple[int, float]:
     """``(frames, fps)`` of one clip: the frames a full decode outputs (:class:`builders.video.index`),
     and the rate their timestamps give (frames - 1 intervals over the first-to-last span)."""
     from builders.video.sampler import ClipReader  # lazy: PyAV
@@ -151,7 +152,7 @@ def split_stats(
     records: Sequence[BQARecord],
     meta: ReleaseMeta,
     self_bleu: float | None = None,
-    clips: Callable[[BQARecord], Path] | None = None,
+    clips: Callable[[BQARecord], Any] | None = None,
 ) -> SplitStats:
     def labels(key: str) -> list[str]:
         return list(
@@ -179,7 +180,7 @@ def release_stats(
     meta: ReleaseMeta,
     *,
     self_bleu: bool | Callable[[list[str]], Any] = True,
-    clips: Callable[[BQARecord], Path] | None = None,
+    clips: Callable[[BQARecord], Any] | None = None,
 ) -> ReleaseStats:
     """Statistics of every split and of the total.
 
@@ -217,6 +218,46 @@ def release_stats(
     shared = sorted(film for film, names in splits_of_film.items() if len(names) > 1)
     pipeline = meta.extra.get("pipeline") if isinstance(meta.extra, Mapping) else None
     return ReleaseStats(splits=out, self_bleu_note=note, shared_films=shared, pipeline=pipeline)
+
+
+#: What only the build's work folder records: an exported or Hub copy has no statistics of it.
+BUILD_ONLY = (
+    "What STEP3 removed and how STEP4 labelled the items (Figure 5): not recorded here; only the work folder "
+    "that built the release records it (bqa stats --data WORK_FOLDER)."
+)
+
+
+def stats_of_data(folder: str | Path, *, self_bleu: bool = True, clips: bool = True) -> ReleaseStats:
+    """:func:`release_stats` of a work folder's release or of an exported / downloaded Hub-layout folder:
+    the same numbers from either (the rows are the same records), except what only the build knows
+    (:data:`BUILD_ONLY`: ``pipeline`` is None for a Hub folder). A Hub folder records no release
+    settings: its rows' labels are counted against the default group mapping and demographic tables
+    (labels outside them are listed after them). ``clips``: measure each clip (a Hub folder's embedded
+    video bytes, or the file a row names inside the folder)."""
+    from bqa.data import open_split  # lazy: the Hub reader
+    from bqa.workfolder import meta_path, read_release
+    from builders.hub.splits import NotAHubFolder, read_hub_folder
+
+    folder = Path(folder)
+    if meta_path(folder).is_file():
+        release = read_release(folder, check_clips=clips)
+        return release_stats(
+            release.splits, release.meta, self_bleu=self_bleu, clips=release.clip_path if clips else None
+        )
+    try:
+        hub = read_hub_folder(folder)
+    except NotAHubFolder:
+        raise FileNotFoundError(
+            f"{folder}: neither a BQA work folder (no release/meta.json) nor a Hub-layout folder (no README.md card)"
+        ) from None
+    splits: dict[str, list[BQARecord]] = {}
+    opened = {}
+    for split in (s for s in SPLITS if s in hub.shards[hub.config_name(None)]):
+        opened[split] = open_split(folder, split, check_clips=False)
+        splits[split] = [BQARecord.from_json({**row, "clip": ""}) for row in opened[split].rows]
+    where = {r.id: split for split, records in splits.items() for r in records}
+    measure = (lambda r: opened[where[r.id]].video(r.id)) if clips else None
+    return release_stats(splits, ReleaseMeta(), self_bleu=self_bleu, clips=measure)
 
 
 # -- the readable summary ------------------------------------------------------------------------
@@ -262,7 +303,8 @@ def format_stats(stats: ReleaseStats) -> str:
           *(stats.splits[s].difficulty_reason.get(r, 0) for r in DIFFICULTY_REASONS), stats.splits[s].films,
           "-" if stats.splits[s].self_bleu is None else f"{stats.splits[s].self_bleu:.2f}"] for s in columns],
     )  # fmt: skip
-    lines.append(f"Self-BLEU: {stats.self_bleu_note}; the paper: 0.87 / 0.86 / 0.85.")
+    paper = " / ".join(f"{v['Score']:.2f}" for v in published().row_values("table2").values())
+    lines.append(f"Self-BLEU: {stats.self_bleu_note}; the paper (Table 2): {paper}.")
     if total.clips:
         lines += ["", "Clips, measured (the paper: 5-10 s, 25 fps):"]
         rows = []
@@ -288,6 +330,8 @@ def format_stats(stats: ReleaseStats) -> str:
         lines += ["", "What the pipeline kept (Figure 5):"]
         lines += _table(["", "items", "share"], [[what, n, f"{100 * n / of:.1f}% of {of}" if of else "-"]
                                                  for what, n, of in pipeline_shares(stats.pipeline)])  # fmt: skip
+    else:
+        lines += ["", BUILD_ONLY]
     lines.append("")
     lines.append(
         "No source film has rows in two splits."

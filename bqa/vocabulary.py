@@ -96,19 +96,21 @@ DEFAULT_MAPPING_NAME = "bqa-quadrant-v1"
 
 DIFFICULTIES: tuple[str, ...] = ("Easy", "Hard")
 #: Why STEP4 labelled a question (the paper: Easy "when it could answer", Hard "if it could not"):
-#: Easy = the model chose the right answer; Hard = it chose another choice, named none, or named two
-#: or more (an ambiguous reply).
-RIGHT_CHOICE, WRONG_CHOICE, NO_ANSWER, AMBIGUOUS_ANSWER = (
+#: Easy = the model chose the right answer; Hard = it chose another choice, named none, named two
+#: or more (an ambiguous reply), or its reply was stopped by the provider's safety filter (blocked).
+RIGHT_CHOICE, WRONG_CHOICE, NO_ANSWER, AMBIGUOUS_ANSWER, BLOCKED_ANSWER = (
     "right_choice",
     "wrong_choice",
     "no_answer",
     "ambiguous",
+    "blocked",
 )
 DIFFICULTY_REASONS: dict[str, str] = {
     RIGHT_CHOICE: "Easy",
     WRONG_CHOICE: "Hard",
     NO_ANSWER: "Hard",
     AMBIGUOUS_ANSWER: "Hard",
+    BLOCKED_ANSWER: "Hard",
 }
 
 

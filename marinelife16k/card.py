@@ -216,6 +216,17 @@ def _not_asked(release: Release) -> str:
     return "\n\n".join(parts)
 
 
+#: What the paper describes that this release does not carry, and why (said here, not left unsaid).
+OUT_OF_SCOPE = (
+    "- **Caption quality control.** The paper had six human reviewers assess all 2,000 captions. This "
+    "project has no workflow for that review and the release records no reviewer, verdict or correction: "
+    "its captions are the caption engine's output as built (the reviewer score S_c and the refiner are "
+    "LLM steps, not the human check). The paper publishes neither the reviewers' verdicts nor a protocol "
+    "to reproduce.\n"
+    "- **Location and country.** The paper counts 27 recording locations in 7 countries, but names "
+    "neither per video, and the MVK and MSC attribute files this release is built from have no such "
+    "field: the release has none, and its statistics cannot count them."
+)
 _ABOUT = (
     "Motion-aware question answering and captioning over marine videos. Each video carries 13 attributes "
     "annotated by domain experts, a final caption produced by a human-in-the-loop caption engine, and six "
@@ -351,6 +362,10 @@ Build metadata:
 ## The paper's models
 
 {_paper_models()}
+
+## Out of scope
+
+{OUT_OF_SCOPE}
 
 ## Citation
 

@@ -10,18 +10,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from builders.scoring.paper_values import PaperValues, load_paper_values
+
+
+def published() -> PaperValues:
+    """Every number the paper prints in Table 1's row, its statistics, Table 3 and the caption table,
+    from ``marinelife16k/paper_values.json``."""
+    return load_paper_values("marinelife16k")
+
+
+def _release_figures() -> dict[str, Any]:
+    figures = {cell.info("key"): cell.value for cell in published().cells("table1")}
+    counts = {cell.row: cell.value for cell in published().cells("statistics")}
+    splits = {split: counts.pop(split) for split in ("train", "validation", "test")}
+    return {**figures, **counts, "splits": splits}
+
+
 #: The paper's own figures for its full release (Table 1 row, "Statistics", "Dataset Split").
-PAPER: dict[str, Any] = {
-    "hours": 18.48,
-    "videos": 2000,
-    "video_text_pairs": 2000,
-    "sentences_per_caption": 3.4,
-    "caption_words": 44,
-    "questions": 16080,
-    "multiple_choice": 12080,
-    "open_ended": 4000,
-    "splits": {"train": 1300, "validation": 200, "test": 500},
-}
+PAPER: dict[str, Any] = _release_figures()
 #: Where the paper's own figures disagree with its rules (or with each other).
 PAPER_NOTES: tuple[str, ...] = (
     "Sentences per caption: the paper's Table 1 reports 3.4, but its captioner and refiner prompts ask for "
@@ -32,9 +38,11 @@ PAPER_NOTES: tuple[str, ...] = (
     'Dimensions: the paper classifies its evaluation "into five dimensions", lists six (MBC, PMT, OBK, SM, PDO, '
     "OEMU), reports eight columns in Table 3 (MBC-so, MBC-mo, PMT, PDO, OBK, SM-e, SM-l, OEMU) and speaks of "
     '"nine dimensions" in its conclusion.',
-    "Evaluation set: the split has 500 test videos, but every cell of Tables 3 and 4 is a multiple of 1/30, 1/17 "
-    "or 1/7 of a question count, so the models were scored on a small subset of them (use --videos / "
-    "--video-sample to report on a named subset).",
+    "Evaluation set: the split has 500 test videos, but most cells of Table 3 are k/30 (SM-l's k/17) and most "
+    "of the caption table's sums of 0-5 scores over 7 captions, truncated or rounded to the printed digits, so "
+    "the models were scored on a small subset of them (use --videos / --video-sample to report on a named "
+    "subset). Not every cell fits: 4 of Table 3's 84 model cells (MBC-so 89.3, 90.5, 91.2; OBK 83.4) and 3 of "
+    "the caption table's 72 (1.72, 3.02, 3.01) are no k/30, k/17 or k/7.",
     "Averages: Table 3's group averages are the means of its rows except 2.04 (7B-8B OEMU; the mean is 2.048) and "
     "82.46 (closed-source PMT; the mean is 82.475); the caption table's moving-minus-static differences are taken "
     "between rounded averages (e.g. 7B-8B BEH -0.13, the unrounded difference is -0.124).",
@@ -44,22 +52,14 @@ PAPER_NOTES: tuple[str, ...] = (
 
 #: The model the paper's data engine (captioner, reviewer, refiner, QA generation) and its LLM judge used.
 BUILD_MODEL = JUDGE_MODEL = "GPT-5.5"
-#: Table 3's model groups, in the paper's order.
-GROUPS: tuple[str, ...] = ("Open-source VLMs (7B - 8B)", "Open-source VLMs (31B - 78B)", "Close-source VLMs")
-#: (name as Table 3 prints it, group, backbone as Table 3 prints it; "-" for closed models).
-PAPER_MODELS: tuple[tuple[str, str, str], ...] = (
-    ("Video-LLaMA3-7B", GROUPS[0], "2D RoPE"),
-    ("LLaVa-NeXT-Video", GROUPS[0], "CLIP"),
-    ("LLaVA-OneVision-7B", GROUPS[0], "SigLIP/Qwen"),
-    ("Qwen2.5-VL-7B", GROUPS[0], "2D RoPE/Qwen"),
-    ("InternVL3-8B", GROUPS[0], "V2PE/Qwen"),
-    ("Gemma4-31B", GROUPS[1], "SigLIP/Qwen"),
-    ("Qwen2.5-VL-72B", GROUPS[1], "ViT/Qwen2.5"),
-    ("InternVL3-78B", GROUPS[1], "InternViT-6B/Qwen"),
-    ("Claude-Opus-4.8", GROUPS[2], "-"),
-    ("Grok-4.3", GROUPS[2], "-"),
-    ("Gemini-3.1-Pro", GROUPS[2], "-"),
-    ("Kimi K2.6", GROUPS[2], "-"),
+#: (name as Table 3 prints it, group, backbone as Table 3 prints it; "-" for closed models), from the
+#: published values, in the table's order.
+PAPER_MODELS: tuple[tuple[str, str, str], ...] = tuple(
+    (row["model"], row["group"], row["backbone"])
+    for row in published().table("table3")["rows"]
+    if "model" in row
 )
+#: Table 3's model groups, in the paper's order.
+GROUPS: tuple[str, ...] = tuple(dict.fromkeys(group for _, group, _ in PAPER_MODELS))
 #: The paper's evaluation setting of those models.
 EVALUATION = "8 uniformly sampled frames per video, as an ordered image sequence; open models from their official Hugging Face releases"

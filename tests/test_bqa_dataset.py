@@ -274,7 +274,10 @@ def test_stats_measure_the_clips_and_count_how_questions_begin(tmp_path, capsys)
         dataclasses.replace(r, question=questions.get(r.id, r.question)) for r in splits["train"]
     ]
     write_release(root, splits, ReleaseMeta(seed=11))
-    assert cli_main(["bqa", "stats", str(root), "--no-self-bleu", "--out", str(tmp_path / "stats")]) == 0
+    assert (
+        cli_main(["bqa", "stats", "--data", str(root), "--no-self-bleu", "--out", str(tmp_path / "stats")])
+        == 0
+    )
     printed = capsys.readouterr().out
     for heading in (
         "Splits (Table 3):",
@@ -317,13 +320,13 @@ def test_stats_measure_the_clips_and_count_how_questions_begin(tmp_path, capsys)
 def test_cli_stats(work, capsys):
     root, splits = work
     # Readable by default (issue 29: 250 lines of JSON): a table per statistic, a row per split.
-    assert cli_main(["bqa", "stats", str(root), "--no-self-bleu", "--no-clips"]) == 0
+    assert cli_main(["bqa", "stats", "--data", str(root), "--no-self-bleu", "--no-clips"]) == 0
     tables = capsys.readouterr().out
     assert tables.startswith("Splits (Table 3):") and len(tables.splitlines()) < 80
     for name, rows in splits.items():
         assert re.search(rf"^{name} +{len(rows)} ", tables, re.M)
     assert re.search(r"^Kid ", tables, re.M) and re.search(r"^Hispanic or Latino ", tables, re.M)
-    assert cli_main(["bqa", "stats", str(root), "--no-self-bleu", "--json", "--no-clips"]) == 0
+    assert cli_main(["bqa", "stats", "--data", str(root), "--no-self-bleu", "--json", "--no-clips"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert {name: s["size"] for name, s in printed["splits"].items() if name in splits} == {
         name: len(rows) for name, rows in splits.items()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,22 @@ def check_configs(configs: Path, files: set[str]) -> None:
             if script == "swift_sft.sh":
                 i = words.index("--target_modules")
                 assert words[i + 1 : i + 8] == TARGETS
+            if (
+                script == "videollama2_lora.sh"
+            ):  # the repository's recipe beside Table 5 (its finetune_lora.sh)
+                recipe = {"--mm_vision_select_layer": "-2", "--learning_rate": "2e-5", "--mm_projector_lr": "2e-5",
+                          "--lr_scheduler_type": "cosine", "--warmup_ratio": "0.03"}  # fmt: skip
+                assert {w: words[i + 1] for i, w in enumerate(words[:-1]) if w in recipe} == recipe
+                accumulation = text.split("--gradient_accumulation_steps ")[1].split(" \\\n")[0]
+                assert accumulation == "$((128 / (${NPROC_PER_NODE:-1} * 4)))"
+                for gpus in (1, 4):  # the shell's arithmetic: 32 on one GPU, 8 on the paper's four
+                    done = subprocess.run(["sh", "-c", f"echo {accumulation}"], env={"NPROC_PER_NODE": str(gpus)},
+                                          capture_output=True, text=True, check=True)  # fmt: skip
+                    assert done.stdout.strip() == str(128 // (gpus * 4))
+                assert "'batch size 4' on the paper's four A100 GPUs is ambiguous" in text
+                subprocess.run(["sh", "-n", str(configs / script)], check=True)  # the script parses
+                note = json.loads((configs / "table5.json").read_text())["batch_size_note"]
+                assert "4 per device" in note and "global batch of 128" in note
 
 
 @pytest.mark.parametrize("source", ["hub", "work"])

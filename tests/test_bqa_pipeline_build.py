@@ -197,6 +197,7 @@ def test_full_build_keeps_and_rejects_for_the_stated_reasons(reference):
     reasons = Counter(r["difficulty_reason"] for r in labelled.values())
     assert summary.details.difficulty_reasons == {
         "right_choice": easy, "wrong_choice": reasons["wrong_choice"], "no_answer": len(unanswered), "ambiguous": 0,
+        "blocked": 0,
     }  # fmt: skip
     assert f"no_answer {len(unanswered)}" in summary.format()
     assert sum(s["rows"] for s in summary.splits.values()) == len(labelled)
@@ -422,9 +423,10 @@ class Declining:
 
 
 def test_blocked_replies_and_unanswered_step4_replies(tmp_path):
-    """A reply a safety filter stopped is rejected as ``blocked`` in whichever step it happens,
-    counted and never a failure (nor re-asked); a STEP4 reply naming two choices is Hard,
-    ``ambiguous`` - unless ``step4_unanswered="drop"`` asks for the old behaviour."""
+    """A reply a safety filter stopped is rejected as ``blocked`` in STEP2 and STEP3, counted and never
+    a failure (nor re-asked); in STEP4 it is Hard with reason ``blocked`` (the model could not answer,
+    as the paper labels it), and a reply naming two choices is Hard, ``ambiguous`` - unless
+    ``step4_unanswered="drop"`` asks for the old behaviour (both leave the release)."""
     runs = {}
     for mode in ("hard", "drop"):
         with ChatServer(model=None) as server:
@@ -433,7 +435,8 @@ def test_blocked_replies_and_unanswered_step4_replies(tmp_path):
             runs[mode] = summary
             assert summary.ok and summary.run.failures == 0
             assert summary.run.blocked == sum(declining.blocked.values()) >= 3
-            for step, n in (("questions", "question"), ("filter", "filter"), ("difficulty", "answer")):
+            steps = (("questions", "question"), ("filter", "filter"), ("difficulty", "answer"))
+            for step, n in steps if mode == "drop" else steps[:2]:
                 assert (
                     declining.blocked[n]
                     and summary.steps[step].rejected.get("blocked") == declining.blocked[n]
@@ -445,8 +448,13 @@ def test_blocked_replies_and_unanswered_step4_replies(tmp_path):
             assert {b["blocked"] for b in blocked if b["_reason"] == "blocked"} == {"finish_reason=SAFETY"}
     hard, drop = runs["hard"], runs["drop"]
     assert hard.details.difficulty_reasons["ambiguous"] == declining.ambiguous > 0
-    assert hard.steps["difficulty"].rejected == {"blocked": declining.blocked["answer"]}
+    assert hard.steps["difficulty"].rejected == {}  # blocked: kept as Hard
+    assert hard.details.difficulty_reasons["blocked"] == declining.blocked["answer"] > 0
     labelled = {r["id"]: r for r in records(tmp_path / "hard", "difficulty.jsonl")}
+    stopped = [r for r in labelled.values() if r["difficulty_reason"] == "blocked"]
+    assert {(r["difficulty"], r["blocked"]) for r in stopped} == {("Hard", "finish_reason=content_filter")}
+    release = read_release(tmp_path / "hard", check_clips=False)
+    assert sum(r.difficulty_reason == "blocked" for rs in release.splits.values() for r in rs) == len(stopped)
     assert sum(
         r["difficulty_reason"] == "ambiguous" and r["difficulty"] == "Hard" for r in labelled.values()
     ) == (declining.ambiguous)
@@ -455,4 +463,5 @@ def test_blocked_replies_and_unanswered_step4_replies(tmp_path):
     assert drop.details.difficulty_reasons["ambiguous"] == 0 == drop.details.difficulty_reasons["no_answer"]
     assert sum(s["rows"] for s in drop.splits.values()) == sum(s["rows"] for s in hard.splits.values()) - (
         hard.details.difficulty_reasons["ambiguous"] + hard.details.difficulty_reasons["no_answer"]
-    )
+        + hard.details.difficulty_reasons["blocked"]
+    )  # fmt: skip

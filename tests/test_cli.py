@@ -103,7 +103,7 @@ MISSING_INPUTS = [
     ["report", "bqa", "--data", "{missing}", "--predictions", "a=x.jsonl", "--out", "r"],
     ["report", "marinelife", "--data", "{here}", "--predictions", "a={missing}", "--out", "r"],
     ["marinelife", "judge", "{missing}", "--out", "j.json"],
-    ["bqa", "stats", "{missing}"],
+    ["bqa", "stats", "--data", "{missing}"],
     ["bqa", "export", "{missing}", "out"],
     ["push", "{missing}", "me/data", "--dry-run"],
     ["results", "write", "{missing}", "--out", "m"],

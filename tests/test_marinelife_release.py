@@ -158,6 +158,9 @@ def test_export_layout_and_card(exported):
         "| total | 24 | 24 | 0.027 | 203 | 155 | 48 | 13 | 11 | 12 | 12 |" in body
     )  # 2 open-ended per video
     assert "video_root" not in body  # no local paths in the card
+    # What the paper describes and the release does not carry is said, with why (issue 39)
+    out_of_scope = body.split("## Out of scope")[1].split("## ")[0]
+    assert "six human reviewers" in out_of_scope and "27 recording locations in 7 countries" in out_of_scope
 
 
 def test_load_dataset_round_trip_and_join(exported):

@@ -169,12 +169,12 @@ def test_a_looping_echo_of_the_prompt_keeps_the_declared_answer():
 
 
 def test_both_versions_are_registered_and_named():
-    assert sorted(PARSERS["vqabench-choice"]) == [2, 3]
-    assert parser_names() == ["vqabench-choice@2", "vqabench-choice@3"]
+    assert {2, 3} <= set(PARSERS["vqabench-choice"])
+    assert parser_names()[:2] == ["vqabench-choice@2", "vqabench-choice@3"]
     assert V2.signature == "vqabench-choice@2|aliases:none"
     assert V3.signature == "vqabench-choice@3|aliases:none"
     assert get_parser("vqabench-choice@2|aliases:bqa-labels-v1").version == 2
-    assert get_parser("vqabench-choice").version == 3  # a bare name is the newest version
+    assert get_parser("vqabench-choice").version == max(PARSERS["vqabench-choice"])  # a bare name: the newest
     with pytest.raises(ValueError, match=r"no version '1'; known: vqabench-choice@2, vqabench-choice@3"):
         get_parser("vqabench-choice@1")
 

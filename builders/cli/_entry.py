@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from builders.llm.cost import Estimate, Price
     from builders.report.document import Report
     from builders.report.inputs import PredictionsFile
+    from builders.report.paper_comparison import PaperRequest
     from builders.runs.summary import BuildDetails, BuildSummary
     from builders.scoring.rubrics import Rubric
     from builders.video.frame_spec import FrameSpec
@@ -106,6 +107,7 @@ class ReportRun(Protocol):
         allow_mixed: bool,
         answer_parser: str | None,
         videos: VideoSelection | None,
+        paper: PaperRequest = ...,
     ) -> Report: ...
 
 

@@ -216,7 +216,11 @@ def _export(work: Path, out: Path, args: argparse.Namespace, **options: Any) -> 
 
 
 def _stats_arguments(stats: argparse.ArgumentParser) -> None:
-    stats.add_argument("work_dir", type=existing_folder, help="work folder written by the BQA pipeline")
+    add_data_arguments(
+        stats,
+        "the release: the pipeline's work folder, an exported Hub-layout folder or a Hub repo id (what STEP3 "
+        "removed, Figure 5, only a work folder knows)",
+    )
     stats.add_argument("--out", type=Path, help="folder for the PNGs and stats.json")
     stats.add_argument("--json", action="store_true", help="print the statistics as JSON instead")
     stats.add_argument("--no-self-bleu", action="store_true", help="skip the Self-BLEU of the questions")
@@ -226,12 +230,11 @@ def _stats_arguments(stats: argparse.ArgumentParser) -> None:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from bqa.stats import format_stats, release_stats
-    from bqa.workfolder import read_release
+    from bqa.stats import format_stats, stats_of_data
+    from builders.hub.source import required_data_from_args
 
-    release = read_release(args.work_dir)
-    clips = None if args.no_clips else release.clip_path
-    stats = release_stats(release.splits, release.meta, self_bleu=not args.no_self_bleu, clips=clips)
+    source = required_data_from_args(args)
+    stats = stats_of_data(source.folder, self_bleu=not args.no_self_bleu, clips=not args.no_clips)
     print(json.dumps(stats.to_json(), indent=2) if args.json else format_stats(stats))
     if args.out is not None:
         from builders.files.jsonio import write_json_atomic

@@ -56,6 +56,58 @@ def _common(parser: argparse.ArgumentParser, videos: str) -> None:
         "and on the terminal",
     )
 
+    parser.add_argument(
+        "--paper",
+        action="store_true",
+        help="put each run whose model maps to one of the paper's models beside the paper's table (BQA: "
+        "Table 1 on test, Table 4 on validation; MarineLife-16K: Table 3 and the caption table): the paper's "
+        "cell, the difference, both 95%% intervals, a two-proportion test where both n are known and a "
+        "verdict per cell (consistent / differs / no n: rough only / flagged), in report.md, metrics.json "
+        "and on the terminal",
+    )
+    parser.add_argument(
+        "--as",
+        dest="paper_as",
+        action="append",
+        default=[],
+        metavar="NAME=ROW|FILE",
+        help="run NAME is the paper's row ROW, as printed (e.g. 'VideoLLaMA2 (FT)') or a model, or a JSON file "
+        "{NAME: ROW, ...} of such pairs: compared with it under --paper, and its frames may be the row's #F beside runs of other rows (BQA: 1 fps for API "
+        "models, 16 frames for open ones) without --allow-mixed; without it a run maps by its name or the "
+        "model id it recorded",
+    )
+
+
+def _paper_request(args: argparse.Namespace) -> dict:
+    """``paper=`` for the report when ``--paper`` or ``--as`` is given (``--as`` alone maps runs to the
+    paper's rows for its table's design, e.g. the ``#F`` of a fine-tuned run, without comparing)."""
+    if not args.paper and not args.paper_as:
+        return {}
+    from builders.report.paper_comparison import PaperRequest
+
+    pairs: dict[str, str] = {}
+    for item in args.paper_as:
+        name, sep, row = item.partition("=")
+        if not sep:  # a mapping file: {"NAME": "ROW", ...}
+            from builders.files.jsonio import read_json_object
+
+            if not Path(item).is_file():
+                raise ValueError(f"--as {item!r}: neither NAME=ROW nor a JSON file of such pairs")
+            mapping = read_json_object(item)
+            bad = [k for k, v in mapping.items() if not isinstance(v, str) or not v.strip()]
+            if bad:
+                raise ValueError(
+                    f"--as {item}: {', '.join(bad)}: expected a paper row (text) for each run name"
+                )
+            pairs.update({k.strip(): v.strip() for k, v in mapping.items()})
+        elif not name.strip() or not row.strip():
+            raise ValueError(
+                f"--as {item!r}: expected NAME=ROW (a run's name and a row of the paper's table)"
+            )
+        else:
+            pairs[name.strip()] = row.strip()
+    return {"paper": PaperRequest(pairs, compare=args.paper)}
+
 
 def _checked_parser(args: argparse.Namespace) -> str | None:
     """``--parser`` as given, refused before any file is read when no such version is registered."""
@@ -118,6 +170,7 @@ def _report(entry: Benchmark, args: argparse.Namespace) -> int:
     from builders.report.inputs import select_models
 
     answer_parser = _checked_parser(args)
+    paper = _paper_request(args)
     report = entry.report.run(
         args,
         required_data_from_args(args),
@@ -126,8 +179,14 @@ def _report(entry: Benchmark, args: argparse.Namespace) -> int:
         allow_mixed=args.allow_mixed,
         answer_parser=answer_parser,
         videos=selection_from_args(args),
+        **paper,
     )
     _print_changes(report.metrics["models"], "parser_change")
+    if args.paper:
+        from builders.report.paper_comparison import terminal_lines
+
+        for table in report.metrics["paper"]:
+            print("\n".join(terminal_lines(table)))
     print(
         f"wrote {report.markdown}, {report.metrics_file.name} and {len(report.figures)} figure(s) in {report.folder}"
     )

@@ -1,7 +1,7 @@
 """Named subsets of a split's videos: ``--videos FILE`` (ids, one a line) or ``--video-sample N --seed S``.
 
-The MarineLife-16K paper scored its models on a small subset of the test videos (every cell of its
-Tables 3 and 4 is a multiple of 1/30, 1/17 or 1/7). ``--limit`` cannot say that: it takes the first
+The MarineLife-16K paper scored its models on a small subset of the test videos (most cells of its
+Table 3 are k/30, SM-l's k/17; see ``marinelife16k.paper.PAPER_NOTES``). ``--limit`` cannot say that: it takes the first
 N *questions*, which cuts a video's questions in half. A subset is a set of *videos*; every command
 that reads a split (the evaluation runners, ``marinelife judge``, ``report``) takes the same options
 (:func:`add_subset_arguments`, for both benchmarks; a BQA item is one clip, its ``id``), keeps the

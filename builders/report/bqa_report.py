@@ -37,9 +37,11 @@ from bqa.vocabulary import (
 from builders.files.jsonio import read_json_object
 from builders.hub.source import DataSource
 from builders.hub.subset import VideoSelection, VideoSubset, filter_by_video, recorded
+from builders.report.bqa_paper import compare_with_paper, published_rows, table_frames
 from builders.report.document import Report, Section, write_report
 from builders.report.inputs import align, preview, read_predictions
 from builders.report.paired import accuracy_pairs, paired_section
+from builders.report.paper_comparison import PaperRequest, paper_section
 from builders.report.paper_tables import (
     LEAK_FOOTNOTE,
     BQARow,
@@ -52,6 +54,7 @@ from builders.report.plots import Bar, grouped_bars, heatmaps
 from builders.report.provenance import (
     as_source,
     compared_runs,
+    frames_as_designed,
     mixed_settings,
     report_provenance,
     run_provenance,
@@ -140,10 +143,13 @@ def score_bqa(
     allow_missing: bool,
     allow_mixed: bool = False,
     answer_parser: str | None = None,
+    paper: PaperRequest | None = None,
 ) -> dict:
     """Per model: the ``bqa_accuracy`` result, plus the ids behind its missing and unparsed counts
     and how the run was made; between models, exact McNemar tests. Runs made with other frames,
-    prompt or parser versions are refused unless ``allow_mixed`` (then listed under ``mixed``).
+    prompt or parser versions are refused unless ``allow_mixed`` (then listed under ``mixed``), but
+    for frames that differ as the paper's ``#F`` column has them (:func:`table_frames`; ``paper``'s
+    ``--as`` maps a run to its row, e.g. the fine-tuned one).
     ``answer_parser``: ``NAME@VERSION`` that reads the replies (default: the current default); each
     model's ``parser_change`` compares it with the version its run recorded."""
     parser = bqa_parser(answer_parser or DEFAULT_PARSER)
@@ -151,8 +157,11 @@ def score_bqa(
         raise ValueError("no predictions to report on")
     runs = {name: run_provenance(path) for name, path in predictions.items()}
     scored = recorded(split.subset)
+    designed = table_frames(runs, split.split, paper or PaperRequest())
     mixed = mixed_settings(
-        compared_runs(runs, scored, restricted=split.subset is not None), allow_mixed=allow_mixed
+        compared_runs(runs, scored, restricted=split.subset is not None),
+        allow_mixed=allow_mixed,
+        frames_by_design=frames_as_designed(runs, designed),
     )
     ids = [r["id"] for r in split.rows]
     items = [item_fields(r) for r in split.rows]
@@ -252,13 +261,21 @@ def paper_rows(
     return rows
 
 
-def _paper_section(models: Mapping[str, dict], human: Mapping[str, Any] | None, split: str) -> Section:
+def _paper_section(
+    models: Mapping[str, dict], human: Mapping[str, Any] | None, split: str, paper: Sequence[Mapping] = ()
+) -> Section:
     table = {"test": "Table 1", "validation": "Table 4"}.get(split, "Table 1")
+    printed = published_rows({row for p in paper for row in p["matched"].values()}, split) if paper else []
     body = [
         f"The paper's {table} layout: one row per model, Easy / Hard / Total accuracy, a model's runs in "
         "other evaluation styles beside its plain run (paired by the model they asked for)."
-        + (" The Human row is the human study's pooled accuracy over its raters." if human else ""),
-        bqa_table(paper_rows(models, human), split),
+        + (" The Human row is the human study's pooled accuracy over its raters." if human else "")
+        + (
+            " Rows 'paper: …' are the paper's own values for the rows the runs were matched to (--paper)."
+            if printed
+            else ""
+        ),  # fmt: skip
+        bqa_table([*paper_rows(models, human), *printed], split),
     ]
     leaking = [name for name, m in models.items() if m["answer_leaking"]]
     if leaking:
@@ -448,6 +465,7 @@ def write_bqa_report(
     answer_parser: str | None = None,
     human: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     videos: VideoSelection | None = None,
+    paper: PaperRequest | None = None,
 ) -> Report:
     """Score each model's predictions on ``split`` of ``data`` and write the report to ``out_dir``.
 
@@ -460,6 +478,7 @@ def write_bqa_report(
     ``human``: a BQA human study's result (``human-study score``'s metrics.json, or its content) on
     this split: the Human row of the paper's table.
     ``videos``: score only a named subset of the split's clips (recorded with its ids in metrics.json).
+    ``paper``: put each run that maps to a paper model beside the paper's table (``--paper``, ``--as``).
     """
     reference = load_bqa_split(data, split, group_mapping=group_mapping, videos=videos)
     metrics = score_bqa(
@@ -468,6 +487,7 @@ def write_bqa_report(
         allow_missing=allow_missing,
         allow_mixed=allow_mixed,
         answer_parser=answer_parser,
+        paper=paper,
     )
     human_result = _human_result(human, split)
     if human_result is not None:
@@ -477,6 +497,8 @@ def write_bqa_report(
         )  # unrecorded: made before draws had names
     out = Path(out_dir)
     models = metrics["models"]
+    if paper is not None and paper.compare:
+        metrics["paper"] = compare_with_paper(models, split, paper)
     scores = {name: BQAAccuracy.from_dict(m["metrics"]) for name, m in models.items()}
     counts = {d: sum(r["difficulty"] == d for r in reference.rows) for d in DIFFICULTIES}
     label = reference.data.label if reference.data else reference.source
@@ -492,7 +514,8 @@ def write_bqa_report(
     ]
     codes = {**DEFAULT_DEMOGRAPHIC_CODES, **(reference.demographic_codes or {})}
     sections = [
-        _paper_section(models, metrics.get("human"), split),
+        *(paper_section(table) for table in metrics.get("paper", [])),
+        _paper_section(models, metrics.get("human"), split, metrics.get("paper", ())),
         Section(
             "How each run was made",
             runs_section_body({n: m["provenance"] for n, m in models.items()}, metrics["mixed"]),

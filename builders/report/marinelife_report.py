@@ -34,6 +34,7 @@ from builders.report.inputs import align, read_predictions
 from builders.report.judge_join import join_by_predictions_file
 from builders.report.model_groups import Arranged, ModelRow, arrange, read_models_file
 from builders.report.paired import accuracy_pairs, paired_section, score_pairs
+from builders.report.paper_comparison import PaperRequest, paper_section
 from builders.report.paper_tables import (
     camera_scores,
     caption_table,
@@ -477,6 +478,7 @@ def write_marinelife_report(
     answer_parser: str | None = None,
     models: str | os.PathLike[str] | Sequence[ModelRow] | None = None,
     videos: VideoSelection | None = None,
+    paper: PaperRequest | None = None,
 ) -> Report:
     """Score each model's multiple-choice replies on ``split`` of ``data``, add the judge results,
     and write ``report.md``, ``metrics.json`` and the PNGs to ``out_dir``.
@@ -492,7 +494,12 @@ def write_marinelife_report(
     ``videos``: score only a named subset of the split's videos (replies to other videos' questions
     are ignored); the subset, with its ids, is recorded in metrics.json, and runs or judge results
     recorded on other videos are refused unless ``allow_mixed``.
+    ``paper``: put each run that maps to a paper model beside Table 3 and the caption table (``--paper``).
     """
+    if paper is not None and not paper.compare:
+        raise ValueError(
+            "--as maps runs to the paper's rows for --paper here (Table 3 has no #F column): give --paper"
+        )
     judge, joined = join_by_predictions_file(read_judge_results(judge_results), predictions)
     for note in joined:
         log.info(note)
@@ -589,6 +596,11 @@ def write_marinelife_report(
     }
     runs = {name: accuracy.get(name, {}).get("provenance", {}) for name in names}
     sections = [Section("How each run was made", runs_section_body(runs, mixed, rubrics))]
+    if paper is not None and paper.compare:
+        from builders.report.marinelife_paper import compare_with_paper  # it reads this module's judge tasks
+
+        metrics["paper"] = compare_with_paper(accuracy, judge, paper)
+        sections = [*(paper_section(table) for table in metrics["paper"]), *sections]
     if accuracy:
         sections.append(_accuracy_section(accuracy, out, split))
     table3_section, table3_groups = _table3_section(accuracy, judge, groups)

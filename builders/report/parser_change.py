@@ -17,6 +17,7 @@ from builders.report.document import Section
 from builders.report.inputs import preview
 from builders.report.tables import markdown_table
 from builders.scoring.answer_parsing import DEFAULT_PARSER, AnswerParser
+from builders.scoring.label_sets import UnreadableLabels
 from builders.scoring.parser_change import TRANSITIONS, ChangeItem, parser_change
 
 
@@ -51,7 +52,10 @@ def run_parser_change(
         return None
     if old.signature == scoring.signature and not explicit:
         return None
-    change = parser_change(items, old, scoring)
+    try:
+        change = parser_change(items, old, scoring)
+    except UnreadableLabels as error:  # e.g. digit labels, which only version 4 reads
+        return {"from": old.signature, "to": scoring.signature, "unavailable": str(error)}
     change["from_source"] = source
     change["changed_ids"] = [ids[i] for i in change.pop("changed_indices")]
     return change

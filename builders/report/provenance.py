@@ -169,13 +169,37 @@ def _key(field: str, value: Any) -> Any:
     return value.split("@", 1)[0]  # a prompt recorded without a version is its own name
 
 
-def mixed_settings(runs: Mapping[str, Mapping[str, Any]], *, allow_mixed: bool) -> list[str]:
+def frames_as_designed(
+    runs: Mapping[str, Mapping[str, Any]], designed: Mapping[str, Mapping[str, Any]]
+) -> bool:
+    """Whether the runs that record frames differ only where a paper's table has a column for it: each
+    run's recorded frames are the ``fps``/``num_frames`` its table row prints (``designed``: run ->
+    ``{"fps", "num_frames"}``; BQA's ``#F``: ``*`` = 1 fps, ``16``), and every other part of the frame spec
+    (rule, size, input) is the same for all."""
+    rest = []
+    for name, run in runs.items():
+        if "frames" not in run:
+            continue
+        value = run["frames"]
+        if name not in designed or not frames_known(value):
+            return False
+        key = _frame_key(value)
+        if (key["fps"], key["num_frames"]) != (designed[name].get("fps"), designed[name].get("num_frames")):
+            return False
+        rest.append({k: v for k, v in key.items() if k not in ("fps", "num_frames")})
+    return bool(rest) and all(r == rest[0] for r in rest)
+
+
+def mixed_settings(
+    runs: Mapping[str, Mapping[str, Any]], *, allow_mixed: bool, frames_by_design: bool = False
+) -> list[str]:
     """The :data:`COMPARED` fields on which ``runs`` (model -> :func:`run_provenance`) differ, as
     lines naming each model's value: another frame spec, or another version of the same prompt or
     parser. ValueError listing them unless ``allow_mixed``. A prompt or parser a file does not record
     is not compared (it is shown as "not recorded"); frames are (see the module doc). Runs that all
-    followed one preset's frames (none overriding them, every one known) may differ in frames: the
-    preset sets them per model, as its paper did."""
+    followed one preset's frames (none overriding them, every one known), or whose frames differ only
+    as the paper's table has them (``frames_by_design``: :func:`frames_as_designed`), may differ in
+    frames: the paper set them per model, and its table prints them in a column."""
     differences = []
     # Only the runs that record frames count here: the judge results and the report itself
     # (:func:`compared_runs`) record videos alone.
@@ -191,7 +215,7 @@ def mixed_settings(runs: Mapping[str, Mapping[str, Any]], *, allow_mixed: bool) 
     )
     for field in COMPARED:
         if field == "frames":
-            frames = None if frames_by_preset else _frames_difference(runs)
+            frames = None if frames_by_preset or frames_by_design else _frames_difference(runs)
             if frames:
                 differences.append(frames)
             continue

@@ -7,7 +7,8 @@ ready, and each finished item is recorded at once (:class:`builders.runs.steps.S
 engine's reply cache means a rerun never pays twice for a reply that validated. An item whose call
 failed after the engine's retries is *not* recorded: it stays pending for the next run and is
 reported (or, with ``reject_failures``, rejected with reason ``llm_failure``). A reply a safety
-filter stopped is rejected with reason ``blocked`` (counted apart, never a generic failure). A clip
+filter stopped is rejected with reason ``blocked`` (counted apart, never a generic failure), unless the
+step gives it an outcome (``on_blocked``: BQA's STEP4 keeps it as Hard, as the paper does). A clip
 that cannot be decoded is rejected with reason ``video_unreadable`` instead of stopping the step.
 
 An item may need more than one request (the two stages of a chain-of-thought evaluation): its
@@ -103,6 +104,7 @@ def run_llm_step(
     desc: str | None = None,
     workers: int | None = None,
     ahead: int | None = None,
+    on_blocked: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome] | None = None,
 ) -> dict[str, str]:
     """Run the pending ``items`` (dicts with an ``id``); returns ``{id: error}`` of the calls that failed.
 
@@ -110,6 +112,7 @@ def run_llm_step(
     ``video_unreadable``), or a :class:`FollowUp` when the item's first request goes to another client
     and has its own outcome; ``outcome_of(item, request, result)`` turns a validated reply into a
     record (an :class:`Outcome`), or into the item's next request (a :class:`FollowUp`).
+    ``on_blocked(item, request, result)``: what a reply a safety filter stopped becomes (default: rejected, ``blocked``).
 
     A pipeline: items start in input order and each has a thread that builds its request (frames
     sampled and encoded ``workers`` clips at a time, in as many worker processes past the first
@@ -140,8 +143,17 @@ def run_llm_step(
         try:
             failures, missed, full = asyncio.run(
                 _pipeline(
-                    records, pending, client, request_of, outcome_of, reject_failures, bar, workers, ahead
-                )
+                    records,
+                    pending,
+                    client,
+                    request_of,
+                    outcome_of,
+                    reject_failures,
+                    bar,
+                    workers,
+                    ahead,
+                    on_blocked,
+                )  # fmt: skip
             )
         except asyncio.CancelledError:  # a second Ctrl-C: stopped at once
             client.raise_if_interrupted()
@@ -170,6 +182,7 @@ async def _pipeline(
     bar: Any,
     workers: int,
     ahead: int,
+    on_blocked: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome] | None = None,
 ) -> tuple[dict[str, str], list[tuple[str, str]], DiskFull | None]:
     loop = asyncio.get_running_loop()
     failures: dict[str, str] = {}
@@ -216,11 +229,14 @@ async def _pipeline(
         for session in list(sessions.values()):
             session.stop(reason)
 
-    def not_answered(item: Mapping[str, Any], result: LLMResult) -> None:
+    def not_answered(item: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> None:
         item_id = str(item["id"])
         match result.status:
             case Status.STOPPED:
                 pass  # left pending: the run is stopping (a signal, a full disk)
+            case Status.BLOCKED if on_blocked is not None:
+                kept = on_blocked(item, request, result)
+                add(kept.record, status=kept.status, reason=kept.reason, detail=kept.detail)
             case Status.BLOCKED:
                 blocked = {"id": item["id"], "reply": result.raw, "blocked": result.blocked}
                 add(blocked, status=REJECTED, reason=BLOCKED, detail=result.error)
@@ -271,7 +287,7 @@ async def _pipeline(
                     follow_estimate(decide, request, result) if result.status is Status.ESTIMATED else None
                 )
                 if following is None:
-                    not_answered(item, result)
+                    not_answered(item, request, result)
                     break
             else:
                 if not paid:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from builders.scoring.answer_parsing import AnswerParser
+from builders.scoring.label_sets import UnreadableLabels
 
 RIGHT, WRONG, UNPARSED = "right", "wrong", "unparsed"
 #: Every way an item can move, in the order reports show them.
@@ -45,10 +46,17 @@ def _state(index: int | None, reference: int) -> str:
 def parser_change(items: Sequence[ChangeItem], old: AnswerParser, new: AnswerParser) -> dict:
     """How ``new`` reads ``items`` compared with ``old``.
 
-    Returns ``from`` and ``to`` (the two signatures), ``n`` items, ``correct_before`` and
+    A label set either parser cannot read raises :class:`UnreadableLabels` naming the item, before
+    any reply is read. Returns ``from`` and ``to`` (the two signatures), ``n`` items, ``correct_before`` and
     ``correct_after``, ``changed`` (items read as another option or none), ``transitions``
     (:data:`TRANSITIONS` -> count, zeros included) and ``changed_indices``.
     """
+    for i, item in enumerate(items):  # every label set is checked before any reply is read
+        for parser in (old, new):
+            try:
+                parser.check_labels(item.options, item.letters)
+            except UnreadableLabels as error:
+                raise UnreadableLabels(f"item {i} ({parser.signature}): {error}") from None
     transitions = dict.fromkeys(TRANSITIONS, 0)
     changed: list[int] = []
     before = after = 0

@@ -3,13 +3,15 @@
 It is the evaluation runner's act (:mod:`builders.evaluation.bqa_answers`, single-word style). As the
 paper labels it, a question is Easy when the model chose the correct answer and Hard when it could
 not answer it: it chose another choice (``wrong_choice``), named none (``no_answer``), or named two
-or more (``ambiguous``). The reason is recorded per item (``difficulty_reason``, a column of the
+or more (``ambiguous``), or the provider's safety filter stopped its reply (``blocked``: it did not
+answer either). The reason is recorded per item (``difficulty_reason``, a column of the
 release) and counted in the build summary and the card. Such a reply is not re-asked: it is a valid
 (cached) answer of the model, and forcing a choice out of a model that declined would label the
 item on a guess.
 
 ``unanswered="drop"`` keeps the behaviour of earlier releases (not the paper's): a reply naming no
-choice, or two, rejects the item (reason ``step4_unparsed``) and it leaves the release.
+choice, or two, rejects the item (reason ``step4_unparsed``), a blocked one is rejected (``blocked``),
+and it leaves the release.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bqa.vocabulary import AMBIGUOUS_ANSWER, DIFFICULTY_REASONS, NO_ANSWER, RIGHT_CHOICE, WRONG_CHOICE
+from bqa.vocabulary import (
+    AMBIGUOUS_ANSWER,
+    BLOCKED_ANSWER,
+    DIFFICULTY_REASONS,
+    NO_ANSWER,
+    RIGHT_CHOICE,
+    WRONG_CHOICE,
+)
 from builders.evaluation.bqa_answers import ReadAnswer, answer_request, read_answer
 from builders.llm import LLMClient, LLMRequest, LLMResult
 from builders.runs.frames import FrameImages, Images, frames_dir
@@ -89,9 +98,17 @@ def run_difficulty(
                            f"{detail}: {result.value[:200]!r}")  # fmt: skip
         return Outcome(record)
 
+    def blocked(item: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> Outcome:
+        """The paper's Hard: the model "could not answer" (its reply was stopped); asked once, not re-asked."""
+        return Outcome({"id": item["id"], "difficulty": DIFFICULTY_REASONS[BLOCKED_ANSWER],
+                        "difficulty_reason": BLOCKED_ANSWER, "reply": result.raw, "parsed": None,
+                        "blocked": result.blocked,
+                        **llm_fields(result, request, client)})  # fmt: skip
+
     failures = run_llm_step(
         records, items, client, request_of, outcome,
         ahead=ahead, reject_failures=reject_failures, desc="STEP4 difficulty",
+        on_blocked=blocked if unanswered == HARD else None,
     )  # fmt: skip
     if not failures:
         records.finish(item["id"] for item in items)

@@ -97,6 +97,8 @@ def _report(args: argparse.Namespace, data: Any, predictions: Mapping[str, Any],
     from vqabench_toy.data import open_split
     from vqabench_toy.metric import accuracy
 
+    if shared.get("paper"):
+        raise ValueError("the toy has no paper to compare with: drop --paper/--as")
     rows = open_split(data.folder, args.split).rows
     models = {}
     for name, path in predictions.items():
