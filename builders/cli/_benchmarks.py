@@ -52,10 +52,6 @@ def add_benchmark_argument(parser: argparse.ArgumentParser, help: str, keys: lis
     parser.add_argument("benchmark", type=key, metavar="{" + ",".join(keys) + "}", help=help)
 
 
-def by_key(key: str) -> Published:
-    return registry()[key].published()
-
-
 def by_name(name: object, where: str) -> Published:
     """What the benchmark a report names in its ``benchmark`` field ("BQA", "MarineLife-16K") publishes."""
     for entry in registry().values():

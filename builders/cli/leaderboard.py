@@ -49,13 +49,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _leaderboard(args: argparse.Namespace) -> int:
     import logging
 
-    from builders.cli._benchmarks import by_key, dataset_id
+    from builders.cli._benchmarks import dataset_id, registry
     from builders.report.leaderboard import rows_from_folder, rows_from_hub, write_leaderboard
 
     if not args.verbose:
         for name in ("httpx2", "httpx"):
             logging.getLogger(name).setLevel(logging.WARNING)
-    published = by_key(args.benchmark)
+    published = registry()[args.benchmark].published()
     chosen = dataset_id(published, args.dataset_id)
     repo = chosen.repo_id
     if args.hub:
