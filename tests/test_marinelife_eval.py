@@ -72,7 +72,7 @@ def test_one_prediction_per_question_scored_from_the_file(work, server, tmp_path
             assert row["parsed_answer"] == read.answer(OPTION_LABELS)
             assert (row["parse_reason"], row["answer_parser"]) == (
                 read.reason,
-                "vqabench-choice@3|aliases:none",
+                "vqabench-choice@4|aliases:none",
             )
             assert row["reference"] == record["answer"] and row["correct"] == (
                 row["parsed_answer"] == record["answer"]

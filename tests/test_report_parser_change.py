@@ -6,7 +6,9 @@ The predictions are written to move in known ways between versions 2 and 3, work
 rules, not from the code: an exclusion list version 2 reads as a declaration of its first option
 (wrong -> right), an answer after a colon and a line break beside a hypothetical mention version 2
 finds ambiguous (unparsed -> right), an option the reply names and then rules out (version 2 keeps
-it, version 3 does not: right -> unparsed), and replies both versions read alike.
+it, version 3 does not: right -> unparsed), and replies both versions read alike. Version 4, the
+default since issue 38, reads them as version 3 does: none of its rules (17-23) meets these replies
+(labels A-D, no requested final format, no echoed instruction, and the mentions decide each one).
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from marinelife16k.sample import sample_qa_path, write_sample_work_folder
 from marinelife16k.vocabulary import OPTION_LABELS
 
 V2_BQA = "vqabench-choice@2|aliases:bqa-labels-v1"
-V3_BQA = "vqabench-choice@3|aliases:bqa-labels-v1"
-# What each item's reply does: (kind, reading by version 2, reading by version 3).
+V4_BQA = "vqabench-choice@4|aliases:bqa-labels-v1"
+# What each item's reply does: (kind, reading by version 2, reading by versions 3 and 4).
 PLAN = [
     ("exclusion", "wrong", "right"),
     ("colon", "unparsed", "right"),
@@ -90,7 +92,7 @@ def _expected(rows: list[dict], reverse: bool = False) -> dict:
     return {"moves": moves, "changed_ids": changed}
 
 
-def test_a_file_scored_with_version_2_shows_what_version_3_changes(bqa_work, tmp_path, capsys):
+def test_a_file_scored_with_version_2_shows_what_the_default_changes(bqa_work, tmp_path, capsys):
     work, rows = bqa_work
     predictions = _write(tmp_path / "model.jsonl", rows, V2_BQA)
     right_v2 = sum(v2 == "right" for _, v2, _ in PLAN)
@@ -107,15 +109,15 @@ def test_a_file_scored_with_version_2_shows_what_version_3_changes(bqa_work, tmp
     assert model["parser_change"]["changed"] == 0 and model["parser_change"]["from"] == V2_BQA
     assert f"model: 0 of {len(PLAN)} items read differently" in printed
 
-    # The default (version 3): the report names every item that moved, and which way.
+    # The default (version 4): the report names every item that moved, and which way.
     assert _report(work, predictions, tmp_path / "v3") == 0
     printed = capsys.readouterr().out
     metrics = json.loads((tmp_path / "v3" / "metrics.json").read_text(encoding="utf-8"))
     change = metrics["models"]["model"]["parser_change"]
     expected = _expected(rows)
-    assert metrics["answer_parser"] == V3_BQA
+    assert metrics["answer_parser"] == V4_BQA
     assert metrics["models"]["model"]["metrics"]["accuracy"] == pytest.approx(right_v3 / len(PLAN))
-    assert (change["from"], change["to"], change["from_source"]) == (V2_BQA, V3_BQA, "recorded")
+    assert (change["from"], change["to"], change["from_source"]) == (V2_BQA, V4_BQA, "recorded")
     assert {k: v for k, v in change["transitions"].items() if v} == expected["moves"]
     assert change["changed_ids"] == expected["changed_ids"]
     assert (change["correct_before"], change["correct_after"]) == (right_v2, right_v3)
@@ -133,7 +135,7 @@ def test_a_file_scored_with_version_2_shows_what_version_3_changes(bqa_work, tmp
     assert row["accuracy before → after"] == f"{right_v2 / len(PLAN):.3f} → {right_v3 / len(PLAN):.3f}"
 
     # Asking for the version the report would use anyway gives the same table.
-    assert _report(work, predictions, tmp_path / "v3b", "--parser", "vqabench-choice@3") == 0
+    assert _report(work, predictions, tmp_path / "v3b", "--parser", "vqabench-choice@4") == 0
     again = json.loads((tmp_path / "v3b" / "metrics.json").read_text(encoding="utf-8"))["models"]["model"]
     assert again["parser_change"]["transitions"] == change["transitions"]
 
@@ -160,7 +162,7 @@ def test_a_file_that_records_no_parser_is_compared_with_the_default(bqa_work, tm
     expected = _expected(rows, reverse=True)
     for name in ("model", "twin"):  # every model is compared, each on its own replies
         change = models[name]["parser_change"]
-        assert change["from"] == V3_BQA and change["from_source"] == "default (the file records no parser)"
+        assert change["from"] == V4_BQA and change["from_source"] == "default (the file records no parser)"
         assert {k: v for k, v in change["transitions"].items() if v} == expected["moves"]
     assert "Answer parser change" in (tmp_path / "old" / "report.md").read_text(encoding="utf-8")
 

@@ -73,8 +73,9 @@ CHOICES = ["Surprise", "Confidence", "Anger", "Embarrassment"]
         ("Answer: B. Anger", UNPARSED),
         ("Answer: C (Surprise)", UNPARSED),
         ("The answer is Surprise/Anger.", UNPARSED),
-        # Whole words only; the article "A" is not option A; no option named -> unparsed.
-        ("Surprised", UNPARSED),
+        # Whole words only; the article "A" is not option A; no option named -> unparsed. A first
+        # sentence that states one option by the content words only it has declares it (rule 21).
+        ("Surprised", "Surprise"),
         ("He seems angry.", UNPARSED),
         ("A person stands still.", UNPARSED),
         ("A or C", UNPARSED),
@@ -130,16 +131,24 @@ def test_clean_reply_strips_markup():
 @pytest.mark.parametrize(
     "options, letters, message",
     [
-        (["Anger", "anger", "Peace", "Fear"], None, "distinct"),
         (["Anger", " ", "Peace", "Fear"], None, "empty option"),
-        (["Anger", "Peace"], ("A", "B", "C"), "letters for"),
+        (["Anger", "Peace"], ("A", "B", "C"), "3 labels for 2 options"),
         (None, None, "give the option"),
-        (None, ("A", "AB"), "single letters"),
+        (None, ("A", "AB"), r"cannot read the label set \['A', 'AB'\]: 'AB' is not a letter"),
     ],
 )
 def test_bad_options_are_clear_errors(options, letters, message):
     with pytest.raises(ValueError, match=message):
         parse_choice("A", options, letters)
+
+
+def test_a_text_two_options_share_names_neither_since_version_4():
+    """Version 3 refused such an item; version 4 (rule 23) reads its labels and never its shared text."""
+    options = ["Anger", "anger", "Peace", "Fear"]
+    with pytest.raises(ValueError, match="distinct"):
+        get_parser("vqabench-choice@3").parse("A", options)
+    assert parse_choice("B", options) == 1
+    assert parse_choice("anger", options) is None
 
 
 # --- the rules of issue 14, one group each -----------------------------------------------------------
@@ -213,7 +222,8 @@ def test_label_aliases_come_from_the_vocabulary():
         "confused",
     ):
         assert BQA_PARSER.parse(reply, choices).index == 0, reply
-        assert parse_choice(reply, choices) == (0 if "/" in reply else None), reply  # no aliases: text only
+        # no aliases: the text, or every content word of it in a first sentence (rule 21)
+        assert parse_choice(reply, choices) == (0 if "/" in reply or " or " in reply else None), reply
     assert (
         BQA_PARSER.parse("He looks happy and excited.", ["Happiness", "Excitement", "Anger", "Sadness"]).index
         is None
@@ -238,10 +248,10 @@ def test_an_alias_two_options_share_names_neither():
 
 def test_signature_and_registry():
     assert PARSERS["vqabench-choice"][2] is ChoiceParser
-    assert MARINELIFE_PARSER.signature == "vqabench-choice@3|aliases:none"  # the default since issue 26
-    assert BQA_PARSER.signature == "vqabench-choice@3|aliases:bqa-labels-v1"
+    assert MARINELIFE_PARSER.signature == "vqabench-choice@4|aliases:none"  # the default since issue 38
+    assert BQA_PARSER.signature == "vqabench-choice@4|aliases:bqa-labels-v1"
     assert bqa_parser("vqabench-choice@2").signature == "vqabench-choice@2|aliases:bqa-labels-v1"
-    assert get_parser("vqabench-choice@3|aliases:none").signature == MARINELIFE_PARSER.signature
+    assert get_parser("vqabench-choice@4|aliases:none").signature == MARINELIFE_PARSER.signature
     with pytest.raises(ValueError, match="no version '1'"):
         get_parser("vqabench-choice@1")
     with pytest.raises(ValueError, match="unknown answer parser"):

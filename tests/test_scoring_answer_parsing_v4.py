@@ -13,7 +13,7 @@ from builders.scoring.parser_change import ChangeItem, parser_change
 V3 = get_parser("vqabench-choice@3")
 V4 = get_parser("vqabench-choice@4")
 
-CAT = ["walks across", "pet cat more", "lick mouth", "sat down", "cleans the toilet bowl"]
+DOG = ["runs to the gate", "chews a bone", "shakes its fur", "lies down", "barks at the mailman"]
 CHORES = ["ride a bike", "walk the dog", "cook dinner", "sleep"]
 COLOURS = ["red", "blue", "green", "white", "black", "pink", "grey", "brown", "orange", "purple"]
 SPEED = ["accelerated", "normal speed", "super slow motion", "fast-paced"]
@@ -107,24 +107,24 @@ def test_the_i_of_a_declaration_is_still_option_i():
 @pytest.mark.parametrize(
     "reply, labels, expected",
     [
-        ("<answer>3</answer>", ["0", "1", "2", "3", "4"], "sat down"),
-        ("3", ["0", "1", "2", "3", "4"], "sat down"),
-        ("3: sat down", ["0", "1", "2", "3", "4"], "sat down"),
-        ("The cat sits down after standing by the wall. Answer: 3", ["0", "1", "2", "3", "4"], "sat down"),
-        ("There are 2 cats; the golden one sits, so option 3.", ["0", "1", "2", "3", "4"], "sat down"),
-        ("(4) sat down", ["(1)", "(2)", "(3)", "(4)", "(5)"], "sat down"),
-        ("The answer is 4.", ["1", "2", "3", "4", "5"], "sat down"),
-        ("The answer is d.", ["a", "b", "c", "d", "e"], "sat down"),
-        ("The answer is (d)", ["a.", "b.", "c.", "d.", "e."], "sat down"),
+        ("<answer>3</answer>", ["0", "1", "2", "3", "4"], "lies down"),
+        ("3", ["0", "1", "2", "3", "4"], "lies down"),
+        ("3: lies down", ["0", "1", "2", "3", "4"], "lies down"),
+        ("The dog rests after standing by the gate. Answer: 3", ["0", "1", "2", "3", "4"], "lies down"),
+        ("There are 2 dogs; the brown one rests, so option 3.", ["0", "1", "2", "3", "4"], "lies down"),
+        ("(4) lies down", ["(1)", "(2)", "(3)", "(4)", "(5)"], "lies down"),
+        ("The answer is 4.", ["1", "2", "3", "4", "5"], "lies down"),
+        ("The answer is d.", ["a", "b", "c", "d", "e"], "lies down"),
+        ("The answer is (d)", ["a.", "b.", "c.", "d.", "e."], "lies down"),
         # a bare number elsewhere is a count, not a label
-        ("The golden cat walks 2 steps and then sits.", ["0", "1", "2", "3", "4"], UNPARSED),
+        ("The brown dog walks 2 steps and then rests.", ["0", "1", "2", "3", "4"], UNPARSED),
     ],
 )
 def test_digit_and_lower_case_label_sets(reply, labels, expected):
     if labels[0].strip("(.") in {"0", "1"}:
         with pytest.raises(ValueError):  # version 3 stops on them in the middle of scoring
-            V3.parse(reply, CAT, labels)
-    assert read(V4, reply, CAT, labels) == expected
+            V3.parse(reply, DOG, labels)
+    assert read(V4, reply, DOG, labels) == expected
 
 
 def test_a_number_that_is_both_a_label_and_an_option_names_neither():

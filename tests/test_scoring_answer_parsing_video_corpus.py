@@ -128,6 +128,14 @@ def test_version_4_on_the_earlier_corpora():
             CAMERA,
             UNPARSED,
         ),
+        # A superlative statement of the choice ("the most fitting ... is option D") is explicit too.
+        (
+            "Each option in turn.\nThe most fitting description of the effect is option D, a filter.\n\n"
+            "Final answer: C",
+            CAMERA,
+            UNPARSED,
+        ),
+        ("The best reading of the scene is option D.\nFinal answer: D", CAMERA, CAMERA[3]),
         # A quoted label is a label, like a bracketed one.
         ("'C' is the best answer based on the given information.", CABLES, "Three"),
     ],

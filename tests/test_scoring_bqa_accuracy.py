@@ -59,7 +59,7 @@ def test_accuracy_counts_and_intervals():
     assert (r["n"], r["n_easy"], r["n_hard"]) == (8, 4, 4)
     assert (r["n_unparsed"], r["unparsed_indices"]) == (2, [3, 5])
     assert r["group_mapping"] == DEFAULT_GROUP_MAPPING.name
-    assert r["answer_parser"] == "vqabench-choice@3|aliases:bqa-labels-v1"
+    assert r["answer_parser"] == "vqabench-choice@4|aliases:bqa-labels-v1"
     # 0, 2: the one option named; 4: a letter; 1, 6, 7: declared; 3: two options; 5: "Happiness"
     # is no choice of the item.
     assert {k: v for k, v in r["parse_reasons"].items() if v} == {

@@ -37,7 +37,7 @@ def test_every_key_hand_worked():
         "answer_parser", "correct", "confidence",
     ]  # fmt: skip
     assert r["correct"] == [True, True, False, False, True, True, False, True, False]
-    assert r["answer_parser"] == "vqabench-choice@3|aliases:none"
+    assert r["answer_parser"] == "vqabench-choice@4|aliases:none"
     assert {k: v for k, v in r["parse_reasons"].items() if v} == {
         "letter": 4,  # A, b, (C), D
         "declared": 3,  # Answer: B, answer: A, **Answer:** D

@@ -89,7 +89,8 @@ no wrong option. It adds:
    sheath" is not "unsheathing a sword"): a dataset names them as aliases. Everything else is
    refused.
 
-Version 4 (``vqabench-choice@4``) reads the label sets and answer formats of video benchmarks. On
+Version 4 (``vqabench-choice@4``, the default since issue 38: on no corpus worse than version 3,
+no wrong option) reads the label sets and answer formats of video benchmarks. On
 the earlier corpora it reads as version 3 does (96.2% of the real replies, 99.2% of the project's,
 no wrong option); each failure kind issue 38 measured on version 3 is a test it passes. It adds:
 
@@ -113,7 +114,10 @@ no wrong option); each failure kind issue 38 measured on version 3 is a test it 
    or an option's text ("**C**" on its own line) after other lines. So a reply that reviews every
    option and ends "[[C]]" chooses C. A last explicit answer ("answer", a tag, ``[[C]]``) against an
    earlier explicit answer of another option is **ambiguous**, unless a correction ("wait",
-   "actually", "on reflection") stands between them. Earlier explicit answers are also a backward
+   "actually", "on reflection") stands between them. A superlative statement of the choice ("the
+   correct / best / most fitting ... is option D", any noun phrase before the copula) declares and
+   is explicit: "... is option D, a mountain peak. Final answer: C" is no answer. Earlier explicit
+   answers are also a backward
    "option B is the correct answer" / "'E ...' is also the correct answer" and the reply's opening
    answer on a line of its own ("A. Four", "'A'."; not "A. The mermaid sits far behind ...", which
    reviews option A): "A. Four ... Final answer: C" is no answer. A label in quotes ("'C' is the
@@ -133,7 +137,7 @@ no wrong option); each failure kind issue 38 measured on version 3 is a test it 
 
 On 314 replies of five video models to five benchmarks, labelled by hand before any of this
 version's rules changed (``tests/data/video_replies/``), version 4 agrees with a careful reader on
-215 of the 220 dev replies and 91 of the 94 held-out ones, never with a wrong option.
+216 of the 220 dev replies and 91 of the 94 held-out ones, never with a wrong option.
 
 Every step is one regular-expression scan or one pass over the mentions, so parsing is linear in
 the reply's length. A reply still longer than 16 KB once cleaned is a model looping: it is read on
@@ -380,6 +384,15 @@ _BACKWARD_V4 = re.compile(
     rf"{_BACKWARD_COMPARATIVES}" + _BACKWARD_FITS,
     re.IGNORECASE,
 )
+# Version 4: a superlative statement of the choice, any noun phrase before the copula, when the
+# label it names is written "option D" ("the most fitting representation of his nose is option D").
+_SUPERLATIVE = r"(?:correct|right|best|most\s+(?:likely|suitable|fitting|appropriate))"
+_DECLARATION_V4 = re.compile(
+    rf"{_DECLARATION_V3.pattern}"
+    rf"|(?P<superlative>\b{_SUPERLATIVE}(?:[^\S\n]+[\w'’-]+){{1,8}}?[^\S\n]+(?:is|would\s+be)"
+    r"(?=[^\S\n]+(?:the[^\S\n]+)?(?:option|choice)[^\S\n]))",
+    re.IGNORECASE,
+)
 # Mentions set aside like negated ones: hypothetical ("If the video were panning", "slow motion
 # would show ...") and contrastive ("In contrast to normal speed", "as opposed to", "compared to").
 _NEGATION_CUE_V3 = re.compile(
@@ -539,9 +552,11 @@ _TEMPLATE_VERB = re.compile(
 )
 # The formats benchmarks ask for: "[[C]]" anywhere it is not an echoed instruction.
 _DOUBLE_BRACKET = re.compile(r"\[\[\s*([^\[\]\n]{1,60}?)\s*\]\]")
-# A declaration that names the answer explicitly ("the answer is", "Answer:", tags, "[[C]]").
+# A declaration that names the answer explicitly ("the answer is", "Answer:", tags, "[[C]]", "the
+# correct / best / most fitting option is").
 _EXPLICIT = re.compile(
-    r"answer|答案|答え|정답|ответ|antwort|respuesta|réponse|risposta|resposta", re.IGNORECASE
+    rf"answer|答案|答え|정답|ответ|antwort|respuesta|réponse|risposta|resposta|\b{_SUPERLATIVE}\b",
+    re.IGNORECASE,
 )
 # A backward declaration that is an explicit answer: "B is the correct answer", "A is correct".
 _EXPLICIT_BACKWARD = re.compile(r"\b(?:answer|correct)\b", re.IGNORECASE)
@@ -567,6 +582,7 @@ _LIST_ITEM_WORDS, _LIST_LAST_WORDS = 3, 5  # the last item may run on ("a phone 
 _ANSWER_FIRST_END_V4 = re.compile(r"\s*[\"'“”‘’*]*\s*(?:[.:!\n]|—|–|\s-\s|$)")
 _V4_RULES = replace(
     _V3_RULES,
+    declaration=_DECLARATION_V4,
     backward=_BACKWARD_V4,
     answer_first_end=_ANSWER_FIRST_END_V4,
     label_sets=True,
@@ -1295,7 +1311,7 @@ class ChoiceParserV4(ChoiceParser):
     rules: ClassVar[_Rules] = _V4_RULES
 
 
-DEFAULT_PARSER = f"{ChoiceParserV3.name}@{ChoiceParserV3.version}"
+DEFAULT_PARSER = f"{ChoiceParserV4.name}@{ChoiceParserV4.version}"
 
 
 def get_parser(name: str = DEFAULT_PARSER, aliases: Aliases | None = None) -> AnswerParser:

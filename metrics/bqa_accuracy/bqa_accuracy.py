@@ -31,15 +31,15 @@ Args:
     rationales (list of str, optional): chain-of-thought rationales, checked for answer leakage.
     group_mapping (optional): a bqa.vocabulary.GroupMapping or a JSON/YAML mapping file.
     demographic_codes (optional): code -> label tables, as bqa.vocabulary.load_demographic_codes returns.
-    answer_parser (str, optional): NAME@VERSION of the answer parser (default "vqabench-choice@3";
-        "vqabench-choice@2" re-scores with the second version of the parser).
+    answer_parser (str, optional): NAME@VERSION of the answer parser (default "vqabench-choice@4";
+        "vqabench-choice@3" / "@2" re-score with the parser's earlier versions).
 Returns:
     accuracy, accuracy_easy, accuracy_hard (float) and their intervals [low, high], keyed by level:
         *_ci95 at the default confidence 0.95, *_ci90 at 0.9 (confidence (float) is in the result too);
     n, n_easy, n_hard, n_unparsed (int), unparsed_indices (list of int), correct (list of bool);
     parse_reasons (dict): replies per parse reason (letter, option_text, declared, negation_resolved,
         ambiguous, no_option, negated_only, empty);
-    answer_parser (str): the parser's signature, e.g. "vqabench-choice@3|aliases:bqa-labels-v1";
+    answer_parser (str): the parser's signature, e.g. "vqabench-choice@4|aliases:bqa-labels-v1";
     by_gender, by_age, by_ethnicity (dict or None): per group n, errors, error_rate, error_rate_ci95,
         plus n_missing and disparity (max_gap, highest, lowest, chi2, dof, p_value, small_groups, warning);
     confusion (dict): true group -> {predicted group or "Others": count} over wrong answers;

@@ -35,8 +35,8 @@ Args:
         letter (pass them: without, a reply that gives only the option's text is unparsed).
     videos (list of str, optional): the video of each question (the dataset's `id`); adds
         ci95_cluster, intervals robust to the 6-9 questions of one video being correlated.
-    answer_parser (str, optional): NAME@VERSION of the answer parser (default "vqabench-choice@3";
-        "vqabench-choice@2" re-scores with the second version of the parser).
+    answer_parser (str, optional): NAME@VERSION of the answer parser (default "vqabench-choice@4";
+        "vqabench-choice@3" / "@2" re-score with the parser's earlier versions).
 Returns:
     MBC-so, MBC-mo, PMT, PDO, OBK, SM-e, SM-l, overall (float or None): accuracy in 0-100,
         None for a dimension without items;
@@ -48,7 +48,7 @@ Returns:
     correct (list of bool or None): per item, right or not (None: skipped), for paired tests;
     parse_reasons (dict): replies per parse reason (letter, option_text, declared, negation_resolved,
         ambiguous, no_option, negated_only, empty);
-    answer_parser (str): the parser's signature, "vqabench-choice@3|aliases:none".
+    answer_parser (str): the parser's signature, "vqabench-choice@4|aliases:none".
 Examples:
     >>> from builders import metric_path
     >>> marine = evaluate.load(metric_path("marinelife_qa"))
