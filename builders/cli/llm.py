@@ -59,6 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("cache", help="SQLite reply cache file")
     imp.set_defaults(func=_import)
 
+    _register_batch(commands)
+
     check = commands.add_parser(
         "check",
         help="send one tiny request to the configured endpoint",
@@ -118,4 +120,96 @@ def _check(args: argparse.Namespace) -> int:
         raise RuntimeError(f"{url} ({settings.model}) did not answer: {result.error}")
     print(f"{url}: model {result.model_reported or settings.model} answered "
           f"{result.value.strip()[:80]!r} in {time.perf_counter() - started:.2f} s")  # fmt: skip
+    return 0
+
+
+def _register_batch(commands: argparse._SubParsersAction) -> None:
+    batch = commands.add_parser(
+        "batch",
+        help="OpenAI-format batch files for offline engines (vLLM run_batch), and the batches of a run",
+        description="A command run with --llm-mode batch answers what its reply cache lacks with OpenAI-format "
+        "batches, round by round. 'write' runs such a command up to its next round and writes that round's "
+        "request files instead of submitting them; an engine that reads the format (python -m "
+        "vllm.entrypoints.openai.run_batch -i FILE -o RESULTS.jsonl --model M) answers them; 'read' keeps the "
+        "results (each line checked as a reply when the command runs again). 'cancel' cancels a run's batches.",
+    )
+    actions = batch.add_subparsers(title="batch commands", metavar="ACTION", required=True)
+    write = actions.add_parser(
+        "write",
+        help="run a vqabench LLM command up to its next round and write that round's batch files",
+        description="Example: vqabench llm batch write requests/ -- bqa evaluate --data D --split test --out "
+        "P.jsonl --llm-model M --llm-base-url U. Writes requests/shard-001.jsonl (OpenAI batch request lines, "
+        "custom_id = reply-cache key). Rerun the same line after 'llm batch read' for the next round; it "
+        "finishes the command once every reply is in.",
+    )
+    write.add_argument("out_dir", type=Path, help="folder to write the round's batch files to")
+    write.add_argument(
+        "command", nargs=argparse.REMAINDER, help="-- then the vqabench command and its options"
+    )
+    write.set_defaults(func=_batch_write)
+    read = actions.add_parser(
+        "read",
+        help="keep an offline engine's results (OpenAI batch output lines) for the command's next run",
+        description="Check each line of RESULTS (the documented output shape, a custom_id that was written) "
+        "and keep it in the batch folder; the command, run again, checks each reply as a synchronous one "
+        "(JSON, schema, the item it names, size) before it enters the reply cache.",
+    )
+    read.add_argument("results", nargs="+", type=Path, help="output JSONL file(s) of the engine")
+    read.add_argument("--batches", type=Path, required=True,
+                      help="the run's batch folder (<work>/llm-cache-batches, named by 'write')")  # fmt: skip
+    read.set_defaults(func=_batch_read)
+    cancel = actions.add_parser("cancel", help="cancel the batches a run left running at the provider")
+    cancel.add_argument("--batches", type=Path, required=True, help="the run's batch folder")
+    add_llm_arguments(cancel, cache=False)
+    cancel.set_defaults(func=_batch_cancel)
+
+
+def _batch_write(args: argparse.Namespace) -> int:
+    import builders.cli
+    import builders.llm.cli as llm_cli
+    from builders.llm.batch import BatchPending
+
+    command = [a for a in args.command if a != "--"] if args.command[:1] == ["--"] else list(args.command)
+    if not command:
+        raise ValueError("give the command after --, e.g. vqabench llm batch write OUT -- bqa evaluate ...")
+    llm_cli.WRITE_TO = args.out_dir
+    try:
+        status = builders.cli.main([*command, "--llm-mode", "batch"])
+    except BatchPending as pending:
+        print(pending)
+        return 0
+    finally:
+        llm_cli.WRITE_TO = None
+    if status == 0:
+        print("nothing left to ask: the command finished from the reply cache")
+    return status
+
+
+def _batch_read(args: argparse.Namespace) -> int:
+    from builders.llm.batch import BatchMode
+    from builders.llm.batch_store import BatchStore
+
+    if not args.batches.is_dir():
+        raise FileNotFoundError(f"no batch folder at {args.batches}")
+    mode = BatchMode(BatchStore.open(args.batches))
+    for path in args.results:
+        kept, refused = mode.read_file(path)
+        print(f"{path}: kept {kept} result line(s)" + (f", refused {refused}" if refused else ""))
+    return 0
+
+
+def _batch_cancel(args: argparse.Namespace) -> int:
+    from builders.llm.batch import api
+    from builders.llm.batch_store import BatchStore
+    from builders.llm.client import LLMClient
+
+    store = BatchStore.open(args.batches)
+    running = [s for s in store.outstanding() if s.batch_id is not None]
+    with LLMClient(settings_from_args(args)) as client:
+        sdk = api(client)
+        for shard in running:
+            batch = sdk.batches.cancel(str(shard.batch_id))
+            print(f"{batch.id}: {batch.status}")
+    if not running:
+        print(f"{args.batches}: no batch left running")
     return 0

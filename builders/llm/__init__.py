@@ -14,6 +14,9 @@ the package (or its argparse-only :mod:`builders.llm.cli`) does not load openai 
 - Structured replies: :func:`gemini_safe_schema`, :func:`parse_json_reply`, :class:`ReplyError`.
 - Recorded replies: :class:`ReplyCache`, :func:`export_replies`, :func:`import_replies`,
   :func:`load_replies`.
+- ``mode="batch"`` (``--llm-mode batch``): the misses of the cache answered by OpenAI-format batch
+  rounds (:mod:`builders.llm.batch`; files :mod:`builders.llm.batch_files`, journal
+  :mod:`builders.llm.batch_store`).
 """
 
 from __future__ import annotations

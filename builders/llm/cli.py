@@ -161,10 +161,35 @@ def add_llm_arguments(
     group.add_argument("--llm-cache", help="SQLite reply cache; reruns never repeat a call that succeeded")
     group.add_argument(
         "--llm-mode",
-        choices=("normal", "refresh", "replay"),
+        choices=("normal", "refresh", "replay", "batch"),
         default="normal",
         help="normal: use and fill the cache; refresh: call again and overwrite; "
-        "replay: cache or recorded replies only, a miss is an error",
+        "replay: cache or recorded replies only, a miss is an error; "
+        "batch: what the cache lacks is sent as OpenAI-format batches (Files and Batch API, 24 h window, about "
+        "half the price), one round per step (per stage of a two-stage style), polled and checked as any reply, "
+        "then the step goes on from the cache; the batches are journaled beside the cache, so a rerun after a "
+        "kill or Ctrl-C polls them and never creates them again",
+    )
+    group.add_argument(
+        "--llm-batch-max-requests",
+        type=POSITIVE_INT,
+        default=50_000,
+        metavar="N",
+        help="--llm-mode batch: most requests in one batch file (default 50000, OpenAI's limit)",
+    )
+    group.add_argument(
+        "--llm-batch-max-mb",
+        type=POSITIVE_NUMBER,
+        default=200.0,
+        metavar="MB",
+        help="--llm-mode batch: largest batch file (default 200, OpenAI's limit)",
+    )
+    group.add_argument(
+        "--llm-batch-poll",
+        type=POSITIVE_NUMBER,
+        default=30.0,
+        metavar="SECONDS",
+        help="--llm-mode batch: seconds between polls of the batches (default 30)",
     )
     group.add_argument("--llm-replies", help="recorded replies (JSONL) to replay from, instead of a cache")
 
@@ -241,6 +266,22 @@ def settings_from_args(args: argparse.Namespace, prefix: str = LLM_ENV_PREFIX) -
     from builders.llm.settings import LLMSettings  # lazy for start-up speed (pydantic)
 
     return LLMSettings.from_env(prefix, **llm_setting_overrides(args))
+
+
+def apply_batch_arguments(args: argparse.Namespace, client: Any) -> None:
+    """The ``--llm-batch-*`` limits on a batch-mode client (:mod:`builders.llm.batch`)."""
+    batch = getattr(client, "batch", None)
+    if batch is None or getattr(args, "llm_batch_max_requests", None) is None:
+        return
+    batch.max_requests, batch.max_mb, batch.poll_seconds = (
+        args.llm_batch_max_requests, args.llm_batch_max_mb, args.llm_batch_poll,
+    )  # fmt: skip
+    if WRITE_TO is not None:
+        batch.write_to = WRITE_TO
+
+
+#: Set by ``vqabench llm batch write``: the folder a batch-mode command writes its round to.
+WRITE_TO: Path | None = None
 
 
 def client_from_args(

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import openai
 from pydantic import BaseModel
@@ -58,6 +58,9 @@ from builders.llm.settings import LLMSettings
 from builders.llm.transport import BoundedAsyncClient, ReplyTooLarge
 from builders.llm.usage import TokenUsage, UsageSummary
 
+if TYPE_CHECKING:
+    from builders.llm.batch import BatchMode
+
 log = logging.getLogger(__name__)
 
 
@@ -68,7 +71,8 @@ class _NoBar:
 
 CLAIM_POLL_SECONDS = 0.1  # how often a request another process is asking for looks for its reply
 Mode = Literal["normal", "refresh", "replay"]
-MODES: tuple[str, ...] = ("normal", "refresh", "replay")
+#: ``batch`` is normal use of the cache with the misses answered by batches (:mod:`builders.llm.batch`).
+MODES: tuple[str, ...] = ("normal", "refresh", "replay", "batch")
 
 
 class Interrupted(KeyboardInterrupt):
@@ -158,6 +162,7 @@ class Status(enum.Enum):
     ESTIMATED = "estimated"  # --estimate: counted into the estimate, not sent
     BLOCKED = "blocked"  # the provider's safety filter stopped it: final, never cached, never re-asked
     STOPPED = "stopped"  # not sent: the run is stopping (Ctrl-C/SIGTERM, a full disk); left pending
+    QUEUED = "queued"  # --llm-mode batch: queued for the round's batch, answered by the next pass
 
 
 @dataclass(frozen=True)
@@ -225,6 +230,19 @@ def blocked_signal(completion: Any) -> str | None:
 
 
 @dataclass(frozen=True)
+class Checked:
+    """A completion as :meth:`LLMSession._check` read it: ``value`` when it validated, else
+    ``problem`` (re-ask) or ``blocked`` (final)."""
+
+    usage: TokenUsage
+    model_reported: str | None
+    raw: str | None
+    value: Any = None
+    problem: str | None = None
+    blocked: str | None = None
+
+
+@dataclass(frozen=True)
 class _Prepared:
     request: LLMRequest
     schema: ReplySchema | None
@@ -248,13 +266,22 @@ class LLMClient:
         self,
         settings: LLMSettings,
         cache_path: str | Path | None = None,
-        mode: Mode = "normal",
+        mode: Mode | Literal["batch"] = "normal",
         replies_path: str | Path | None = None,
         *,
         proxy: str | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        #: ``--llm-mode batch``: cache misses are queued into batch rounds (:mod:`builders.llm.batch`).
+        self.batch: BatchMode | None = None
+        if mode == "batch":
+            if cache_path is None or replies_path is not None:
+                raise ValueError("batch mode needs a reply cache (its batches are kept beside it)")
+            from builders.llm.batch import BatchMode
+
+            self.batch = BatchMode.for_cache(Path(cache_path))
+            mode = "normal"
         if replies_path is not None:
             if cache_path is not None or mode == "refresh":
                 raise ValueError("replies_path is a replay source: give no cache_path and no refresh mode")
@@ -271,6 +298,8 @@ class LLMClient:
         self.settings = settings
         self._proxy = proxy
         self.mode: Mode = mode
+        if self.batch is not None:
+            self.batch.join(self)
         self.usage = UsageSummary()
         self.last_usage = UsageSummary()
         #: A :class:`~builders.llm.cost.Budget` that sessions (the step loop) keep to; None: no limit.
@@ -348,11 +377,16 @@ class LLMClient:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            try:
-                return asyncio.run(self.arun(requests, desc=desc))
-            except asyncio.CancelledError:  # a second signal stopped the session at once
-                self.raise_if_interrupted()
-                raise
+            requests = list(requests)
+
+            def one_pass() -> list[LLMResult]:
+                try:
+                    return asyncio.run(self.arun(requests, desc=desc))
+                except asyncio.CancelledError:  # a second signal stopped the session at once
+                    self.raise_if_interrupted()
+                    raise
+
+            return one_pass() if self.batch is None else self.batch.rounds(self, one_pass)
         raise RuntimeError(
             "LLMClient.run() was called inside a running event loop; use 'await client.arun()'"
         )
@@ -511,6 +545,8 @@ class LLMSession:
                     log.info("cached reply %s no longer validates (%s); asking again", p.key[:12], err)
         if self.mode == "replay" or self._sdk is None:
             return self._result(p, Status.REPLAY_MISS, f"replay: no recorded reply for key {p.key[:16]}…")
+        if self.client.batch is not None:
+            return await self.client.batch.answer(self, p)
         shared = self._in_flight.get(p.key)
         if shared is not None:
             result = replace(await asyncio.shield(shared), metadata=request.metadata)
@@ -673,68 +709,129 @@ class LLMSession:
                     p, Status.FAILED, f"malformed response from the server: {str(completion)[:200]!r}", raw,
                     attempts, usage, model_reported, time.perf_counter() - started,
                 )  # fmt: skip
-            if completion.usage is not None:
-                call_usage = TokenUsage(
-                    completion.usage.prompt_tokens or 0, completion.usage.completion_tokens or 0
-                )
-                usage += call_usage
-                run.prompt_tokens += call_usage.prompt_tokens
-                run.completion_tokens += call_usage.completion_tokens
-            model_reported = completion.model or model_reported
-            choice = completion.choices[0] if completion.choices else None
-            raw = choice.message.content if choice is not None and choice.message is not None else None
-            blocked = blocked_signal(completion)
-            if blocked is not None:  # final: asking the same again gets the same filter
+            checked = self._check(p, completion)
+            usage += checked.usage
+            run.prompt_tokens += checked.usage.prompt_tokens
+            run.completion_tokens += checked.usage.completion_tokens
+            model_reported = checked.model_reported or model_reported
+            raw = checked.raw
+            if checked.blocked is not None:  # final: asking the same again gets the same filter
                 run.blocked += 1
                 return replace(
-                    self._result(p, Status.BLOCKED, f"{BLOCKED} ({blocked})", raw, attempts, usage,
+                    self._result(p, Status.BLOCKED, f"{BLOCKED} ({checked.blocked})", raw, attempts, usage,
                                  model_reported, time.perf_counter() - started),
-                    blocked=blocked,
+                    blocked=checked.blocked,
                 )  # fmt: skip
-            try:
-                if choice is None:
-                    raise ReplyError("the server returned no choices")
-                if choice.finish_reason == "length":
-                    raise ReplyError(
-                        "the reply was cut off at the length limit (finish_reason=length); reply again, "
-                        "more concisely, complete"
-                    )
-                value = validate_reply(raw, p.schema, p.validator)
-            except ReplyError as err:
-                problem = str(err)
+            if checked.problem is not None:
+                problem = checked.problem
                 log.info("reply %s attempt %d unusable: %s", p.key[:12], attempts, problem)
-                messages = [
-                    *p.request.messages,
-                    assistant_message(raw or ""),
-                    user_message(self._reask(p, problem)),
-                ]
+                messages = self.reask_messages(p, raw, problem)
                 continue
             elapsed = time.perf_counter() - started
-            if self.cache is not None:
-                self.paid_unsaved += 1  # until the row is in: a full disk leaves it counted
-                self.cache.put(
-                    CachedReply(
-                        key=p.key,
-                        model=self.settings.model,
-                        model_reported=model_reported,
-                        prompt_name=(p.request.prompt_ref or (None, None))[0],
-                        prompt_version=(p.request.prompt_ref or (None, None))[1],
-                        raw=raw or "",
-                        value=p.schema.to_json(value) if p.schema else value,
-                        prompt_tokens=usage.prompt_tokens,
-                        completion_tokens=usage.completion_tokens,
-                        attempts=attempts,
-                        created=utc_now(),
-                        elapsed=round(elapsed, 3),
-                    )
-                )
-                self.paid_unsaved -= 1
-            return LLMResult(Status.OK, value, raw, None, attempts, False, model_reported, usage, p.key,
+            self.store(p, checked, usage, model_reported, attempts, elapsed)
+            return LLMResult(Status.OK, checked.value, raw, None, attempts, False, model_reported, usage, p.key,
                              p.request.metadata, elapsed)  # fmt: skip
         return self._result(
             p, Status.FAILED, f"no usable reply after {attempts} attempts: {problem}", raw, attempts, usage,
             model_reported, time.perf_counter() - started,
         )  # fmt: skip
+
+    def _check(self, p: _Prepared, completion: Any) -> Checked:
+        """What one completion says, checked as every reply is (the synchronous path's and a batch
+        output line's alike): its usage, the model it reports, a safety block, or its validated value
+        or the problem that has it re-asked."""
+        usage = TokenUsage()
+        if completion.usage is not None:
+            usage = TokenUsage(completion.usage.prompt_tokens or 0, completion.usage.completion_tokens or 0)
+        choice = completion.choices[0] if completion.choices else None
+        raw = choice.message.content if choice is not None and choice.message is not None else None
+        checked = Checked(usage, completion.model, raw)
+        blocked = blocked_signal(completion)
+        if blocked is not None:
+            return replace(checked, blocked=blocked)
+        try:
+            if choice is None:
+                raise ReplyError("the server returned no choices")
+            if choice.finish_reason == "length":
+                raise ReplyError(
+                    "the reply was cut off at the length limit (finish_reason=length); reply again, "
+                    "more concisely, complete"
+                )
+            return replace(checked, value=validate_reply(raw, p.schema, p.validator))
+        except ReplyError as err:
+            return replace(checked, problem=str(err))
+
+    def take_batch_line(
+        self, p: _Prepared, line: Mapping[str, Any], attempts: int
+    ) -> LLMResult | tuple[str | None, str]:
+        """A kept batch output line for ``p``, checked exactly as a synchronous reply: its validated
+        reply cached (an OK result) or a block (final); else ``(raw reply, problem)`` to ask again."""
+        where = f"batch {line.get('batch')}"
+        response, error = line.get("response"), line.get("error")
+        if error or not isinstance(response, Mapping) or response.get("status_code") != 200:
+            status = response.get("status_code") if isinstance(response, Mapping) else None
+            message = (error or {}).get("message") if isinstance(error, Mapping) else None
+            body = response.get("body") if isinstance(response, Mapping) else None
+            if message is None and isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
+                message = body["error"].get("message")
+            return None, redact_text(f"{where}: HTTP {status}: {message or error or 'no reply'}")[:500]
+        body = response.get("body")
+        size = len(json.dumps(body))
+        if size > self.settings.max_reply_mb * 2**20:
+            return None, f"{where}: reply too large ({size:,} bytes)"
+        if not isinstance(body, Mapping) or not isinstance(body.get("choices"), list):
+            return None, f"{where}: malformed response body: {str(body)[:200]!r}"
+        from openai.types.chat import ChatCompletion
+
+        checked = self._check(p, ChatCompletion.construct(**body))
+        self.run.prompt_tokens += checked.usage.prompt_tokens
+        self.run.completion_tokens += checked.usage.completion_tokens
+        if checked.blocked is not None:
+            self.run.blocked += 1
+            return replace(
+                self._result(p, Status.BLOCKED, f"{BLOCKED} ({checked.blocked})", checked.raw, attempts,
+                             checked.usage, checked.model_reported),
+                blocked=checked.blocked,
+            )  # fmt: skip
+        if checked.problem is not None:
+            return checked.raw, f"{where}: {checked.problem}"
+        if self.budget is not None:
+            self.budget.settle(0.0, checked.usage, self.settings)
+        self.store(p, checked, checked.usage, checked.model_reported, attempts, 0.0)
+        if self.client.batch is not None:
+            self.client.batch.note_applied(str(line.get("batch")))
+        return LLMResult(Status.OK, checked.value, checked.raw, None, attempts, False, checked.model_reported,
+                         checked.usage, p.key, p.request.metadata)  # fmt: skip
+
+    def reask_messages(self, p: _Prepared, raw: str | None, problem: str) -> list[Message]:
+        """The conversation that re-asks after an unusable reply: the request, that reply, the problem."""
+        return [*p.request.messages, assistant_message(raw or ""), user_message(self._reask(p, problem))]
+
+    def store(
+        self, p: _Prepared, checked: Checked, usage: TokenUsage, model_reported: str | None, attempts: int,
+        elapsed: float,
+    ) -> None:  # fmt: skip
+        """Cache a validated reply under the key of the original request."""
+        if self.cache is None:
+            return
+        self.paid_unsaved += 1  # until the row is in: a full disk leaves it counted
+        self.cache.put(
+            CachedReply(
+                key=p.key,
+                model=self.settings.model,
+                model_reported=model_reported,
+                prompt_name=(p.request.prompt_ref or (None, None))[0],
+                prompt_version=(p.request.prompt_ref or (None, None))[1],
+                raw=checked.raw or "",
+                value=p.schema.to_json(checked.value) if p.schema else checked.value,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                attempts=attempts,
+                created=utc_now(),
+                elapsed=round(elapsed, 3),
+            )
+        )
+        self.paid_unsaved -= 1
 
     @staticmethod
     def _reask(p: _Prepared, problem: str) -> str:

@@ -12,8 +12,10 @@ An estimate needs no network and no tokenizer download; its rules are documented
   :data:`DEFAULT_OUTPUT_TOKENS`.
 
 Prices are per million tokens: ``--price-in``/``--price-out``, or a price table (JSON, model-name
-glob -> ``{"input": ..., "output": ...}``; the bundled :data:`PRICE_TABLE` is a starting point to
-edit, not a quote). Cost = tokens in x price in + tokens out x price out.
+glob -> ``{"input": ..., "output": ..., "batch": {"input": ..., "output": ...}}``; the bundled
+:data:`PRICE_TABLE` is a starting point to edit, not a quote). Cost = tokens in x price in + tokens
+out x price out. Under ``--llm-mode batch`` the ``batch`` prices apply (half the synchronous ones when
+a table gives none, or with ``--price-in``/``--price-out``).
 """
 
 from __future__ import annotations
@@ -158,6 +160,14 @@ class Price:
 
     input: float
     output: float
+    batch_input: float | None = None  # the Batch API's price; None: half the synchronous one
+    batch_output: float | None = None
+
+    def for_batch(self) -> Price:
+        """The price of the same tokens answered by a batch (``--llm-mode batch``)."""
+        half_in, half_out = self.input / 2, self.output / 2
+        return Price(self.batch_input if self.batch_input is not None else half_in,
+                     self.batch_output if self.batch_output is not None else half_out)  # fmt: skip
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.input + output_tokens * self.output) / 1e6
@@ -174,7 +184,11 @@ def read_price_table(path: str | os.PathLike[str] = PRICE_TABLE) -> dict[str, Pr
         if not isinstance(table, dict):
             raise ValueError("expected a JSON object")
         return {
-            str(glob): Price(float(p["input"]), float(p["output"]))
+            str(glob): Price(
+                float(p["input"]),
+                float(p["output"]),
+                *((float(p["batch"]["input"]), float(p["batch"]["output"])) if "batch" in p else ()),
+            )  # fmt: skip
             for glob, p in table.items()
             if not str(glob).startswith("_")
         }
@@ -280,10 +294,16 @@ def price_from_args(args: argparse.Namespace, model: str) -> Price | None:
 
 
 def apply_cost_arguments(args: argparse.Namespace, client: Any) -> Price | None:
-    """Set up ``client`` for ``--estimate`` (its :attr:`estimate`) or ``--max-cost`` (its :attr:`budget`);
-    returns the price (None: unknown). ``--max-cost`` without a known price is an error."""
+    """Set up ``client`` for ``--estimate`` (its :attr:`estimate`) or ``--max-cost`` (its :attr:`budget`)
+    and ``--llm-mode batch`` (its ``batch``, at the batch price); returns the price (None: unknown).
+    ``--max-cost`` without a known price is an error."""
+    from builders.llm.cli import apply_batch_arguments
+
+    apply_batch_arguments(args, client)
     model = client.settings.model
     price = price_from_args(args, model)
+    if price is not None and getattr(client, "batch", None) is not None:
+        price = price.for_batch()
     if args.estimate:
         client.estimate = Estimate()
     if args.max_cost is not None:
@@ -300,9 +320,13 @@ def share_cost_arguments(args: argparse.Namespace, client: Any, other: Any) -> N
     """Let ``other`` (a second model of the same command) count into ``client``'s estimate and spend
     from its budget, at its own model's price (``--max-cost`` needs that price too)."""
     other.estimate = client.estimate
+    if getattr(client, "batch", None) is not None:
+        client.batch.join(other)
     if client.budget is not None:
         model = other.settings.model
         price = price_from_args(args, model) if model != client.settings.model else client.budget.price
+        if price is not None and client.batch is not None and model != client.settings.model:
+            price = price.for_batch()
         if price is None:
             raise ValueError(f"--max-cost needs a price for model {model!r} too: add it to a --price-table")
         client.budget.prices[model] = price

@@ -129,42 +129,52 @@ def run_llm_step(
     """
     if ahead is not None and ahead < 1:
         raise ValueError(f"ahead must be at least 1, got {ahead}")
-    pending = records.pending(items)
     workers = workers or prepare_workers()
     ahead = ahead or 2 * workers
     desc = desc or records.name
-    # No more clips than items; one worker: every clip in this process (still one at a time).
-    local_clips = PROCESS_MIN_CLIPS if workers > 1 and len(pending) > PROCESS_MIN_CLIPS else None
-    with (
-        records.group_commits(),
-        decoding_processes(workers, local_clips=local_clips),
-        progress_bar(len(items), len(items) - len(pending), desc) as bar,
-    ):
-        try:
-            failures, missed, full = asyncio.run(
-                _pipeline(
-                    records,
-                    pending,
-                    client,
-                    request_of,
-                    outcome_of,
-                    reject_failures,
-                    bar,
-                    workers,
-                    ahead,
-                    on_blocked,
-                )  # fmt: skip
-            )
-        except asyncio.CancelledError:  # a second Ctrl-C: stopped at once
-            client.raise_if_interrupted()
-            raise
+
+    def one_pass() -> tuple[dict[str, str], list[tuple[str, str]], DiskFull | None, int]:
+        pending = records.pending(items)
+        # No more clips than items; one worker: every clip in this process (still one at a time).
+        local_clips = PROCESS_MIN_CLIPS if workers > 1 and len(pending) > PROCESS_MIN_CLIPS else None
+        with (
+            records.group_commits(),
+            decoding_processes(workers, local_clips=local_clips),
+            progress_bar(len(items), len(items) - len(pending), desc) as bar,
+        ):
+            try:
+                return (
+                    *asyncio.run(
+                        _pipeline(
+                            records,
+                            pending,
+                            client,
+                            request_of,
+                            outcome_of,
+                            reject_failures,
+                            bar,
+                            workers,
+                            ahead,
+                            on_blocked,
+                        )
+                    ),
+                    len(pending),
+                )
+            except asyncio.CancelledError:  # a second Ctrl-C: stopped at once
+                client.raise_if_interrupted()
+                raise
+
+    # --llm-mode batch: a pass per round, each round's queue answered by batches in between
+    failures, missed, full, pending_count = (
+        one_pass() if client.batch is None else client.batch.rounds(client, one_pass)
+    )
     if full is not None:
         raise full
     client.raise_if_interrupted()
     if missed:
         first = missed[0]
         raise ReplayMissError(
-            f"replay: {len(missed)} of {len(pending)} requests have no recorded reply (first: item "
+            f"replay: {len(missed)} of {pending_count} requests have no recorded reply (first: item "
             f"{first[0]}, key {first[1][:16]}…, model {client.settings.model}); "
             + client.miss_reason(key for _, key in missed),
             [key for _, key in missed],
@@ -242,8 +252,8 @@ async def _pipeline(
                 add(blocked, status=REJECTED, reason=BLOCKED, detail=result.error)
             case Status.REPLAY_MISS:
                 missed.append((item_id, result.key))
-            case Status.ESTIMATED:
-                failures[item_id] = str(result.error)  # counted, not sent: stays pending
+            case Status.ESTIMATED | Status.QUEUED:
+                failures[item_id] = str(result.error)  # counted or queued, not sent: stays pending
             case Status.OVER_BUDGET:
                 stop.set()
                 failures[item_id] = str(result.error)

@@ -97,6 +97,8 @@ class ChatServer:
     :data:`GEMINI_REJECTED_KEYS`.
     """
 
+    handler_class: type[_Handler]  # the request handler (set below the class; a subclass may extend it)
+
     def __init__(
         self,
         latency: float = 0.0,
@@ -129,7 +131,7 @@ class ChatServer:
         self._stopping.clear()
         server = self
 
-        class Handler(_Handler):
+        class Handler(self.handler_class):  # type: ignore[name-defined]
             chat = server
 
         httpd = _Server(("127.0.0.1", 0), Handler)
@@ -285,6 +287,23 @@ class ChatServer:
                 "total_tokens": 0,
             },
         }
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """What a chat request gets, as (HTTP status, JSON body), without the transport faults: the
+        Batch API double's answer to one request line (:mod:`builders.testing.batch_server`)."""
+        try:
+            fault, reply = self._reply_for(body, self._next_fault())
+        except Exception as err:
+            return 500, {
+                "error": {"message": f"test handler failed: {err}", "type": "server_error", "code": 500}
+            }
+        answer = apply_fault(fault, reply, response_schema(body))
+        if answer.error is not None:
+            message, kind = answer.error
+            return answer.status, {"error": {"message": message, "type": kind, "code": answer.status}}
+        if answer.reply is None:
+            return 500, {"error": {"message": "no reply", "type": "server_error", "code": 500}}
+        return answer.status, self._completion(body, answer.reply)
 
     def _reply_for(self, body: dict[str, Any], fault: Fault | None) -> tuple[Fault | None, Reply]:
         """The scripted/default reply, and a fault the handler itself may have asked for."""
@@ -484,3 +503,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(answer.status, json.dumps(chat._completion(body, answer.reply)).encode())
         else:  # apply_fault always gives one of the above
             self._error(500, "test server: the fault left no reply, error or raw body", "server_error")
+
+
+ChatServer.handler_class = _Handler

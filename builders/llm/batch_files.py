@@ -1,0 +1,158 @@
+"""The OpenAI batch file format: request lines written, sharded to the provider's limits, and
+output lines read back.
+
+A request line is ``{"custom_id": <reply-cache key>, "method": "POST", "url": "/v1/chat/completions",
+"body": <the body>}`` where the body is, byte for byte, what the synchronous path sends: the SDK itself
+serialises it (:func:`request_body`, through a transport that captures the request instead of sending
+it). An output line is ``{"id", "custom_id", "response": {"status_code", "request_id", "body"} | null,
+"error": {"code", "message"} | null}``, in any order; OpenAI, Gemini's OpenAI-compatible batch mode and
+vLLM's ``run_batch`` read and write the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import openai
+
+from builders.files.jsonio import iter_jsonl
+
+URL = "/v1/chat/completions"
+#: OpenAI's limits for one batch input file (the defaults of ``--llm-batch-max-requests/-mb``).
+MAX_REQUESTS = 50_000
+MAX_MB = 200.0
+
+
+@dataclass(frozen=True)
+class Queued:
+    """One request of a round: its custom id (the reply-cache key), where its line waits in the round's
+    spool file (so a round of any size is held on disk, not in memory), and what it costs."""
+
+    group: str
+    key: str
+    size: int  # bytes of its line, newline included
+    cost: float | None  # estimated, at the batch price
+
+
+class _Captured(Exception):
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+
+def _capture(request: httpx2.Request) -> httpx2.Response:
+    raise _Captured(request.content)
+
+
+def capturing_sdk() -> openai.AsyncOpenAI:
+    """An SDK client that builds requests exactly as the synchronous path's does and sends none."""
+    return openai.AsyncOpenAI(
+        api_key="unused", base_url="http://batch.invalid/v1", max_retries=0,
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(_capture)),
+    )  # fmt: skip
+
+
+async def request_body(sdk: openai.AsyncOpenAI, arguments: Mapping[str, Any]) -> bytes:
+    """The bytes the SDK sends for ``chat.completions.create(**arguments)``."""
+    try:
+        await sdk.chat.completions.create(**arguments)
+    except openai.APIConnectionError as err:
+        if isinstance(err.__cause__, _Captured):
+            return err.__cause__.body
+        raise
+    except _Captured as captured:
+        return captured.body
+    raise AssertionError("the capturing transport let a request through")
+
+
+def request_line(key: str, body: bytes) -> bytes:
+    """One request line, the body embedded as the bytes the SDK would send."""
+    return b'{"custom_id":%s,"method":"POST","url":"%s","body":%s}\n' % (
+        json.dumps(key).encode(), URL.encode(), body,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ShardFile:
+    path: Path
+    requests: int
+    bytes: int
+    sha256: str
+    cost: float | None
+
+
+def write_shards(
+    folder: Path,
+    queued: Sequence[Queued],
+    lines: Iterator[bytes],
+    max_requests: int = MAX_REQUESTS,
+    max_bytes: int = int(MAX_MB * 2**20),
+) -> list[ShardFile]:
+    """Write ``queued`` (their ``lines``, in order, from the spool) as ``shard-KKK.jsonl`` files in
+    ``folder`` (with ``.ids`` beside), each within ``max_requests`` lines and ``max_bytes``, line by
+    line (memory: one line at a time)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shards: list[ShardFile] = []
+    out = ids = None
+    count = size = 0
+    cost: float | None = 0.0
+    digest = hashlib.sha256()
+
+    def close() -> None:
+        nonlocal out, ids
+        if out is not None and ids is not None:
+            out.close()
+            ids.close()
+            shards.append(ShardFile(Path(out.name), count, size, digest.hexdigest(), cost))
+        out = ids = None
+
+    for q in queued:
+        line = next(lines)
+        if len(line) > max_bytes:
+            raise ValueError(f"request {q.key[:16]}… is {len(line):,} bytes, more than a batch file may hold "
+                             f"({max_bytes:,}); raise --llm-batch-max-mb")  # fmt: skip
+        if out is None or count >= max_requests or size + len(line) > max_bytes:
+            close()
+            name = folder / f"shard-{len(shards) + 1:03d}.jsonl"
+            out, ids = open(name, "wb"), open(name.with_suffix(".ids"), "w", encoding="utf-8")
+            count, size, cost, digest = 0, 0, 0.0, hashlib.sha256()
+        assert out is not None and ids is not None
+        out.write(line)
+        ids.write(q.key + "\n")
+        digest.update(line)
+        count += 1
+        size += len(line)
+        cost = None if cost is None or q.cost is None else cost + q.cost
+    close()
+    return shards
+
+
+def read_output_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, line)`` of an output file, each checked for the documented shape; anything
+    else is a ValueError naming the file and line."""
+    for number, line in iter_jsonl(path):
+        problem = output_line_problem(line)
+        if problem:
+            raise ValueError(f"{path}, line {number}: not a batch output line: {problem}")
+        yield number, line
+
+
+def output_line_problem(line: Any) -> str | None:
+    """What keeps ``line`` from being a batch output line, or None."""
+    if not isinstance(line, dict):
+        return f"expected a JSON object, got {type(line).__name__}"
+    if not isinstance(line.get("custom_id"), str):
+        return "no custom_id string"
+    response, error = line.get("response"), line.get("error")
+    if response is None and error is None:
+        return "neither a response nor an error"
+    if response is not None and (
+        not isinstance(response, dict) or not isinstance(response.get("status_code"), int)
+    ):
+        return "response is not an object with an integer status_code"
+    return None
