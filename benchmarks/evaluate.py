@@ -33,6 +33,18 @@ Peak RSS is the case process's own; the decode workers' (and their forkserver's)
 every 0.2 s, is shown beside it.
 - ``fsync``: ``--records`` step records (16,080: a MarineLife eval) added one fsync each against
   group commits (:meth:`builders.runs.steps.StepRecords.group_commits`), both timed in full.
+- ``scale`` (issue 41, the client's cost at the papers' shapes): the BQA runner on BQA's test-split
+  shape (``--bqa-rows`` rows over ``--bqa-clips`` clips, default 1,443 over 567, 16 frames, the
+  rows of one clip next to each other) at L=0.3 s, c=64, against its floor N*L/c; then the
+  MarineLife runner (8 frames, 8 questions a video) at ``--marine-rows`` row counts: wall/floor, CPU
+  per row (this process and its decode workers), peak RSS, so that memory per row shows flat.
+- ``export``: ``bqa export`` of a BQA-shaped work folder (``--export-rows`` rows over as many clips
+  as the split has, every clip its own file as in a release) timed, its peak RSS, and the clip
+  files it opened (:func:`builders.video.source.counting_opens`; on code without it, the opener
+  wrapped).
+
+Run ``scale``/``export`` on two checkouts for a before/after: ``PYTHONPATH=/path/to/old python
+benchmarks/evaluate.py --only scale,export`` (the script runs on either).
 
 Targets (issue 16): L=0.2 s, c=32 within 1.3x of the floor; L=3 s, c=8 within 1.1x; c=32 faster
 than c=8 where N*L/c dominates; reruns send 0 requests.
@@ -62,7 +74,7 @@ from llm import ServerProcess  # benchmarks/llm.py: a ChatServer in a child proc
 
 SIZES = ((640, 360), (854, 480), (1280, 720))
 EMOTIONS = ("Happiness", "Pleasure", "Anger", "Sadness")
-SECTIONS = ("decode", "shared", "bqa", "marine", "build", "memory", "pool", "fsync")
+SECTIONS = ("decode", "shared", "bqa", "marine", "build", "memory", "pool", "fsync", "scale", "export")
 
 
 def cores() -> int:
@@ -147,6 +159,64 @@ def _client(url: str, concurrency: int, cache: Path):
     return LLMClient(settings, cache_path=cache)
 
 
+def _export_case(case: dict[str, Any]) -> dict[str, Any]:
+    """``bqa export`` of the work folder ``case["export"]``, counting the clip files opened."""
+    from collections import Counter
+
+    from bqa.export import export_release
+    from builders.video import source
+
+    counting = getattr(source, "counting_opens", None)
+    if counting is not None:
+        with counting() as opened:
+            export_release(case["export"], Path(case["work"]) / "hub", self_bleu=False,
+                           cache_dir=Path(case["work"]) / "cache")  # fmt: skip
+    else:  # code from before the hook: the one opener, wrapped
+        opened, original = Counter(), source.VideoSource.open_container
+
+        def open_container(self):  # type: ignore[no-untyped-def]
+            opened[self.name] += 1
+            return original(self)
+
+        source.VideoSource.open_container = open_container  # type: ignore[method-assign]
+        export_release(case["export"], Path(case["work"]) / "hub", self_bleu=False,
+                       cache_dir=Path(case["work"]) / "cache")  # fmt: skip
+    return {"opens": sum(opened.values()), "clips_opened": len(opened)}
+
+
+def make_export_work(root: Path, rows: int, paths: list[Path]) -> Path:
+    """A BQA work folder of ``rows`` records made from the bundled BoLD sample's annotations, each with
+    a clip file of its own (a copy of one of ``paths``), split 6:2:2 by film."""
+    import dataclasses
+
+    from bqa.bold import read_bold
+    from bqa.candidates import extract_candidates
+    from bqa.records import Provenance, StepProvenance
+    from bqa.sample import sample_root
+    from bqa.workfolder import ReleaseMeta, make_record, write_release
+
+    work = root / f"export-work-{rows}"
+    if (work / "release" / "meta.json").exists():
+        return work
+    provenance = Provenance(*(StepProvenance("bench", s, "1") for s in ("question", "filter", "difficulty")))
+    annotations = read_bold(sample_root()).annotations
+    splits: dict[str, list[Any]] = {"train": [], "validation": [], "test": []}
+    for i in range(rows):
+        a = annotations[i % len(annotations)]
+        record = make_record(a, extract_candidates(a.emotions, key=a.id, seed=5), question=f"How does person {i} feel?",
+                             difficulty=("Easy", "Hard")[i % 2], provenance=provenance)  # fmt: skip
+        film = f"film{i % 10}"
+        record = dataclasses.replace(record, id=f"r{i:05d}", clip=f"clips/r{i:05d}.mp4",
+                                     source=dataclasses.replace(record.source, film_id=film))  # fmt: skip
+        clip = work / record.clip
+        clip.parent.mkdir(parents=True, exist_ok=True)
+        if not clip.exists():
+            shutil.copyfile(paths[i % len(paths)], clip)
+        splits[(("train",) * 6 + ("validation",) * 2 + ("test",) * 2)[i % 10]].append(record)
+    write_release(work, splits, ReleaseMeta(seed=5))
+    return work
+
+
 def _bqa_data(case: dict[str, Any]):
     from bqa.data import BQASplitData, open_split
     from builders.hub.split_data import by_id
@@ -174,8 +244,8 @@ def _marine_data(case: dict[str, Any]):
                     "id": vid,
                     "type": "central_object",
                     "question_format": "multiple_choice",
-                    "question": f"Which animal is central in the video? ({q})",
-                    "prompt": f"Which animal is central in the video? ({q})\nA. fish\nB. crab\nC. ray\nD. eel",
+                    "question": f"Which animal is central in video {vid}? ({q})",
+                    "prompt": f"Which animal is central in video {vid}? ({q})\nA. fish\nB. crab\nC. ray\nD. eel",
                     "options": [
                         {"label": c, "text": t}
                         for c, t in zip("ABCD", ("fish", "crab", "ray", "eel"), strict=True)
@@ -249,6 +319,7 @@ def _run_case_body(case: dict[str, Any]) -> dict[str, Any]:
             images(path, FrameSpec(fps=None, num_frames=case["frames"]))
     started = time.perf_counter()
     cpu = time.process_time()
+    children = os.times()
     result: dict[str, Any] = {}
     if case["kind"] == "decode":
         from builders.video.frame_spec import FrameSpec
@@ -304,8 +375,14 @@ def _run_case_body(case: dict[str, Any]) -> dict[str, Any]:
             with processes or contextlib.nullcontext(), ThreadPoolExecutor(case["workers"]) as pool:
                 for _ in pool.map(decode_images, case["paths"], [spec] * len(case["paths"])):
                     pass
+    elif case["kind"] == "export":
+        result.update(_export_case(case))
     result["wall"] = time.perf_counter() - started
     result["cpu"] = time.process_time() - cpu
+    done = os.times()  # the decode workers, once they have exited (a step waits for them)
+    result["cpu_children"] = (
+        done.children_user + done.children_system - children.children_user - children.children_system
+    )
     result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
 
@@ -363,6 +440,43 @@ def fsync_section(work: Path, count: int) -> dict[str, Any]:
     return figures
 
 
+SCALE_L, SCALE_C = 0.3, 64  # the issue's measurement: BQA's test split at the README's concurrency
+
+
+def scale_section(root: Path, args: argparse.Namespace, server: ServerProcess, fresh: Any) -> dict[str, Any]:
+    """BQA's test-split shape and MarineLife's, at L=0.3 s and c=64 (module doc)."""
+    clips = [str(p) for p in make_clips(root, args.bqa_clips, SIZES, args.preset)]
+    n = args.bqa_rows
+    rows = [clips[i * len(clips) // n] for i in range(n)]  # the rows of one clip next to each other
+    figures: dict[str, Any] = {}
+
+    def line(label: str, n: int, r: dict[str, Any]) -> dict[str, Any]:
+        floor = n * SCALE_L / SCALE_C
+        cpu = r["cpu"] + r["cpu_children"]
+        print(f"{label:<34} N={n:<6} wall {r['wall']:7.1f} s  floor N*L/c {floor:6.1f} s  {r['wall'] / floor:5.2f}x  "
+              f"CPU {1000 * cpu / n:5.1f} ms/row ({1000 * r['cpu'] / n:.1f} here + {1000 * r['cpu_children'] / n:.1f} "
+              f"decode workers)  peak RSS {r['rss_mb']:6.0f} MB (+ workers {r['workers_rss_mb']:.0f})  "
+              f"requests {r['requests']}")  # fmt: skip
+        return {**r, "n": n, "floor": floor, "ratio": r["wall"] / floor, "cpu_per_row_ms": 1000 * cpu / n}
+
+    case = {"kind": "bqa", "frames": 16, "paths": rows, "c": SCALE_C, "url": server.url}
+    r = run_case({**case, "work": fresh("scale-bqa")}, server)
+    figures["bqa"] = line(f"BQA test shape ({len(clips)} clips)", n, r)
+    figures["marine"] = []
+    for count in (int(x) for x in args.marine_rows.split(",")):
+        videos = count // 8  # the clip files are reused: this case is the per-row cost, not decoding
+        case = {"kind": "marine", "frames": 8, "paths": [clips[v % len(clips)] for v in range(videos)],
+                "questions": 8, "c": SCALE_C, "url": server.url}  # fmt: skip
+        r = run_case({**case, "work": fresh(f"scale-marine-{count}")}, server)
+        figures["marine"].append(line(f"MarineLife shape ({videos} videos)", videos * 8, r))
+    small, large = figures["marine"][0], figures["marine"][-1]
+    if large["n"] > small["n"]:
+        slope = (large["rss_mb"] - small["rss_mb"]) * 1024 / (large["n"] - small["n"])
+        print(f"MarineLife peak RSS per extra row: {slope:.1f} KB")
+        figures["marine_kb_per_row"] = slope
+    return figures
+
+
 # -- the report ----------------------------------------------------------------------------------
 
 
@@ -387,6 +501,11 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=16080, help="step records for the fsync section")
     parser.add_argument("--shared-rows", type=int, default=160, help="rows of the shared section (3 clips)")
     parser.add_argument("--shared-repeat", type=int, default=3, help="runs of the shared section (minima)")
+    parser.add_argument("--bqa-rows", type=int, default=1443, help="rows of the scale section's BQA case")
+    parser.add_argument("--bqa-clips", type=int, default=567, help="clips of the scale section's BQA case")
+    parser.add_argument("--marine-rows", default="2000,8000",
+                        help="row counts of the scale section's MarineLife cases (8 a video)")  # fmt: skip
+    parser.add_argument("--export-rows", type=int, default=1000, help="rows of the export section")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     sizes = SIZES
@@ -436,7 +555,8 @@ def main() -> None:
         )
         return row
 
-    latencies = sorted({latency for latency, _ in cases} | ({1.0} if "shared" in only else set()))
+    latencies = sorted({latency for latency, _ in cases} | ({1.0} if "shared" in only else set())
+                       | ({SCALE_L} if "scale" in only else set()))  # fmt: skip
     servers = {latency: ServerProcess(latency) for latency in latencies}
     try:
         if "shared" in only:
@@ -522,6 +642,14 @@ def main() -> None:
             figures["pool"] = rows
         if "fsync" in only:
             figures["fsync"] = fsync_section(Path(fresh("fsync")), args.records)
+        if "scale" in only:
+            figures["scale"] = scale_section(root, args, servers[SCALE_L], fresh)
+        if "export" in only:
+            work = make_export_work(root, args.export_rows, [Path(p) for p in paths])
+            r = run_case({"kind": "export", "export": str(work), "paths": [], "work": fresh("export")})
+            print(f"export: {args.export_rows} rows, {r['wall']:.1f} s, peak RSS {r['rss_mb']:.0f} MB, "
+                  f"{r['opens']} clip opens of {r['clips_opened']} clip files")  # fmt: skip
+            figures["export"] = {"rows": args.export_rows, **r}
     finally:
         for server in servers.values():
             server.__exit__()

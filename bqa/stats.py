@@ -125,8 +125,8 @@ def measure_clip(path: Any) -> tuple[int, float]:
     return n, ((n - 1) / span if span > 0 else 0.0)
 
 
-def clip_stats(paths: Sequence[str | Path]) -> ClipStats | None:
-    measured = [measure_clip(p) for p in paths]
+def clip_stats(measured: Sequence[tuple[int, float]]) -> ClipStats | None:
+    """Durations and frame rates of clips measured by :func:`measure_clip` (one entry per record)."""
     if not measured:
         return None
     seconds = [n / fps for n, fps in measured if fps > 0]
@@ -154,6 +154,8 @@ def split_stats(
     self_bleu: float | None = None,
     clips: Callable[[BQARecord], Any] | None = None,
 ) -> SplitStats:
+    """``clips``: a record's clip, measured (:func:`measure_clip`; None: not measured)."""
+
     def labels(key: str) -> list[str]:
         return list(
             dict.fromkeys(meta.demographic_codes[key][c] for c in sorted(meta.demographic_codes[key]))
@@ -188,6 +190,7 @@ def release_stats(
     float or an object with ``score`` (and ``signature``, recorded in the note). ``clips``: a
     record's clip file, to measure durations and frame rates (None: not measured).
     """
+    measured = _measured_once(clips) if clips else None
     scorer: Callable[[list[str]], Any] | None
     if callable(self_bleu):
         scorer, note = self_bleu, "Self-BLEU-4 (custom scorer)"
@@ -207,10 +210,10 @@ def release_stats(
             signature = getattr(result, "signature", None)
             if signature:  # the sentence count differs per split; the settings do not
                 signatures.add("|".join(p for p in signature.split("|") if not p.startswith("n:")))
-        out[name] = split_stats(records, meta, score, clips)
+        out[name] = split_stats(records, meta, score, measured)
     if signatures:
         note += f" (signature {', '.join(sorted(signatures))})"
-    out[TOTAL] = split_stats([r for records in splits.values() for r in records], meta, clips=clips)
+    out[TOTAL] = split_stats([r for records in splits.values() for r in records], meta, clips=measured)
     splits_of_film: dict[str, set[str]] = {}
     for name, records in splits.items():
         for r in records:
@@ -258,6 +261,22 @@ def stats_of_data(folder: str | Path, *, self_bleu: bool = True, clips: bool = T
     where = {r.id: split for split, records in splits.items() for r in records}
     measure = (lambda r: opened[where[r.id]].video(r.id)) if clips else None
     return release_stats(splits, ReleaseMeta(), self_bleu=self_bleu, clips=measure)
+
+
+def _measured_once(clips: Callable[[BQARecord], Any]) -> Callable[[BQARecord], tuple[int, float]]:
+    """A record's clip measured, each distinct clip once: the splits' and the total's statistics share
+    the measures (each clip was opened twice, once for its split and once for the total). A clip file
+    is known by its path (rows that share it share one measure); a Hub row's video by its record."""
+    measures: dict[object, tuple[int, float]] = {}
+
+    def measured(record: BQARecord) -> tuple[int, float]:
+        clip = clips(record)
+        key = clip if isinstance(clip, (str, Path)) else ("record", record.id)
+        if key not in measures:
+            measures[key] = measure_clip(clip)
+        return measures[key]
+
+    return measured
 
 
 # -- the readable summary ------------------------------------------------------------------------

@@ -362,26 +362,47 @@ def _has_text(kind: pa.DataType) -> bool:
     return any(_has_text(kind.field(i).type) for i in range(kind.num_fields))
 
 
+def _text_paths(field: pa.Field, prefix: str = "") -> list[str]:
+    """The columns to read for a field's text: a struct's text leaves by their dotted path (a video's
+    ``path``, never its ``bytes``), any other field holding text whole."""
+    name = prefix + field.name
+    if pa.types.is_struct(field.type):
+        return [p for i in range(field.type.num_fields) for p in _text_paths(field.type.field(i), name + ".")]
+    return [name] if _has_text(field.type) else []
+
+
 def shard_damage(path: str | Path, columns: Iterable[str] | None = None) -> str | None:
     """Why a Parquet shard's text cannot be read (bytes that are not UTF-8, as a flipped bit leaves
-    them), naming the file, the column and the first row; None when its text reads. Only the text
-    columns are read (``columns``: of those, only these), so checking a shard of videos is cheap."""
+    them), naming the file, the column and the first row; None when its text reads. Only the text is
+    read (``columns``: of the text columns, only these; a struct's text leaves, not its bytes), one row
+    group at a time, so checking a shard of videos is cheap and its memory is one row group's text."""
     try:
         with pq.ParquetFile(path) as file:
-            schema = file.schema_arrow
-            names = [f.name for f in schema if _has_text(f.type) and (columns is None or f.name in columns)]
-            table = file.read(columns=names) if names else None
+            wanted = [f for f in file.schema_arrow if columns is None or f.name in columns]
+            paths = [p for f in wanted for p in _text_paths(f)]
+            if not paths:
+                return None  # no text column to read
+            first = 0
+            for group in range(file.num_row_groups):
+                table = file.read_row_group(group, columns=paths)
+                damage = _text_damage(path, table, first)
+                if damage:
+                    return damage
+                first += table.num_rows
     except (OSError, pa.ArrowException) as err:
         return f"{path}: not a readable Parquet file ({type(err).__name__}: {err})"
-    if table is None:
-        return None  # no text column to read
+    return None
+
+
+def _text_damage(path: str | Path, table: pa.Table, first: int) -> str | None:
+    """The first column of ``table`` (rows ``first``... of the shard) whose text is not UTF-8."""
     for name in table.column_names:
         column = table.column(name)
         try:
             column.validate(full=True)
         except pa.ArrowInvalid:
             row = next((i for i in range(len(column)) if not _valid_cell(column, i)), None)
-            at = f", row {row}" if row is not None else ""
+            at = f", row {first + row}" if row is not None else ""
             return f"{path}: column {name!r}{at} is not valid UTF-8 text: the file is damaged"
     return None
 

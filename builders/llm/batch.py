@@ -33,14 +33,13 @@ from builders.llm.batch_files import (
     MAX_REQUESTS,
     URL,
     Queued,
-    capturing_sdk,
     output_line_problem,
     read_output_lines,
-    request_body,
     request_line,
     write_shards,
 )
 from builders.llm.batch_store import BatchStore, Shard, group_of
+from builders.llm.body import chat_body
 from builders.llm.cost import estimate_request
 
 if TYPE_CHECKING:
@@ -79,7 +78,6 @@ class BatchMode:
     queue: list[Queued] = field(default_factory=list)
     clients: dict[str, LLMClient] = field(default_factory=dict)
     _in_flight: set[str] = field(default_factory=set)
-    _sdks: dict[int, Any] = field(default_factory=dict)
     _reserved: dict[str, float] = field(default_factory=dict)  # shard -> its cost held in the budget
     _spools: dict[str, Any] = field(default_factory=dict)  # group -> this pass's queued lines, on disk
     #: Provenance: batch (or results file) -> replies it gave that entered the cache in this run.
@@ -117,10 +115,7 @@ class BatchMode:
                 messages = session.reask_messages(p, raw, problem)
         if p.key in self._in_flight:
             return session._result(p, Status.QUEUED, "queued: in a batch not yet read")
-        sdk = self._sdks.get(id(session))
-        if sdk is None:
-            sdk = self._sdks[id(session)] = capturing_sdk()
-        body = await request_body(sdk, session._arguments(p, messages))
+        body = bytes(chat_body(session.settings, messages, p.schema.response_format() if p.schema else None))
         cost = None
         budget = session.client.budget
         if budget is not None:
@@ -150,7 +145,6 @@ class BatchMode:
             self.queue.clear()
             self._close_spools()
             self._in_flight = self.store.in_flight()
-            self._sdks.clear()
             result = run_pass()
             if not self.queue or client.estimate is not None or client.interrupted is not None:
                 self._close_spools()

@@ -2,9 +2,8 @@
 output lines read back.
 
 A request line is ``{"custom_id": <reply-cache key>, "method": "POST", "url": "/v1/chat/completions",
-"body": <the body>}`` where the body is, byte for byte, what the synchronous path sends: the SDK itself
-serialises it (:func:`request_body`, through a transport that captures the request instead of sending
-it). An output line is ``{"id", "custom_id", "response": {"status_code", "request_id", "body"} | null,
+"body": <the body>}`` where the body is, byte for byte, what the synchronous path sends: both are built
+by :func:`~builders.llm.body.chat_body`. An output line is ``{"id", "custom_id", "response": {"status_code", "request_id", "body"} | null,
 "error": {"code", "message"} | null}``, in any order; OpenAI, Gemini's OpenAI-compatible batch mode and
 vLLM's ``run_batch`` read and write the same.
 """
@@ -13,13 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import httpx2
-import openai
 
 from builders.files.jsonio import iter_jsonl
 
@@ -40,38 +36,8 @@ class Queued:
     cost: float | None  # estimated, at the batch price
 
 
-class _Captured(Exception):
-    def __init__(self, body: bytes) -> None:
-        self.body = body
-
-
-def _capture(request: httpx2.Request) -> httpx2.Response:
-    raise _Captured(request.content)
-
-
-def capturing_sdk() -> openai.AsyncOpenAI:
-    """An SDK client that builds requests exactly as the synchronous path's does and sends none."""
-    return openai.AsyncOpenAI(
-        api_key="unused", base_url="http://batch.invalid/v1", max_retries=0,
-        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(_capture)),
-    )  # fmt: skip
-
-
-async def request_body(sdk: openai.AsyncOpenAI, arguments: Mapping[str, Any]) -> bytes:
-    """The bytes the SDK sends for ``chat.completions.create(**arguments)``."""
-    try:
-        await sdk.chat.completions.create(**arguments)
-    except openai.APIConnectionError as err:
-        if isinstance(err.__cause__, _Captured):
-            return err.__cause__.body
-        raise
-    except _Captured as captured:
-        return captured.body
-    raise AssertionError("the capturing transport let a request through")
-
-
 def request_line(key: str, body: bytes) -> bytes:
-    """One request line, the body embedded as the bytes the SDK would send."""
+    """One request line, the body embedded as the bytes the synchronous path sends."""
     return b'{"custom_id":%s,"method":"POST","url":"%s","body":%s}\n' % (
         json.dumps(key).encode(), URL.encode(), body,
     )  # fmt: skip

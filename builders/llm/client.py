@@ -31,11 +31,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import openai
+from openai.types.chat import ChatCompletion
 from pydantic import BaseModel
 
 from builders.files.progress import progress_bar
 from builders.files.redact import redact_text, redact_url
 from builders.files.space import DiskFull
+from builders.llm.body import chat_body
 from builders.llm.cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
 from builders.llm.cost import Budget, Estimate, estimate_request
 from builders.llm.messages import (
@@ -653,30 +655,18 @@ class LLMSession:
             elapsed=elapsed,
         )
 
-    def _arguments(self, p: _Prepared, messages: list[Message]) -> dict[str, Any]:
-        s = self.settings
-        # The messages go into the body as they are (they are plain JSON already): given as
-        # ``messages``, the SDK would walk every content part against its typed dicts, about 5 ms of
-        # event-loop time for an 8-image request (benchmarks/evaluate.py profile). The body sent is
-        # the same; ``extra_body`` entries override the SDK's own.
-        kwargs: dict[str, Any] = {"model": s.model, "messages": [], "extra_body": {"messages": messages}}
-        if s.temperature is not None:
-            kwargs["temperature"] = s.temperature
-        if s.seed is not None:
-            kwargs["seed"] = s.seed
-        if s.max_tokens is not None:
-            kwargs["max_tokens"] = s.max_tokens
-        if p.schema is not None:
-            kwargs["response_format"] = p.schema.response_format()
-        if s.extra_body:
-            kwargs["extra_body"] = {**s.extra_body, "messages": messages}
-        return kwargs
+    async def _send(self, p: _Prepared, messages: list[Message]) -> ChatCompletion:
+        """One chat-completions call through the SDK (its retries, its reply types) with the body
+        :func:`~builders.llm.body.chat_body` builds (the same bytes the SDK's ``create`` wrote, without
+        its walk of every part and its second JSON encoding of every frame)."""
+        assert self._sdk is not None
+        body = chat_body(self.settings, messages, p.schema.response_format() if p.schema else None)
+        return await self._sdk.post("/chat/completions", cast_to=ChatCompletion, content=bytes(body))
 
     async def _call(self, p: _Prepared) -> LLMResult:
         """Call, check, re-ask on a bad reply (bounded), cache the validated reply. Nothing is sent
         once the session is stopping (:attr:`Status.STOPPED`): the item is left for the next run."""
-        assert self._sdk is not None
-        sdk, run = self._sdk, self.run
+        run = self.run
         started = time.perf_counter()
         messages = list(p.request.messages)
         usage = TokenUsage()
@@ -696,7 +686,7 @@ class LLMSession:
                     run.api_calls += 1
                     self.sending += 1
                     try:
-                        completion = await sdk.chat.completions.create(**self._arguments(p, messages))
+                        completion = await self._send(p, messages)
                     finally:
                         self.sending -= 1
             except Exception as err:  # the SDK has already retried whatever is worth retrying

@@ -10,28 +10,43 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from collections.abc import Iterable
 from typing import Any
 
 Message = dict[str, Any]
 
 
+_BASE64_URL = re.compile(r"data:[a-z]+/[\w.+-]+;base64,[A-Za-z0-9+/]*={0,2}", re.ASCII)
+
+
 class ImageURL(str):
-    """A data URL that carries the sha256 of the bytes it encodes, taken before base64: the reply
-    cache's key uses ``sha256`` instead of decoding the URL again (:mod:`builders.llm.cache`)."""
+    """A base64 data URL (checked: nothing in it for JSON to escape, so a request body copies it as it
+    is, :mod:`builders.llm.body`) that carries the sha256 of the bytes it encodes, taken before
+    base64: the reply cache's key uses ``sha256`` instead of decoding the URL again
+    (:mod:`builders.llm.cache`)."""
 
     sha256: str
     #: A stand-in of the right size for a frame not decoded (cost estimates): never sent, never a key.
     placeholder: bool
 
     def __new__(cls, url: str, sha256: str, placeholder: bool = False) -> ImageURL:
-        obj = super().__new__(cls, url)
-        obj.sha256 = sha256
-        obj.placeholder = placeholder
-        return obj
+        if not _BASE64_URL.fullmatch(url):
+            raise ValueError(f"an ImageURL is a base64 data URL, got {url[:40]!r}")
+        return _image_url(url, sha256, placeholder)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (ImageURL, (str(self), self.sha256, self.placeholder))
+        # Unpickled as made (a decode worker's URLs were checked, or encoded, there): not scanned again
+        return (_image_url, (str(self), self.sha256, self.placeholder))
+
+
+def _image_url(url: str, sha256: str, placeholder: bool = False) -> ImageURL:
+    """An ImageURL of a URL that is a base64 data URL by construction (no check: it costs as much as
+    the JSON encoding it saves)."""
+    obj = str.__new__(ImageURL, url)
+    obj.sha256 = sha256
+    obj.placeholder = placeholder
+    return obj
 
 
 def has_placeholders(messages: Iterable[Message]) -> bool:
@@ -47,7 +62,7 @@ def has_placeholders(messages: Iterable[Message]) -> bool:
 def jpeg_data_url(data: bytes) -> ImageURL:
     """The ``data:image/jpeg;base64,...`` URL of JPEG bytes, with their sha256."""
     url = "data:image/jpeg;base64," + base64.b64encode(data).decode("ascii")
-    return ImageURL(url, hashlib.sha256(data).hexdigest())
+    return _image_url(url, hashlib.sha256(data).hexdigest())  # base64 by construction
 
 
 def system_message(text: str) -> Message:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import io
 import os
+import threading
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,6 +22,25 @@ import av.container
 #: What :class:`VideoSource.of` accepts: a path, the file's bytes, or ``datasets.Video(decode=False)``'s
 #: ``{"path": ..., "bytes": ...}`` value.
 SourceLike = str | os.PathLike | bytes | bytearray | memoryview | Mapping[str, Any]
+
+
+_counters: list[Counter[str]] = []
+_counters_lock = threading.Lock()
+
+
+@contextmanager
+def counting_opens() -> Iterator[Counter[str]]:
+    """Count the containers this process opens while inside, by source name (:attr:`VideoSource.name`):
+    how tests and ``benchmarks/`` check that a command opens each clip once. Opens in decode worker
+    processes are theirs, not counted here."""
+    counter: Counter[str] = Counter()
+    with _counters_lock:
+        _counters.append(counter)
+    try:
+        yield counter
+    finally:
+        with _counters_lock:
+            _counters.remove(counter)
 
 
 class VideoError(ValueError):
@@ -73,6 +94,10 @@ class VideoSource:
 
     def open_container(self) -> av.container.InputContainer:
         """Open for reading; the caller closes it (prefer :meth:`open`)."""
+        if _counters:
+            with _counters_lock:
+                for counter in _counters:
+                    counter[self.name] += 1
         try:
             return av.open(io.BytesIO(self.data) if self.data is not None else str(self.path), mode="r")
         except av.FFmpegError as err:
