@@ -8,6 +8,7 @@ interval and every demographic breakdown a chi-square test, so small groups are 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache
@@ -212,13 +213,15 @@ def error_breakdown(
 
 @dataclass(frozen=True)
 class Leakage:
-    """Chain-of-thought rationales that name the correct label and no other choice (they give the
-    answer away), and accuracy with and without those items."""
+    """Chain-of-thought rationales that give the answer away (:func:`_leakage`), accuracy with and
+    without those items, and the rationales the check cannot classify (``undetermined_indices``):
+    while there are any, accuracy without the leaking items is no fairer comparison."""
 
     leaking_indices: list[int]
     leak_rate: float
     non_leaking: Rate
     leaking: Rate
+    undetermined_indices: list[int]
     confidence: float = 0.95
 
     def to_dict(self) -> dict[str, Any]:
@@ -232,6 +235,8 @@ class Leakage:
             f"accuracy_non_leaking_{ci}": self.non_leaking.interval,
             "accuracy_leaking": self.leaking.value,
             f"accuracy_leaking_{ci}": self.leaking.interval,
+            "n_undetermined": len(self.undetermined_indices),
+            "undetermined_indices": self.undetermined_indices,
         }
 
     @classmethod
@@ -241,7 +246,7 @@ class Leakage:
 
         return cls(
             list(data["leaking_indices"]), data["leak_rate"], rate("accuracy_non_leaking", "n_non_leaking"),
-            rate("accuracy_leaking", "n_leaking"), confidence,
+            rate("accuracy_leaking", "n_leaking"), list(data["undetermined_indices"]), confidence,
         )  # fmt: skip
 
 
@@ -439,6 +444,38 @@ def _confusion(
     return table
 
 
+# A clause ends at sentence punctuation, a colon or semicolon, or a contrast ("but", "while"...).
+_CLAUSES = re.compile(r"[.;:!?\n]+|\b(?:but|while|whereas|however|although)\b", re.IGNORECASE)
+# Words that rule out the options a clause names (or, in a clause that also names the answer, the
+# options after them): "Anticipation and Disapproval fit less well", "Fear, not Sadness".
+_RULED_OUT = re.compile(
+    r"\b(?:not|no|less|than|instead of|unlike|unlikely|rules? out|ruled out|weaker|worse|poorer|"
+    r"does not|do not|doesn't|don't|isn't|aren't)\b",
+    re.IGNORECASE,
+)
+# An option given by its letter: "The correct option is (C).", "answer: B", "(D)".
+_LETTER = re.compile(
+    r"\b(?:option|answer|choice)\s*(?:is|would be|:)?\s*\(?([A-D])\)?(?![A-Za-z])|\(([A-D])\)"
+)
+
+
+def _affirmed(rationale: str, choices: Sequence[str], answer: int, parser: AnswerParser) -> set[int]:
+    """The options a rationale points to: named (by text, alias or letter) and not ruled out (module
+    doc of :func:`_leakage`)."""
+    pointed: set[int] = set()
+    for clause in _CLAUSES.split(rationale):
+        if not clause or not clause.strip():
+            continue
+        cue = _RULED_OUT.search(clause)
+        named = parser.mentioned(clause, choices)
+        if cue is None:
+            pointed |= named
+        elif answer in named:  # "shows Fear, not Sadness": what comes before the cue is affirmed
+            pointed |= parser.mentioned(clause[: cue.start()], choices)
+    letters = {"ABCD".index(a or b) for a, b in _LETTER.findall(rationale)}
+    return pointed | {i for i in letters if i < len(choices)}
+
+
 def _leakage(
     rationales: Sequence[str | None],
     references: Sequence[str],
@@ -447,14 +484,23 @@ def _leakage(
     confidence: float,
     parser: AnswerParser,
 ) -> Leakage:
-    """A rationale leaks when it names the correct label and no other choice (the paper's CoT caveat)."""
-    leaking = []
+    """A rationale leaks when the one option it points to is the correct one (the paper's CoT caveat):
+    it names the correct label and no other, or gives its letter ("The correct option is (C)."), or
+    rules every other option out in the stage-1 prompt's own form ("... shows Happiness; Anticipation,
+    Disconnection and Disapproval fit less well"). One that points to the correct option and to others
+    is *undetermined*: the check cannot tell whether it gives the answer away."""
+    leaking, undetermined = [], []
     for i, rationale in enumerate(rationales):
         if rationale is not None and not isinstance(rationale, str):
             raise ValueError(f"rationales[{i}]: expected text or None, got {type(rationale).__name__}")
-        named = parser.mentioned(rationale, choices[i])
-        if named == {list(choices[i]).index(references[i])}:
+        if not rationale:
+            continue
+        answer = list(choices[i]).index(references[i])
+        pointed = _affirmed(rationale, choices[i], answer, parser)
+        if pointed == {answer}:
             leaking.append(i)
+        elif answer in pointed:
+            undetermined.append(i)
     leak_set = set(leaking)
     clean = [i for i in range(len(correct)) if i not in leak_set]
     return Leakage(
@@ -462,5 +508,6 @@ def _leakage(
         leak_rate=len(leaking) / len(correct),
         non_leaking=Rate.of(sum(correct[i] for i in clean), len(clean), confidence),
         leaking=Rate.of(sum(correct[i] for i in leaking), len(leaking), confidence),
+        undetermined_indices=undetermined,
         confidence=confidence,
     )

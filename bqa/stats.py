@@ -220,7 +220,43 @@ def release_stats(
             splits_of_film.setdefault(r.source.film_id, set()).add(name)
     shared = sorted(film for film, names in splits_of_film.items() if len(names) > 1)
     pipeline = meta.extra.get("pipeline") if isinstance(meta.extra, Mapping) else None
+    if pipeline is not None:
+        check_pipeline(pipeline, out[TOTAL].size)
     return ReleaseStats(splits=out, self_bleu_note=note, shared_films=shared, pipeline=pipeline)
+
+
+def check_pipeline(pipeline: Any, rows: int) -> None:
+    """Figure 5's counts as the release's meta.json records them, checked before any share is drawn
+    from them: every count a whole number, each step's kept + rejected = in, a step's in = the step
+    before's kept, STEP4's labels and reasons each = its kept = the release's ``rows``. A ValueError
+    names the field (a hand-edited or damaged meta.json once gave shares summing to 102.7%)."""
+    where = "meta.json extra.pipeline"
+    if not isinstance(pipeline, Mapping):
+        raise ValueError(f"{where}: expected an object of steps, got {type(pipeline).__name__}")
+
+    def count(value: Any, field: str) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"{where}.{field}: expected a whole number of items, got {value!r}")
+        return value
+
+    previous = None
+    for name, step in pipeline.items():
+        if not isinstance(step, Mapping) or not isinstance(step.get("rejected", {}), Mapping):
+            raise ValueError(f"{where}.{name}: expected {{in, kept, rejected}}, got {step!r}")
+        n_in, kept = count(step.get("in"), f"{name}.in"), count(step.get("kept"), f"{name}.kept")
+        rejected = sum(count(v, f"{name}.rejected.{k}") for k, v in step.get("rejected", {}).items())
+        if kept + rejected != n_in:
+            raise ValueError(f"{where}.{name}: kept {kept} + rejected {rejected} is not in {n_in}")
+        if previous is not None and n_in != previous[1]:
+            raise ValueError(f"{where}.{name}: in {n_in} is not {previous[0]}'s kept {previous[1]}")
+        previous = (name, kept)
+        for part in ("labels", "reasons"):
+            if part in step:
+                total = sum(count(v, f"{name}.{part}.{k}") for k, v in step[part].items())
+                if total != kept:
+                    raise ValueError(f"{where}.{name}.{part}: they add up to {total}, not its kept {kept}")
+    if previous is not None and previous[1] != rows:
+        raise ValueError(f"{where}.{previous[0]}: kept {previous[1]}, but the release has {rows} rows")
 
 
 #: What only the build's work folder records: an exported or Hub copy has no statistics of it.

@@ -72,7 +72,7 @@ class MarineLifeOpenEnded(MarineLifeRubric):
     """Open-ended QA with motion understanding (the paper's OEMU judge)."""
 
     name = "marinelife_open_ended"
-    version = "1"
+    version = "2"  # 2: bound to its item (an item id in the prompt and the reply)
     description = "Open-ended answers on camera motion and object activity, weighted 0-5 (OEMU)."
     prompt_name = "judge_marinelife_open_ended"
     criteria = (
@@ -128,7 +128,7 @@ class MarineLifeCaption(MarineLifeRubric):
     """Caption hallucination judge: BEH, AH, ECF as in the paper's captioning table."""
 
     name = "marinelife_caption"
-    version = "1"
+    version = "2"  # 2: bound to its item (an item id in the prompt and the reply)
     description = "Captions judged for entity, action and context hallucination, 0-5 each."
     prompt_name = "judge_marinelife_caption"
     explain = "each"
@@ -142,7 +142,7 @@ class MarineLifeCaptionReview(MarineLifeRubric):
     """The caption engine's reviewer: one alignment score S_c of a draft caption with the attributes."""
 
     name = "marinelife_caption_review"
-    version = "1"
+    version = "2"  # 2: bound to its item (an item id in the prompt and the reply)
     description = "Alignment of a draft caption with the 13 expert attributes over 8 dimensions (S_c, 0-5)."
     prompt_name = "judge_marinelife_caption_review"
     explain = "overall"

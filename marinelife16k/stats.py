@@ -134,9 +134,20 @@ def _part(
             d: sum(types[t] for t in QUESTION_TYPES if DIMENSION_OF_TYPE[t] == d)
             for d in dict.fromkeys(DIMENSION_OF_TYPE.values())
         },
-        "camera_kind": {k: sum(v.get("camera_kind") == k for v in videos) for k in CAMERA_KINDS},
-        "collection": {c: sum(v.get("collection") == c for v in videos) for c in COLLECTIONS},
+        "camera_kind": _tally(videos, "camera_kind", CAMERA_KINDS),
+        "collection": _tally(videos, "collection", COLLECTIONS),
     }
+
+
+def _tally(videos: Sequence[Mapping[str, Any]], field: str, known: Sequence[str]) -> dict[str, int]:
+    """Videos per value of ``field``, in ``known``'s order; a value outside ``known`` is an error naming
+    the video (counted nowhere, it would leave the table short of a video without a word)."""
+    for v in videos:
+        if v.get(field) not in known:
+            raise ValueError(
+                f"video {v.get('id', v.get('video_id'))!r}: {field} {v.get(field)!r} is not one of {list(known)}"
+            )
+    return {k: sum(v.get(field) == k for v in videos) for k in known}
 
 
 def release_stats(

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.files.folders import atomic_directory
-from builders.files.jsonio import iter_jsonl, read_json_object, write_jsonl_atomic
+from builders.files.jsonio import iter_jsonl, read_json_object, write_jsonl_atomic, write_text_atomic
 from marinelife16k.annotations import VIDEO_ROW_KEYS, video_row
 from marinelife16k.questions import MOTION_TYPE, candidate_types
 from marinelife16k.schema import check_records
@@ -175,7 +175,7 @@ def write_release(
         # Schema field order is kept (not sorted): the files read like the paper's appendix.
         write_jsonl_atomic(tmp / VIDEOS_FILE, rows, sort_keys=False)
         write_jsonl_atomic(tmp / QA_FILE, records, sort_keys=False)
-        (tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_text_atomic(tmp / META_FILE, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
     return target
 
 

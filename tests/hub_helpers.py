@@ -27,3 +27,14 @@ def use_endpoint(monkeypatch, url: str, home: Path) -> None:
     monkeypatch.setattr(constants, "AGENT_HARNESSES_PATH", str(home / "agent_harnesses.json"), raising=False)
     monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
     monkeypatch.delenv("HF_OIDC_RESOURCE", raising=False)
+
+
+def record_checksums(folder: Path) -> None:
+    """Record a hand-edited Hub folder's files in its card as the export does (a test that rewrites a
+    shard on purpose, not as damage)."""
+    from builders.hub.checksums import CHECKSUMS_KEY, record
+    from builders.hub.layout import CARD_FILE, read_card, render_card
+
+    meta, body = read_card(folder)
+    meta[CHECKSUMS_KEY] = record(folder, CARD_FILE)
+    (folder / CARD_FILE).write_text(render_card(meta, body), encoding="utf-8")

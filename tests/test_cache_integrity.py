@@ -22,7 +22,7 @@ from test_unfinished_runs import llm, vqabench
 
 from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMRequest, LLMSettings, user_message
-from builders.llm.cache import CacheDamaged, ReplyCache, export_replies, read_replies
+from builders.llm.cache import CacheDamaged, export_replies, read_replies
 from builders.testing.bqa_responder import BQAResponder, schema_name
 from builders.testing.chat_requests import frames_digest, image_urls
 from builders.testing.chat_server import ChatServer
@@ -177,22 +177,26 @@ def test_recorded_replies_carry_their_hash_and_a_changed_row_is_refused(tmp_path
     assert not (tmp_path / "again.jsonl").exists()
 
 
-def test_rows_of_an_older_cache_get_their_hash_once(tmp_path):
-    path = tmp_path / "old.sqlite"
-    with sqlite3.connect(path) as db:  # the table as the previous version wrote it
-        db.execute(
-            "CREATE TABLE replies (key TEXT PRIMARY KEY, model TEXT NOT NULL, model_reported TEXT, prompt_name "
-            "TEXT, prompt_version TEXT, raw TEXT NOT NULL, value TEXT NOT NULL, prompt_tokens INTEGER NOT NULL, "
-            "completion_tokens INTEGER NOT NULL, attempts INTEGER NOT NULL, created TEXT NOT NULL, elapsed "
-            "REAL NOT NULL)"
-        )
-        db.execute(
-            "INSERT INTO replies VALUES ('k', 'm', NULL, 'p', '1', 'r', '{\"a\": 1}', 1, 2, 1, 'now', 0.5)"
-        )
-    with ReplyCache(path) as cache:
-        assert cache.get("k").value == {"a": 1} and not cache.damaged
-    with ReplyCache(path) as cache:
-        assert cache.get("k").value == {"a": 1}
+def test_a_row_whose_digest_was_set_to_null_is_refused_and_asked_again(tmp_path, caplog):
+    """No older cache format exists to accept a row without a digest from (issue 37, item 14): such a
+    row is damaged, named and asked again, never used (the old code gave it a digest and used it)."""
+    path = tmp_path / "cache.sqlite"
+    with ChatServer(model=None) as server:
+        server.handler = answer
+        with LLMClient(settings(server), cache_path=path) as client:
+            first = client.run(requests(2))
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE replies SET digest = NULL, value = replace(value, 'e', 'E') WHERE key = ?",
+                       (first[0].key,))  # fmt: skip
+        server.reset()
+        with caplog.at_level(logging.WARNING), LLMClient(settings(server), cache_path=path) as client:
+            again = client.run(requests(2))
+        assert len(server.chat_requests) == 1  # the row without a digest, and only it, asked again
+    assert [r.value for r in again] == [r.value for r in first]
+    assert (not again[0].cached, again[1].cached) == (True, True)
+    assert (
+        f"reply cache {path}: the row of key {first[0].key[:16]} is damaged (no content hash)" in caplog.text
+    )
 
 
 # --- real vqabench processes ------------------------------------------------------------------------

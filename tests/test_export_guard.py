@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from bqa.export import export_release as export_bqa
-from builders.hub.layout import EXPORT_MARKER
+from builders.hub.checksums import CHECKSUMS_KEY
+from builders.hub.layout import EXPORT_MARKER, read_card
 from marinelife16k.export import export_release as export_marinelife
 
 
@@ -86,7 +87,9 @@ def test_cli_export_refuses_dot_and_the_work_folder_then_replaces_its_own_folder
     (out / "data" / "stale.parquet").write_bytes(b"from an older export")
     second = vqabench(["bqa", "export", str(work), str(out)])  # its own folder: replaced whole
     assert second.returncode == 0, second.stderr
-    assert not (out / "data" / "stale.parquet").exists() and (out / "README.md").is_file()
+    # a file the export did not write is kept (issue 37: nothing lost), outside the release's checksums
+    assert (out / "data" / "stale.parquet").read_bytes() == b"from an older export"
+    assert "data/stale.parquet" not in read_card(out)[0][CHECKSUMS_KEY] and (out / "README.md").is_file()
 
 
 def test_marinelife_cli_export_refuses_a_file_and_a_foreign_folder(works, tmp_path):

@@ -66,7 +66,8 @@ def test_human_study_make_never_deletes_a_folder_it_did_not_make(folders, tmp_pa
     assert cli_main(study_args(folders["hub"], study)) == 0
     (study / "raters" / "r1" / "stale.txt").write_text("from an older study")
     assert cli_main(study_args(folders["hub"], study)) == 0
-    assert (study / "study.json").is_file() and not (study / "raters" / "r1" / "stale.txt").exists()
+    # replaced whole, and a file it did not write (a rater's answers) is kept (issue 37)
+    assert (study / "study.json").is_file() and (study / "raters" / "r1" / "stale.txt").is_file()
     # A folder holding the data the study is made from is refused, even a study's own.
     inside = Path(shutil.copytree(folders["hub"], study / "data"))
     assert cli_main(study_args(inside, study)) == 2

@@ -9,6 +9,7 @@ import datasets
 import numpy as np
 import pytest
 
+from builders.hub.checksums import CHECKSUMS_KEY
 from builders.hub.layout import check_hub_folder, read_card, write_hub_folder
 
 
@@ -70,7 +71,12 @@ def test_rewrite_replaces_atomically_and_shards(tmp_path: Path, configs) -> None
     write_hub_folder(out, configs, default_config="qa", card_body="v1")
     (out / "stale.txt").write_text("from an older release")
     write_hub_folder(out, configs, default_config="videos", card_body="v2", max_shard_bytes=1)
-    assert not (out / "stale.txt").exists()
+    # a file the export did not write is kept, never lost (issue 37), and is not part of the release
+    assert (out / "stale.txt").read_text() == "from an older release"
+    assert (
+        "stale.txt" not in read_card(out)[0][CHECKSUMS_KEY]
+        and "data/videos/train-00000-of-00003.parquet" in (read_card(out)[0][CHECKSUMS_KEY])
+    )
     assert len(list(out.glob("data/videos/train-*.parquet"))) == 3
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp leftovers
     assert read_card(out)[1].strip() == "v2"

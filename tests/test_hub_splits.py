@@ -12,6 +12,7 @@ from pathlib import Path
 import datasets
 import pyarrow.parquet as pq
 import pytest
+from hub_helpers import record_checksums
 
 from bqa.data import open_split as open_bqa
 from builders.cli import main as cli_main
@@ -38,6 +39,7 @@ def folders(tmp_path_factory) -> dict[str, Path]:
     half = table.num_rows // 2
     for i, part in enumerate((table.slice(0, half), table.slice(half))):
         pq.write_table(part, shard.parent / f"test-{i:05d}-of-00002.parquet", row_group_size=2)
+    record_checksums(root / "bqa")  # the rewritten shards, recorded as an export records them
     work = write_sample_work_folder(root / "ml-work")
     export_release(work, root / "ml", cache_dir=root / "export-cache", max_shard_bytes=1, check=False)
     return {"bqa": root / "bqa", "bqa-work": root / "bqa-work", "ml": root / "ml", "ml-work": work}

@@ -284,7 +284,7 @@ def test_marinelife_folders_show_the_judges_rubric_and_no_reference(marine_study
                     assert f'"{value}"' not in text, (path, value)
         if data:  # the rubric as the judge has it: same version, criteria and the prompt's anchors
             oemu = data["rubrics"]["marinelife_open_ended"]
-            assert oemu["version"] == "1" and [c["name"] for c in oemu["criteria"]] == [
+            assert oemu["version"] == "2" and [c["name"] for c in oemu["criteria"]] == [
                 "camera",
                 "activity",
                 "relation",

@@ -23,6 +23,7 @@ import datasets
 import numpy as np
 import pytest
 import yaml
+from hub_helpers import record_checksums
 
 from bqa.data import open_split as open_bqa
 from builders.cli import main
@@ -370,6 +371,7 @@ def test_two_folders_of_one_name_keep_their_own_docs(built_samples, tmp_path, mo
     (part,) = (second / "data").glob("*/test-*.parquet")
     table = pq.read_table(part)
     pq.write_table(table.take(list(range(table.num_rows))[::-1]), part)  # the same items, reversed
+    record_checksums(second)
     ids = {}
     for name, folder in (("a", first), ("b", second)):
         out = tmp_path / f"tasks-{name}"

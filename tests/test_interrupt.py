@@ -158,6 +158,24 @@ def _can_mount_tmpfs(where) -> bool:
     return probe.returncode == 0
 
 
+def run_on_a_tmpfs_filled_once(mnt, args: list[str], handler: FillDiskAt) -> str:
+    """``vqabench ARGS`` with a 64 MB tmpfs mounted at ``mnt`` (a user and mount namespace of its own),
+    which ``handler`` fills; then, the filler removed, the same command again. The output of both, with
+    "first run: exit N" and "rerun: exit N" lines."""
+    script = (
+        'mount -t tmpfs -o size=64m tmpfs "$0" || exit 97; "$@"; echo "first run: exit $?"; '
+        'rm -f "$0/filler"; "$@"; echo "rerun: exit $?"'
+    )
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower() and not k.startswith("VQABENCH_")}
+    process = subprocess.Popen(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, str(mnt),
+         sys.executable, "-m", "builders.cli", *args],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    handler.process = process
+    return process.communicate(timeout=600)[0]
+
+
 class FillDiskAt:
     """Answers with the responder; before answering request number ``at``, fills the build's tmpfs
     (seen through ``/proc/<pid>/root``) until the kernel says ENOSPC."""
@@ -197,23 +215,7 @@ def test_a_full_disk_stops_the_build_with_one_line_and_the_rerun_pays_only_what_
     with ChatServer(model=None) as server:
         handler = FillDiskAt(5, str(mnt))
         server.handler = handler
-        args = build_args(mnt / "work", server)
-        script = (
-            'mount -t tmpfs -o size=64m tmpfs "$0" || exit 97; "$@"; echo "first run: exit $?"; '
-            'rm -f "$0/filler"; "$@"; echo "rerun: exit $?"'
-        )
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if "proxy" not in k.lower() and not k.startswith("VQABENCH_LLM")
-        }
-        process = subprocess.Popen(
-            ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, str(mnt),
-             sys.executable, "-m", "builders.cli", *args],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
-        handler.process = process
-        output, _ = process.communicate(timeout=600)
+        output = run_on_a_tmpfs_filled_once(mnt, build_args(mnt / "work", server), handler)
     first, _, second = output.partition("first run: exit ")
     assert first and second.startswith("2\n"), output
     assert "rerun: exit 0" in second, output

@@ -24,7 +24,7 @@ from builders.report import write_marinelife_report
 from builders.report.marinelife_report import read_judge_results
 from builders.scoring.judge import judge_predictions
 from builders.scoring.judge_results import FailedJudgement, JudgedItem, JudgeResult
-from builders.testing.chat_requests import last_user_text
+from builders.testing.chat_requests import last_user_text, with_item_id
 from marinelife16k.benchmark import BENCHMARK as MARINE
 from marinelife16k.rubrics import CAMERA_GROUP, camera_groups
 from marinelife16k.sample import write_sample_work_folder
@@ -52,7 +52,7 @@ def judged(chat_server, tmp_path):
     def reply(body):
         text = last_user_text(body)
         (camera, activity, relation), *_ = [s for a, s in answers.items() if f"<<{a}>>" in text]
-        return {"camera": camera, "activity": activity, "relation": relation}
+        return with_item_id(body, {"camera": camera, "activity": activity, "relation": relation})
 
     chat_server.handler = reply
     settings = LLMSettings(model="judge-model", base_url=chat_server.url, api_key_env=None, progress=False)

@@ -33,14 +33,14 @@ def test_registry_and_signatures():
     }
     oe = get_rubric("marinelife_open_ended")
     assert oe.signature == (
-        "rubric:marinelife_open_ended|v:1|prompt:judge_marinelife_open_ended@1|scale:0-5"
+        "rubric:marinelife_open_ended|v:2|prompt:judge_marinelife_open_ended@2|scale:0-5"
         "|w:camera=0.35,activity=0.3,relation=0.35|explain:none"
     )
     caption = get_rubric("marinelife_caption")
     assert caption.criterion_names == CAPTION_CRITERIA
     assert "explain:each" in caption.signature and "w:BEH=1,AH=1,ECF=1" in caption.signature
     review = get_rubric("marinelife_caption_review")
-    assert review.criterion_names == ("alignment",) and review.version == "1"
+    assert review.criterion_names == ("alignment",) and review.version == "2"
     with pytest.raises(ValueError, match="unknown rubric 'oemu'.*marinelife_open_ended"):
         get_rubric("oemu")
     with pytest.raises(ValueError, match="needs a rubric file"):
@@ -90,8 +90,10 @@ def test_requests_render_the_rubric_and_key_on_name_and_version():
         "How does the camera relate to the turtle?",
         evidence=ATTRS,
         metadata={"index": 7},
+        item_id="j7",
     )
-    assert isinstance(req, LLMRequest) and req.prompt_ref == ("marinelife_open_ended", "1")
+    assert isinstance(req, LLMRequest) and req.prompt_ref == ("marinelife_open_ended", "2")
+    assert req.item_id == "j7" and req.messages[0]["content"].startswith("Item id: j7\n")
     assert req.metadata == {"index": 7} and req.schema is oe.reply_model
     text = req.messages[0]["content"]
     for piece in (
@@ -102,7 +104,7 @@ def test_requests_render_the_rubric_and_key_on_name_and_version():
         'field "activity", integer 0-5, weight 30%',
         "- central_object: green sea turtle",
         "- object_3: (none annotated)",
-        '{"camera": <integer>, "activity": <integer>, "relation": <integer>}',
+        '{"item_id": "j7", "camera": <integer>, "activity": <integer>, "relation": <integer>}',
     ):
         assert piece in text
     assert "not an attribute" not in text
@@ -111,20 +113,23 @@ def test_requests_render_the_rubric_and_key_on_name_and_version():
         "The camera tracks the turtle.",
         {"answer": "The camera follows the turtle as it swims.", "evidence": ATTRS},
         "How does the camera relate to the turtle?",
+        item_id="j7",
     )
     assert same.messages == req.messages
-    review = get_rubric("marinelife_caption_review").request("A turtle swims over a reef.", ATTRS)
+    review = get_rubric("marinelife_caption_review").request(
+        "A turtle swims over a reef.", ATTRS, item_id="v1"
+    )
     review_text = review.messages[0]["content"]
     assert "8 dimensions" in review_text and "Camera position" in review_text
     assert all(f"- {a}:" in review_text for a in ATTRIBUTES)
-    assert review_text.endswith('{"justification": <string>, "alignment": <integer>}')
+    assert review_text.endswith('{"item_id": "v1", "justification": <string>, "alignment": <integer>}')
     with pytest.raises(TypeError, match="mapping of expert attributes"):
-        get_rubric("marinelife_caption_review").request("caption", "a reference string")
+        get_rubric("marinelife_caption_review").request("caption", "a reference string", item_id="v1")
     with pytest.raises(ValueError, match="no MarineLife attributes"):
-        get_rubric("marinelife_caption_review").request("caption", {"video_id": "v1"})
+        get_rubric("marinelife_caption_review").request("caption", {"video_id": "v1"}, item_id="v1")
     with pytest.raises(ValueError, match="reference is empty"):
-        get_rubric("marinelife_caption").request("caption", "   ")
-    empty = get_rubric("marinelife_caption").request("", "A ray glides.")
+        get_rubric("marinelife_caption").request("caption", "   ", item_id="v1")
+    empty = get_rubric("marinelife_caption").request("", "A ray glides.", item_id="v1")
     assert "(empty answer)" in empty.messages[0]["content"]
 
 
@@ -153,7 +158,7 @@ def test_custom_rubric_from_file(tmp_path, suffix):
     rubric = get_rubric("custom", path=path)
     assert isinstance(rubric, CustomRubric) and rubric.name == "custom:clarity" and rubric.version == "2"
     assert rubric.signature == (
-        "rubric:custom:clarity|v:2|prompt:judge_custom@1|scale:correct=1-10,complete=1-4"
+        "rubric:custom:clarity|v:2|prompt:judge_custom@2|scale:correct=1-10,complete=1-4"
         "|w:correct=0.6,complete=0.4|explain:overall"
     )
     assert rubric.score({"justification": "ok", "correct": 10, "complete": 1})["score"] == pytest.approx(6.4)
@@ -161,7 +166,7 @@ def test_custom_rubric_from_file(tmp_path, suffix):
         rubric.reply_model.model_validate({"justification": "ok", "correct": 0, "complete": 1})
     with pytest.raises(ValidationError):
         rubric.reply_model.model_validate({"justification": "ok", "correct": 5, "complete": 5})
-    req = rubric.request("pred", "ref", "q?")
+    req = rubric.request("pred", "ref", "q?", item_id="i1")
     text = req.messages[0]["content"]
     assert req.prompt_ref == ("custom:clarity", "2")
     assert "Grade answers about reef surveys." in text and "weight 60%" in text and "integer 1-4" in text

@@ -18,7 +18,7 @@ from builders.llm import export_replies
 from builders.llm.cache import ReplyCache
 from builders.scoring.judge import default_cache_path, judge_client, judge_predictions
 from builders.testing.chat_faults import Fault
-from builders.testing.chat_requests import last_user_text, response_schema
+from builders.testing.chat_requests import last_user_text, response_schema, with_item_id
 from builders.testing.chat_server import ChatServer
 from marinelife16k.rubrics import camera_groups
 
@@ -54,7 +54,7 @@ def scripted(body):
             continue
         value = int(raw)
         reply[name] = min(5, max(0, value)) if reask else value
-    return reply
+    return with_item_id(body, reply)
 
 
 @pytest.fixture
@@ -102,8 +102,8 @@ def test_open_ended_weights_means_and_camera_split(client, chat_server):
     assert (result["by_camera"]["static"]["n"], result["by_camera"]["moving"]["n"]) == (2, 3)
     judge = result["judge"]
     assert judge["model"] == "judge-model" and judge["model_reported"] == "test-model-2026-01"
-    assert (judge["rubric"], judge["rubric_version"], judge["api_calls"]) == ("marinelife_open_ended", "1", 5)
-    assert judge["signature"].startswith("rubric:marinelife_open_ended|v:1|")
+    assert (judge["rubric"], judge["rubric_version"], judge["api_calls"]) == ("marinelife_open_ended", "2", 5)
+    assert judge["signature"].startswith("rubric:marinelife_open_ended|v:2|")
     assert "|judge:judge-model|t:0.0|seed:0" in judge["signature"]
     assert judge["prompt_tokens"] > 0 and judge["completion_tokens"] > 0
     # What reached the server: the rendered prompt with question and reference, the rubric's schema.
@@ -215,7 +215,7 @@ def test_rerun_with_same_cache_sends_nothing_and_replay_works(client, chat_serve
     }
     assert again["judge"]["prompt_tokens"] == first["judge"]["prompt_tokens"]  # recorded usage
     rows = list(ReplyCache(tmp_path / "judge.sqlite"))
-    assert {(r.prompt_name, r.prompt_version) for r in rows} == {("marinelife_open_ended", "1")}
+    assert {(r.prompt_name, r.prompt_version) for r in rows} == {("marinelife_open_ended", "2")}
     # A new rubric version or another question is another key: asked again.
     chat_server.reset()
     judge_predictions(predictions[:1], references[:1], rubric, client, questions=["Another question?"])
@@ -449,4 +449,4 @@ def test_cli_scores_a_jsonl_file(chat_server, tmp_path, capsys):
     assert main(["judge", "score", str(data)] + argv[3:5]) == 2  # no --reference-key: 'reference' missing
     assert "no row has the field 'reference'" in capsys.readouterr().err
     assert main(["judge", "rubrics"]) == 0
-    assert "rubric:marinelife_caption_review|v:1" in capsys.readouterr().out
+    assert "rubric:marinelife_caption_review|v:2" in capsys.readouterr().out

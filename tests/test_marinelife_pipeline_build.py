@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -285,14 +286,17 @@ def test_crash_and_resume_pays_no_call_twice(built, tmp_path, responder):
         server.wait_idle()  # the killed run's requests still in flight are answered (and logged) first
         with ReplyCache(work / "llm-cache.sqlite") as cache:
             cached = len(cache)
+        with sqlite3.connect(work / "llm-cache.sqlite") as db:  # first replies paid, their re-ask not yet
+            pending = db.execute("SELECT COUNT(*) FROM reasks").fetchone()[0]
         server.reset()
         server.handler = responder
         with LLMClient(_settings(server), cache_path=work / "llm-cache.sqlite") as client:
             result = build(work, client, attributes=sample_attributes_path(), video_root=sample_video_root())
         first_asks = [r for r in server.chat_requests if len(r.body["messages"]) == 1]
     assert result.ok
-    # Every request answered and cached before the kill was served from the cache: only the rest went out.
-    assert len(first_asks) == result.details.llm["total"]["requests"] - cached
+    # Every request answered and cached before the kill was served from the cache, and every first reply
+    # paid whose re-ask the kill cut was re-asked from, not asked again: only the rest went out.
+    assert len(first_asks) == result.details.llm["total"]["requests"] - cached - pending
     assert all(_schema_name(r) == QA_SCHEMA for r in first_asks)  # the caption steps had finished
     assert (work / "release/qa.jsonl").read_bytes() == (built[0] / "release/qa.jsonl").read_bytes()
 

@@ -195,8 +195,8 @@ def test_text_checks():
 
 def test_reviewer_and_refiner_requests(rows):
     row = rows["mvk-0103"]
-    review = review_request("A turtle swims.", row)
-    assert review.prompt_ref == ("marinelife_caption_review", "1")
+    review = review_request("A turtle swims.", row, "mvk-0103")
+    assert review.prompt_ref == ("marinelife_caption_review", "2") and review.item_id == "mvk-0103"
     text = review.messages[0]["content"]
     assert f"- central_object: {row['central_object']}" in text and "A turtle swims." in text
     assert "- object_4: (none annotated)" in text  # the empty attribute is shown as such

@@ -385,7 +385,8 @@ def test_a_push_killed_after_its_tag_is_verified_by_the_rerun(folder, tmp_path):
 
 def test_a_damaged_shard_is_named_by_report_and_refused_by_push(built_samples, tmp_path, capsys, caplog, hub):
     """One bit flipped in a label of a shard's ``choices``: ``load_dataset`` does not notice, so the
-    old check let push through and ``report`` later failed on a bare UTF-8 error naming no file."""
+    old check let push through and ``report`` later failed on a bare UTF-8 error naming no file; the
+    card's checksums name the shard for both."""
     folder = tmp_path / "BQA"
     shutil.copytree(built_samples["bqa"].hub, folder)
     shard = folder / "data" / "default" / "test-00000-of-00001.parquet"
@@ -411,8 +412,8 @@ def test_a_damaged_shard_is_named_by_report_and_refused_by_push(built_samples, t
     )
     err = capsys.readouterr().err
     assert code == 2
-    assert f"{shard}: column 'choices', row" in err and "is not valid UTF-8 text: the file is damaged" in err
+    assert f"{shard}: its content changed since the export" in err  # the card's sha256 (issue 37)
 
     code, out = _push(capsys, caplog, str(folder), REPO, "--tag", "v1")
-    assert code == 2 and f"{shard}: column 'choices'" in out
+    assert code == 2 and f"{shard}: its content changed since the export" in out
     assert _commits(hub) == []

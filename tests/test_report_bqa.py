@@ -251,7 +251,7 @@ def test_pngs_are_real_readable_images(report):
             assert width >= 600 and height >= 400
             assert len(image.convert("RGB").getcolors(maxcolors=1 << 20)) > 50  # drawn, not blank
         assert f"]({name})" in markdown
-    assert not list(result.folder.glob(".*"))  # no temporary files left
+    assert [p.name for p in result.folder.glob(".*")] == [".vqabench-report"]  # no temporary files left
 
 
 def test_work_folder_gives_the_same_numbers(report, bqa_data, tmp_path):

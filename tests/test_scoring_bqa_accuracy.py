@@ -151,14 +151,16 @@ def test_disparity_without_small_groups():
 
 
 def test_leakage():
-    # Leaks: 0 (names only Surprise), 4 (only Doubt/Confusion), 5 (only Sympathy). 1 and 6 name two choices.
+    # Leaks: 0 (names only Surprise), 4 (only Doubt/Confusion), 5 (only Sympathy), 1 ("Not Peace: his
+    # fists show Anger": Peace ruled out) and 6 ("Fear, not Sadness"). 2, 3, 7 have no rationale.
     leak = run()["leakage"]
-    assert (leak["n_leaking"], leak["leaking_indices"], leak["n_non_leaking"]) == (3, [0, 4, 5], 5)
-    assert leak["leak_rate"] == pytest.approx(3 / 8)
-    assert leak["accuracy_non_leaking"] == pytest.approx(2 / 5)  # items 6, 7 right of 1, 2, 3, 6, 7
-    assert leak["accuracy_non_leaking_ci95"] == wilson(2, 5)
-    assert leak["accuracy_leaking"] == pytest.approx(2 / 3)
-    assert leak["accuracy_leaking_ci95"] == wilson(2, 3)
+    assert (leak["n_leaking"], leak["leaking_indices"], leak["n_non_leaking"]) == (5, [0, 1, 4, 5, 6], 3)
+    assert leak["leak_rate"] == pytest.approx(5 / 8)
+    assert leak["accuracy_non_leaking"] == pytest.approx(1 / 3)  # item 7 right of 2, 3, 7
+    assert leak["accuracy_non_leaking_ci95"] == wilson(1, 3)
+    assert leak["accuracy_leaking"] == pytest.approx(3 / 5)  # 0, 4, 6 right of 0, 1, 4, 5, 6
+    assert leak["accuracy_leaking_ci95"] == wilson(3, 5)
+    assert (leak["n_undetermined"], leak["undetermined_indices"]) == (0, [])
 
 
 def test_optional_inputs_absent_and_json_round_trip():

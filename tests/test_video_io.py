@@ -205,7 +205,7 @@ def test_one_jpeg_encoder_gives_every_path_the_same_bytes(clip, tmp_path, capsys
     assert [base64.b64decode(u.partition(",")[2]) for u in urls] == expected
     assert main(["frames", str(clip), "--num-frames", "3", "--out-dir", str(tmp_path / "out")]) == 0
     capsys.readouterr()
-    assert [f.read_bytes() for f in sorted((tmp_path / "out").iterdir())] == expected
+    assert [f.read_bytes() for f in sorted((tmp_path / "out").glob("*.jpg"))] == expected
     sheet = contact_sheet(frames, tmp_path / "sheet.jpg", columns=2)
     grid = np.zeros((240, 320, 3), np.uint8)  # 2 x 2 cells of 160 x 120, the last one black
     grid[:120, :160], grid[:120, 160:], grid[120:, :160] = frames.frames
@@ -239,7 +239,7 @@ def test_cli_frames_writes_jpegs(tmp_path, clip, capsys):
     assert "125 frames; sampled 4 at 80x60" in printed
     rows = [line.split("\t") for line in printed.splitlines() if line[:1].isdigit()]
     assert rows == [["0", "0.000"], ["41", "1.640"], ["83", "3.320"], ["124", "4.960"]]
-    files = sorted(out_dir.iterdir())
+    files = sorted(out_dir.glob("*.jpg"))
     assert [f.name for f in files] == [
         f"clip_{k:03d}_frame{i:06d}.jpg" for k, i in enumerate([0, 41, 83, 124])
     ]

@@ -88,8 +88,10 @@ def run_build(entry: Benchmark, args: argparse.Namespace) -> int:
     the release is complete."""
     from builders.hub.layout import check_export_target
     from builders.llm.cli import client_from_args
+    from builders.runs.lock import claim_work_folder
     from builders.runs.steps import DEFAULT_CACHE
 
+    claim_work_folder(args.work)  # before the reply cache is opened in it
     if args.export is not None:  # refused before the build, not after it
         check_export_target(args.export, args.work)
     if args.replay and not args.sample:  # one meaning: the reply cache only, nothing sent

@@ -313,7 +313,8 @@ def _finetune_arguments(ft: argparse.ArgumentParser) -> None:
 
 def _finetune_data(args: argparse.Namespace) -> int:
     from bqa.data import open_split
-    from builders.evaluation.bqa_finetune import FORMATS, export_finetune_data
+    from builders.evaluation.bqa_finetune import FINETUNE_MARKER, FORMATS, export_finetune_data
+    from builders.files.folders import check_replaceable
     from builders.hub.source import required_data_from_args
 
     formats = (
@@ -323,10 +324,12 @@ def _finetune_data(args: argparse.Namespace) -> int:
     )
     if args.media == "frames" and args.format.strip() == "all":
         formats = [f for f in formats if f != "llava"]  # documented for videos only
-    data = open_split(required_data_from_args(args).folder, args.split)
+    folder = required_data_from_args(args).folder
+    check_replaceable(args.out, marker=FINETUNE_MARKER, protect={"the dataset": folder})  # before reading
+    data = open_split(folder, args.split)
     result = export_finetune_data(
         data, args.out, formats=formats, media=args.media, frames=frame_spec_from_args(args, None, 16),
-        limit=args.limit, model=args.model, template=args.template,
+        limit=args.limit, model=args.model, template=args.template, protect={"the dataset": folder},
     )  # fmt: skip
     print(result.format())
     return 0

@@ -48,6 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+FRAMES_MARKER = ".vqabench-frames"  # left in --out-dir: frames are written only into a folder of frames
+
+
 def run(args: argparse.Namespace) -> int:
     from builders.video.frame_spec import FrameSpec  # lazy for start-up speed, like PyAV below
     from builders.video.jpeg import jpeg_bytes
@@ -60,9 +63,13 @@ def run(args: argparse.Namespace) -> int:
     for index, timestamp in zip(frames.indices, frames.timestamps, strict=True):
         print(f"{index}\t{timestamp:.3f}")
     if args.out_dir is not None:
-        args.out_dir.mkdir(parents=True, exist_ok=True)
+        from builders.files.folders import claim_folder
+        from builders.files.jsonio import write_bytes_atomic
+
+        out = claim_folder(args.out_dir, marker=FRAMES_MARKER)
         for k, (index, rgb) in enumerate(zip(frames.indices, frames.frames, strict=True)):
-            target = args.out_dir / f"{args.video.stem}_{k:03d}_frame{index:06d}.jpg"
-            target.write_bytes(jpeg_bytes(rgb, args.quality))
+            write_bytes_atomic(
+                out / f"{args.video.stem}_{k:03d}_frame{index:06d}.jpg", jpeg_bytes(rgb, args.quality)
+            )
         print(f"wrote {len(frames)} JPEG files to {args.out_dir}")
     return 0

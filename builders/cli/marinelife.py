@@ -381,9 +381,11 @@ def _sample_arguments(sample: argparse.ArgumentParser) -> None:
 
 
 def _sample(args: argparse.Namespace) -> int:
+    from builders.runs.lock import work_folder_lock
     from marinelife16k.sample import write_sample_work_folder
 
-    work = write_sample_work_folder(args.work_dir)
+    with work_folder_lock(args.work_dir):  # a work folder, or a new one: never a folder of other files
+        work = write_sample_work_folder(args.work_dir)
     print(f"wrote {work / 'release'}")
     return 0
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 import logging
 import os
 import shlex
-import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -49,7 +48,7 @@ from builders.demo.baseline import predict_bqa, predict_marinelife
 from builders.demo.recordings import SCRIPTED_NOTE, bqa_baseline, marine_baseline, marine_judge
 from builders.demo.samples import BuiltSample, rebuild_bqa, rebuild_marinelife
 from builders.demo.scoring import Metrics
-from builders.files.folders import check_replaceable
+from builders.files.folders import claim_folder, remove_entries
 from builders.files.jsonio import read_jsonl, write_json_atomic, write_text_atomic
 from builders.llm import ReplayMissError
 from builders.report import paper_tables
@@ -77,17 +76,8 @@ STYLE_LABELS: dict[str, str] = {
 
 def prepare_output(out: str | Path) -> Path:
     """An empty folder, or a previous demo's (marked), whose outputs are removed to rebuild them."""
-    out = check_replaceable(out, marker=MARKER)
-    for name in OWNED:
-        path = out / name
-        if path.is_dir():
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text(
-        "written by 'vqabench demo'; rerunning the demo replaces this folder's outputs\n"
-    )
+    out = claim_folder(out, marker=MARKER)
+    remove_entries(out, OWNED)
     return out
 
 
@@ -133,7 +123,7 @@ def contact_sheet(frames: Frames, path: Path, columns: int = 8) -> Path:
     """The frames side by side (``columns`` per row), as one JPEG."""
     import numpy as np
 
-    from builders.files.jsonio import write_file_atomic
+    from builders.files.jsonio import write_bytes_atomic
     from builders.video.jpeg import jpeg_bytes
 
     n, h, w = frames.frames.shape[:3]
@@ -142,7 +132,7 @@ def contact_sheet(frames: Frames, path: Path, columns: int = 8) -> Path:
     for k, rgb in enumerate(frames.frames):
         row, column = divmod(k, columns)
         sheet[row * h : (row + 1) * h, column * w : (column + 1) * w] = rgb
-    return write_file_atomic(path, lambda tmp: tmp.write_bytes(jpeg_bytes(sheet)))
+    return write_bytes_atomic(path, jpeg_bytes(sheet))
 
 
 def sample_some_frames(bqa: BuiltSample, marine: BuiltSample, out: Path, steps: Steps) -> list[Path]:

@@ -21,7 +21,6 @@ alpha 256, dropout 0.05, bf16, seed 42, max length 2048, batch 4, 1 epoch, the 7
 from __future__ import annotations
 
 import shlex
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,14 @@ import yaml
 
 from bqa.paper import FINETUNED_MODEL, LORA_HYPERPARAMETERS
 from builders.evaluation.bqa_answers import SINGLE_WORD, answer_prompt, format_options
-from builders.files.jsonio import write_json_atomic, write_jsonl_atomic, write_text_atomic
+from builders.files.folders import atomic_directory, entry_path
+from builders.files.jsonio import (
+    copy_file_atomic,
+    write_bytes_atomic,
+    write_json_atomic,
+    write_jsonl_atomic,
+    write_text_atomic,
+)
 from builders.hub.split_data import SplitData
 from builders.runs.frames import jpeg_bytes
 from builders.video.frame_spec import FrameSpec
@@ -43,6 +49,8 @@ MEDIA: tuple[str, ...] = ("video", "frames")
 #: its own repository trains: the LLaVA-style file and configs/videollama2_lora.sh).
 DEFAULT_MODEL, DEFAULT_TEMPLATE = "Qwen/Qwen2-VL-7B-Instruct", "qwen2_vl"
 VIDEO_TOKEN, IMAGE_TOKEN = "<video>", "<image>"
+#: Left in every folder this export writes: only such a folder (or an empty or new one) is replaced.
+FINETUNE_MARKER = ".vqabench-finetune"
 
 
 @dataclass
@@ -72,30 +80,28 @@ def _prompt(row: dict[str, Any], frame_description: str) -> str:
     )
 
 
-def _write_media(data: SplitData, row_id: str, out: Path, media: str, frames: FrameSpec) -> list[str]:
-    """The item's media under ``out`` (``videos/<id>.mp4``, or ``frames/<id>/NN.jpg``); their relative paths."""
+def _write_media(data: SplitData, row_id: str, tmp: Path, media: str, frames: FrameSpec) -> list[str]:
+    """The item's media under ``tmp`` (``videos/<id>.mp4``, or ``frames/<id>/NN.jpg``); their relative
+    paths. The id names a file through :func:`entry_path`: an id that would leave the folder is refused."""
+    where = f"{data.source}, {data.split} split, row id {row_id!r}"
     source = data.video(row_id)
     if media == "video":
-        target = out / "videos" / f"{row_id}.mp4"
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = entry_path(tmp / "videos", f"{row_id}.mp4", where)
         if isinstance(source, Mapping) and source.get("bytes"):  # a Hub folder's embedded clip
-            target.write_bytes(source["bytes"])
+            write_bytes_atomic(target, source["bytes"])
         elif isinstance(source, Mapping):
-            shutil.copyfile(source["path"], target)
+            copy_file_atomic(source["path"], target)
         elif isinstance(source, bytes | bytearray | memoryview):  # the clip's bytes themselves
-            target.write_bytes(bytes(source))
+            write_bytes_atomic(target, bytes(source))
         else:
-            shutil.copyfile(source, target)
-        return [target.relative_to(out).as_posix()]
+            copy_file_atomic(source, target)
+        return [target.relative_to(tmp).as_posix()]
+    folder = entry_path(tmp / "frames", row_id, where)
     sampled = frames.sample(source)
-    folder = out / "frames" / row_id
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for k, rgb in enumerate(sampled.frames):
-        path = folder / f"{k:02d}.jpg"
-        path.write_bytes(jpeg_bytes(rgb))
-        paths.append(path.relative_to(out).as_posix())
-    return paths
+    return [
+        write_bytes_atomic(folder / f"{k:02d}.jpg", jpeg_bytes(rgb)).relative_to(tmp).as_posix()
+        for k, rgb in enumerate(sampled.frames)
+    ]
 
 
 def export_finetune_data(
@@ -108,10 +114,14 @@ def export_finetune_data(
     limit: int | None = None,
     model: str = DEFAULT_MODEL,
     template: str = DEFAULT_TEMPLATE,
+    protect: Mapping[str, str | Path] | None = None,
 ) -> FinetuneExport:
     """Write ``data``'s rows (the first ``limit``) to ``out`` in ``formats`` with ``media``; see the
     module doc. ``frames``: which frames (``frames`` media; default 16 uniform, the paper's setting for
-    open models). ``model``/``template``: what the LLaMA-Factory and ms-swift configs tune."""
+    open models). ``model``/``template``: what the LLaMA-Factory and ms-swift configs tune.
+
+    ``out`` is written as a whole (:func:`~builders.files.folders.atomic_directory`): only a new or
+    empty folder, or one this export wrote, is replaced; never one of ``protect`` (the dataset read)."""
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         raise ValueError(f"unknown format(s) {unknown}; choose from {', '.join(FORMATS)}")
@@ -124,11 +134,22 @@ def export_finetune_data(
         )
     frames = frames or FrameSpec(fps=None, num_frames=16)
     out = Path(out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    with atomic_directory(out, marker=FINETUNE_MARKER, protect=protect or {}) as tmp:
+        result = _export(data, out, tmp, formats, media, frames, limit, model, template)
+    result.files = {k: [out / p.relative_to(tmp) for p in v] for k, v in result.files.items()}
+    result.configs = [out / p.relative_to(tmp) for p in result.configs]
+    return result
+
+
+def _export(
+    data: SplitData, out: Path, tmp: Path, formats: Sequence[str], media: str, frames: FrameSpec,
+    limit: int | None, model: str, template: str,
+) -> FinetuneExport:  # fmt: skip
+    """Write the export into ``tmp``; the paths the files name are those they will have under ``out``."""
     rows = data.rows[:limit] if limit else data.rows
     items = []
     for row in rows:
-        paths = _write_media(data, row["id"], out, media, frames)
+        paths = _write_media(data, row["id"], tmp, media, frames)
         described = "frames" if media == "video" else frames.describe(len(paths))
         items.append((row, paths, _prompt(row, described)))
     name = f"bqa_{data.split}"
@@ -140,7 +161,7 @@ def export_finetune_data(
                                {"from": "gpt", "value": row["answer"]}]}
             for row, paths, prompt in items
         ]  # fmt: skip
-        result.files[LLAVA] = [write_json_atomic(out / "llava" / f"{name}.json", records)]
+        result.files[LLAVA] = [write_json_atomic(tmp / "llava" / f"{name}.json", records)]
     column = "videos" if media == "video" else "images"
 
     def messages(paths: list[str], prompt: str, answer: str) -> list[dict[str, str]]:
@@ -148,7 +169,7 @@ def export_finetune_data(
         return [{"role": "user", "content": f"{tokens}{prompt}"}, {"role": "assistant", "content": answer}]
 
     if LLAMA_FACTORY in formats:
-        folder = out / "llama_factory"
+        folder = tmp / "llama_factory"
         records = [
             {"messages": messages(paths, prompt, row["answer"]), column: paths}
             for row, paths, prompt in items
@@ -164,8 +185,8 @@ def export_finetune_data(
     if MS_SWIFT in formats:
         records = [{"messages": messages(paths, prompt, row["answer"]), column: [str(out / p) for p in paths]}
                    for row, paths, prompt in items]  # fmt: skip
-        result.files[MS_SWIFT] = [write_jsonl_atomic(out / "ms_swift" / f"{name}.jsonl", records)]
-    result.configs = _write_configs(out, name, result, media, model, template)
+        result.files[MS_SWIFT] = [write_jsonl_atomic(tmp / "ms_swift" / f"{name}.jsonl", records)]
+    result.configs = _write_configs(out, tmp, name, result, media, model, template)
     return result
 
 
@@ -194,15 +215,16 @@ BATCH_SIZE_NOTE = (
 
 
 def _write_configs(
-    out: Path, name: str, result: FinetuneExport, media: str, model: str, template: str
+    out: Path, tmp: Path, name: str, result: FinetuneExport, media: str, model: str, template: str
 ) -> list[Path]:
-    """Table 5's hyperparameters, as a record and as one ready run per trainer exported for."""
+    """Table 5's hyperparameters, as a record and as one ready run per trainer exported for (written
+    into ``tmp``, naming the paths under ``out``)."""
     hp = LORA_HYPERPARAMETERS
     modules = hp["lora_target_modules"]
     if not isinstance(modules, list | tuple):
         raise TypeError(f"LORA_HYPERPARAMETERS['lora_target_modules'] must be a list, got {modules!r}")
     targets = [str(m) for m in modules]
-    folder = out / "configs"
+    folder = tmp / "configs"
     written = [
         write_json_atomic(
             folder / "table5.json",
@@ -238,7 +260,7 @@ def _write_configs(
             )
         )
     if MS_SWIFT in result.files:
-        args = ["swift", "sft", "--model", model, "--train_type", "lora", "--dataset", str(result.files[MS_SWIFT][0]),
+        args = ["swift", "sft", "--model", model, "--train_type", "lora", "--dataset", str(out / result.files[MS_SWIFT][0].relative_to(tmp)),
                 "--lora_rank", str(hp["lora_r"]), "--lora_alpha", str(hp["lora_alpha"]),
                 "--lora_dropout", str(hp["lora_dropout"]), "--target_modules", *targets,
                 "--torch_dtype", str(hp["torch_dtype"]), "--seed", str(hp["seed"]), "--max_length", str(hp["max_length"]),
@@ -252,7 +274,7 @@ def _write_configs(
                 "--model_type", "videollama2", "--model_path", "mistralai/Mistral-7B-Instruct-v0.2",
                 "--vision_tower", "openai/clip-vit-large-patch14-336", "--mm_projector_type", "stc_connector",
                 "--pretrain_mm_mlp_adapter", f"{FINETUNED_MODEL.model_id}/mm_projector.bin",
-                "--data_path", str(result.files[LLAVA][0]), "--data_folder", str(out), "--num_frames", "16",
+                "--data_path", str(out / result.files[LLAVA][0].relative_to(tmp)), "--data_folder", str(out), "--num_frames", "16",
                 "--bf16", "True", "--seed", str(hp["seed"]), "--model_max_length", str(hp["max_length"]),
                 "--per_device_train_batch_size", str(hp["batch_size"]), "--num_train_epochs", str(hp["epochs"]),
                 "--gradient_accumulation_steps",

@@ -17,6 +17,7 @@ from builders.hub.subset import add_subset_arguments, selection_from_args
 from builders.llm.cli import add_llm_arguments, client_from_args, derived_settings_from_args
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, share_cost_arguments, spent_line
 from builders.options.numbers import POSITIVE_INT
+from builders.runs.lock import claim_work_folder
 from builders.runs.steps import DEFAULT_CACHE, add_step_arguments
 from builders.video.frame_spec import add_frame_arguments, frame_spec_from_args
 
@@ -52,17 +53,12 @@ def derived_client(
     args: argparse.Namespace, client: LLMClient, prefix: str, env_prefix: str
 ) -> LLMClient | None:
     """A second model's client from :func:`builders.llm.cli.add_derived_llm_arguments` options (None:
-    none given, ``client`` serves): same cache (or recorded replies) and mode as ``client``, counted
-    into its estimate and budget."""
-    from builders.llm.client import LLMClient  # lazy for start-up speed (openai)
-
+    none given, ``client`` serves): ``client``'s own cache (or recorded replies) and mode
+    (:meth:`LLMClient.derive`), counted into its estimate and budget."""
     settings = derived_settings_from_args(args, client.settings, prefix, env_prefix)
     if settings is None:
         return None
-    if args.llm_replies:
-        other = LLMClient(settings, replies_path=args.llm_replies)
-    else:
-        other = LLMClient(settings, cache_path=client.cache.path if client.cache else None, mode=client.mode)
+    other = client.derive(settings)
     share_cost_arguments(args, client, other)
     return other
 
@@ -86,7 +82,7 @@ def run_prediction_command(
 
     Exit status 1 when some LLM calls failed: they stay pending and a rerun asks for them alone.
     """
-    work = args.work or args.out.with_suffix(".work")
+    work = claim_work_folder(args.work or args.out.with_suffix(".work"))  # before the cache opens in it
     source = resolve_data(args.data, args.revision)
     data = open_data(source.folder, args.split)
     identity = {"data": source.provenance(), "split": args.split, **(identity_extra or {})}

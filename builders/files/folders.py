@@ -7,7 +7,8 @@ may be replaced only if it is new, empty, or holds the writer's own *marker* fil
 leaves in it), and never if it is, or holds, the current directory or a ``protect`` path (the work
 folder with its paid reply cache, the dataset read). A folder of notes, a dataset or a work folder given
 by mistake is refused, not wiped. Each writer has its own marker, so one command's folder is not
-taken for another's.
+taken for another's. The marker lists the files the writer wrote; anything else a replaced folder holds
+(a rater's answers kept in a study folder, a user's notes) is carried into the new folder, never lost.
 
 The replacement itself is one ``renameat2(RENAME_EXCHANGE)`` on Linux: the new folder and the old one
 swap places in a single step, so a process killed at any moment leaves the old folder or the new one
@@ -21,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import json
 import logging
 import os
 import shutil
@@ -29,7 +31,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from builders.files.jsonio import PathLike, _publishable, naming
+from builders.files.jsonio import PathLike, _publishable, naming, write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -83,12 +85,65 @@ def check_replaceable(
     return target
 
 
+def claim_folder(target: PathLike, *, marker: str, protect: Protected = ()) -> Path:
+    """``target``, created, for a command that writes several files into it one by one (each atomically,
+    e.g. a report and its plots): it must be new, empty, or already this writer's (:func:`check_replaceable`),
+    and gets ``marker`` now. Files in it that the command does not write are left as they are."""
+    target = check_replaceable(target, marker=marker, protect=protect)
+    target.mkdir(parents=True, exist_ok=True)
+    if not (target / marker).is_file():
+        note = "written by vqabench; the same command may write into this folder again\n"
+        write_text_atomic(target / marker, note)
+    return target
+
+
+def copy_folder(src: PathLike, dst: PathLike) -> None:
+    """Copy a shipped folder (files only, no caches) into ``dst`` (inside a folder being written); a copy
+    that fails (a full disk) is an OSError naming the first file not written."""
+    try:
+        shutil.copytree(src, dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    except shutil.Error as err:  # a list of (source, target, reason)
+        first = err.args[0][0]
+        raise OSError(
+            f"cannot write {first[1]} ({first[2]}; {len(err.args[0])} file(s) not copied)"
+        ) from None
+
+
+def remove_entries(folder: Path, names: Iterable[str]) -> None:
+    """Remove the entries ``names`` of a folder its writer owns (:func:`claim_folder`): what a rerun
+    writes again. Only plain names of the folder (:func:`entry_path`)."""
+    for name in names:
+        path = entry_path(folder, name, f"{folder}")
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+
+
+def entry_path(folder: PathLike, name: object, where: str) -> Path:
+    """``folder / name`` for a ``name`` that comes from data (a row id, a clip or file name); a ValueError
+    naming ``where`` for any name that is not one plain entry of ``folder``: empty, ``.``, ``..``,
+    absolute, a drive (``C:``), a path separator (``/`` or ``\\``) or a NUL in it. The one way a path
+    is built from data, so no id can make a command write (or read) outside its folder."""
+    if not isinstance(name, str) or name in ("", ".", ".."):
+        raise ValueError(f"{where}: {name!r} cannot name a file (expected a plain file name)")
+    bad = [c for c in ("/", "\\", "\0") if c in name] + (
+        ["a drive"] if Path(name).drive or name[1:2] == ":" else []
+    )
+    if bad:
+        shown = ", ".join("NUL" if c == "\0" else repr(c) if len(c) == 1 else c for c in bad)
+        raise ValueError(
+            f"{where}: {name!r} cannot name a file: it holds {shown} (one plain name is allowed)"
+        )
+    return Path(folder) / name
+
+
 def confined_path(root: PathLike, path: str, where: str, *, also: Iterable[PathLike] = ()) -> Path:
     """``path`` (relative to ``root``) resolved, if it stays inside ``root``; else a ValueError naming
     ``where``. An absolute path is refused, and so is one that leaves ``root`` by ``..`` or through a
     symbolic link (its real location is what counts); ``also``: more folders the real location may be
     in (the blob store a Hub cache snapshot links into)."""
-    if not isinstance(path, str) or not path:
+    if not isinstance(path, str) or not path or "\0" in path:
         raise ValueError(f"{where}: expected a relative file path, got {path!r}")
     if Path(path).is_absolute() or Path(path).drive:
         raise ValueError(f"{where}: the path {path!r} is absolute; only a path inside {root} is read")
@@ -145,6 +200,51 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), os.fspath(b))
 
 
+def _files(folder: Path) -> Iterator[str]:
+    """The relative paths of every entry under ``folder`` that is not a folder (links not followed)."""
+    for root, dirs, names in os.walk(folder):
+        here = Path(root)
+        names += [d for d in dirs if (here / d).is_symlink()]
+        yield from ((here / n).relative_to(folder).as_posix() for n in names)
+
+
+def _written(target: Path, marker: str, legacy: Collection[str]) -> set[str]:
+    """What the writer recorded in ``target``'s marker as its own (a folder with no marker, owned by
+    ``legacy``: those entries and all under them)."""
+    if not (target / marker).is_file():
+        return {rel for rel in _files(target) if rel.split("/")[0] in legacy}
+    try:
+        listed = json.loads((target / marker).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        listed = []
+    return {marker, *(str(rel) for rel in listed)}
+
+
+def _carry_foreign(target: Path, tmp: Path, marker: str, legacy: Collection[str]) -> list[str]:
+    """Link into ``tmp`` every file of ``target`` its writer did not write (copy where links fail), so
+    replacing ``target`` loses none; a ValueError if the new folder has a file of the same name."""
+    if not target.is_dir():
+        return []
+    written = _written(target, marker, legacy)
+    carried = []
+    for rel in _files(target):
+        if rel in written:
+            continue
+        dest = tmp / rel
+        if dest.exists() or dest.is_symlink():
+            raise ValueError(
+                f"refusing to replace {target}: {rel} in it was not written by this command and the new "
+                "output has a file of that name; move it out of the folder first"
+            )
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(target / rel, dest, follow_symlinks=False)
+        except OSError:
+            shutil.copy2(target / rel, dest, follow_symlinks=False)
+        carried.append(rel)
+    return carried
+
+
 def _replace(tmp: Path, target: Path) -> None:
     if not target.exists():
         os.rename(tmp, target)
@@ -172,8 +272,9 @@ def atomic_directory(
     """Yield an empty folder beside ``target``; when the block ends without error, it replaces ``target``.
 
     ``target`` must pass :func:`check_replaceable` (``marker``, ``protect``, ``legacy``), checked before
-    the block runs; the new folder gets the file ``marker``. On error the new folder is removed and
-    ``target`` is left as it was.
+    the block runs; the new folder gets the file ``marker``, listing what the block wrote. Files of the
+    old ``target`` that its writer did not write are carried over. On error the new folder is removed
+    and ``target`` is left as it was.
     """
     target = Path(target).resolve()
     _recover(target)
@@ -182,9 +283,16 @@ def atomic_directory(
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.{_NEW}-{os.getpid()}-", dir=target.parent))
     _publishable(tmp, 0o777)
     try:
-        (tmp / marker).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / marker).write_text("written by vqabench; writing to this folder again replaces it\n")
         yield tmp
+        files = sorted(rel for rel in _files(tmp) if rel != marker)
+        (tmp / marker).parent.mkdir(parents=True, exist_ok=True)
+        note = "written by vqabench; writing to this folder again replaces these files, and keeps any other"
+        write_text_atomic(tmp / marker, json.dumps({"note": note, "files": files}, indent=1) + "\n")
+        carried = _carry_foreign(target, tmp, marker, legacy)
+        if carried:
+            log.warning(
+                "%s: kept %d file(s) this command did not write: %s", target, len(carried), ", ".join(carried)
+            )
         _replace(tmp, target)
     except OSError as err:  # a full disk names no file: name the folder being written
         with contextlib.suppress(OSError):

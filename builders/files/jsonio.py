@@ -13,9 +13,11 @@ also escapes those three, so what we write reads back even through a ``splitline
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -39,19 +41,32 @@ def _publishable(path: PathLike, mode: int) -> None:
 
 def naming(err: OSError, path: PathLike) -> OSError:
     """``err`` with ``path`` as its file name when it has none (a write that fails on a full disk
-    raises ``[Errno 28]`` naming no file): the user is told which file could not be written."""
-    if err.filename is None and err.errno is not None:
+    raises ``[Errno 28]`` naming no file), or when the disk is full (a copy names its source): the user
+    is told which file could not be written."""
+    if err.errno is not None and (err.filename is None or err.errno in (errno.ENOSPC, errno.EDQUOT)):
         named = type(err)(err.errno, err.strerror, os.fspath(path))
         named.__cause__ = err
         return named
     return err
 
 
-def read_text(path: PathLike) -> str:
+def read_capped(path: PathLike, limit: int, what: str) -> bytes:
+    """The bytes of the file at ``path`` if it holds at most ``limit``; else a ValueError naming it and
+    ``what`` it is. Counted by the bytes actually read, never a size the file reports: a FIFO, a device
+    (``/dev/zero``) or a file that grows are refused at ``limit`` + 1 bytes, not read without bound."""
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path}: more than {limit:,} bytes; too large for {what}")
+    return data
+
+
+def read_text(path: PathLike, limit: int | None = None, what: str = "this input") -> str:
     """A UTF-8 text file's content (a leading BOM dropped); bytes that are not UTF-8 are an error
-    naming the file, the line and the byte, not a bare UnicodeDecodeError."""
+    naming the file, the line and the byte, not a bare UnicodeDecodeError. ``limit``: at most this many
+    bytes are read (:func:`read_capped`)."""
     path = Path(path)
-    data = path.read_bytes()
+    data = path.read_bytes() if limit is None else read_capped(path, limit, what)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -147,6 +162,16 @@ def write_jsonl_atomic(
 
 def write_json_atomic(path: PathLike, data: Any) -> Path:
     return write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+
+
+def write_bytes_atomic(path: PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file beside it and a rename."""
+    return write_file_atomic(path, lambda tmp: tmp.write_bytes(data))
+
+
+def copy_file_atomic(source: PathLike, path: PathLike) -> Path:
+    """Copy the file ``source`` to ``path`` through a temporary file beside it and a rename."""
+    return write_file_atomic(path, lambda tmp: shutil.copyfile(source, tmp))
 
 
 def write_file_atomic(path: PathLike, write: Callable[[Path], object]) -> Path:

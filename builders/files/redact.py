@@ -12,6 +12,7 @@ echoes them. The lowest layer: no project imports.
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
 import threading
@@ -21,58 +22,116 @@ from typing import Any
 
 REDACTED = "***"
 
-# Words that make a field's value a credential (a field name's words: camelCase, -, _ and . split it),
-# and the word "key" (api_key, X-Goog-Api-Key, api_key_env). "tokens" (max_tokens) and "key" inside
-# a longer word (monkey) are not.
+# Deny by default: a field name is a credential when one of its words (camelCase, -, _ and . split it)
+# is one of these, or ends with a credential word (``apitoken``, ``accesstoken``, ``clientsecret``,
+# ``x_api_key``...). "tokens" (max_tokens) and "key" inside an ordinary word (monkey, turkey) are not.
 _SECRET_WORDS = frozenset(
-    {"authorization", "auth", "password", "passwd", "pwd", "passphrase", "secret", "token", "apikey",
-     "credential", "credentials", "cookie", "signature", "bearer", "session", "sessionid"}
+    {"authorization", "auth", "password", "passwd", "pwd", "pass", "pw", "passphrase", "secret", "token",
+     "key", "apikey", "credential", "credentials", "cookie", "signature", "sig", "bearer", "session",
+     "sessionid", "jwt", "otp", "privatekey"}
 )  # fmt: skip
+_SECRET_ENDINGS = ("token", "secret", "password", "passwd", "apikey", "accesskey", "secretkey", "privatekey",
+                   "signature", "credential", "credentials", "cookie", "jwt", "sessionid")  # fmt: skip
+# Query parameters whose values are known to be ordinary (every other value is redacted), and headers
+# whose values are (every other one is).
+_SAFE_QUERY = frozenset(
+    {"alt", "api-version", "version", "revision", "ref", "model", "format", "limit", "offset", "page", "split",
+     "config", "expand", "full", "recursive", "create_pr", "search", "author", "filter", "sort", "direction",
+     "download"}
+)  # fmt: skip
+_SAFE_HEADERS = frozenset(
+    {"content-type", "accept", "accept-encoding", "accept-language", "user-agent", "content-length",
+     "openai-beta", "openai-organization", "openai-project", "x-stainless-retry-count", "anthropic-version",
+     "http-referer", "x-title"}
+)  # fmt: skip
+# Values shaped like a known credential, whatever field holds them: OpenAI (sk-...), Google (AIza...),
+# Hugging Face (hf_...), GitHub (ghp_, gho_, ghs_, ghu_, github_pat_), Slack (xox.-), AWS (AKIA...),
+# a JWT (three base64url parts, the first two JSON objects), an HTTP Bearer or Basic credential.
+_SECRET_VALUE = re.compile(
+    r"\bsk-[A-Za-z0-9_\-]{16,}|\bAIza[0-9A-Za-z_\-]{30,}|\bhf_[A-Za-z0-9]{20,}|\bgh[pousr]_[A-Za-z0-9]{20,}"
+    r"|\bgithub_pat_[A-Za-z0-9_]{20,}|\bxox[abprs]-[A-Za-z0-9\-]{10,}|\bAKIA[0-9A-Z]{16}\b"
+    r"|\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]+"
+    r"|(?<=\bBearer )[^\s\"',]+|(?<=\bBasic )(?=[A-Za-z+/]*[0-9=])[A-Za-z0-9+/]{8,}={0,2}",
+)
 _URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^/\s@?#]+)@")
 _QUERY_PAIR = re.compile(r"([?&;])([^=&;#\s]+)=([^&;#\s]*)")
+_FRAGMENT = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s#]*)#([^\s\"']+)")
 _MIN_SECRET = 4  # shorter strings are not remembered: they would redact ordinary words
 
 _known: set[str] = set()
 _lock = threading.Lock()
 
 
+def _words(name: object) -> list[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", str(name)).lower()
+    return [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
+
+
 def is_secret_key(name: object) -> bool:
-    """Whether a field named ``name`` holds a credential (``api_key``, ``X-Goog-Api-Key``, ``token``,
-    ``Authorization``, ``client_secret``, ``password``...; not ``max_tokens`` or ``reasoning_effort``)."""
-    words = [
-        w for w in re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", str(name)).lower()) if w
-    ]
-    return any(w in _SECRET_WORDS or w == "key" for w in words) or "".join(words) in _SECRET_WORDS
-
-
-def redact_url(url: str) -> str:
-    """``url`` without its userinfo (``user:password@``) and with secret-looking query values hidden."""
-    url = _URL.sub(lambda m: f"{m.group(1)}{REDACTED}@", url)
-    return _QUERY_PAIR.sub(
-        lambda m: (
-            f"{m.group(1)}{m.group(2)}={REDACTED if is_secret_key(urllib.parse.unquote(m.group(2))) else m.group(3)}"
-        ),
-        url,
+    """Whether a field named ``name`` holds a credential, in any spelling (``api_key``, ``X-Goog-Api-Key``,
+    ``apitoken``, ``accessToken``, ``pass``, ``pw``, ``jwt``, ``sig``, ``client_secret``...; not
+    ``max_tokens`` or ``reasoning_effort``)."""
+    words = _words(name)
+    joined = "".join(words)
+    return (
+        any(w in _SECRET_WORDS or w.endswith(_SECRET_ENDINGS) for w in words)
+        or joined in _SECRET_WORDS
+        or joined.endswith(_SECRET_ENDINGS)
     )
 
 
-def redact(value: Any) -> Any:
-    """A copy of ``value`` (JSON-like) fit to record: secret-looking keys' values and URL credentials hidden."""
+def _secret_query(name: str) -> bool:
+    return urllib.parse.unquote(name).lower() not in _SAFE_QUERY
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its userinfo (``user:password@``) and fragment, and with every query value
+    hidden but those of known-ordinary parameters (``alt``, ``api-version``, ``revision``...)."""
+    url = _URL.sub(lambda m: f"{m.group(1)}{REDACTED}@", url)
+    url = _FRAGMENT.sub(lambda m: f"{m.group(1)}#{REDACTED}", url)
+    return _QUERY_PAIR.sub(
+        lambda m: f"{m.group(1)}{m.group(2)}={REDACTED if _secret_query(m.group(2)) else m.group(3)}", url
+    )
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` with no ``user:password@``: what is sent, so that no HTTP client turns it into a Basic
+    ``Authorization`` header nobody asked for."""
+    return _URL.sub(lambda m: m.group(1), url, count=1)
+
+
+def _redact_string(value: str) -> str:
+    value = redact_url(value) if "://" in value else value
+    return _SECRET_VALUE.sub(REDACTED, value)
+
+
+def redact(value: Any, *, _headers: bool = False) -> Any:
+    """A copy of ``value`` (JSON-like) fit to record, deny by default: secret-looking keys' values,
+    header values (under a ``headers`` key) but known-ordinary ones, URL credentials, query values and
+    fragments, and values shaped like a known key format (``sk-``, ``AIza``, ``hf_``, ``ghp_``, a JWT,
+    ``Bearer ...``) hidden."""
     if isinstance(value, Mapping):
         return {
-            k: (REDACTED if is_secret_key(k) and v not in (None, "") else redact(v)) for k, v in value.items()
+            k: (
+                REDACTED
+                if v not in (None, "")
+                and (is_secret_key(k) or (_headers and str(k).lower() not in _SAFE_HEADERS))
+                else redact(v, _headers=_words(k) == ["headers"])
+            )
+            for k, v in value.items()
         }
     if isinstance(value, list | tuple):
         return [redact(v) for v in value]
-    if isinstance(value, str) and "://" in value:
-        return redact_url(value)
+    if isinstance(value, str):
+        return _redact_string(value)
     return value
 
 
-def _secrets_in(value: Any, secret: bool = False) -> Iterable[str]:
+def _secrets_in(value: Any, secret: bool = False, headers: bool = False) -> Iterable[str]:
     if isinstance(value, Mapping):
         for k, v in value.items():
-            yield from _secrets_in(v, secret or is_secret_key(k))
+            hidden = secret or is_secret_key(k) or (headers and str(k).lower() not in _SAFE_HEADERS)
+            yield from _secrets_in(v, hidden, _words(k) == ["headers"])
     elif isinstance(value, list | tuple):
         for v in value:
             yield from _secrets_in(v, secret)
@@ -84,10 +143,15 @@ def _secrets_in(value: Any, secret: bool = False) -> Iterable[str]:
             for m in _URL.finditer(value):
                 yield urllib.parse.unquote(m.group(2))
                 yield from (urllib.parse.unquote(p) for p in m.group(2).split(":"))
+                userinfo = urllib.parse.unquote(m.group(2))
+                yield base64.b64encode(userinfo.encode()).decode()  # as an HTTP Basic header would carry it
             for m in _QUERY_PAIR.finditer(value):
-                if is_secret_key(urllib.parse.unquote(m.group(2))):
+                if _secret_query(m.group(2)):
                     yield m.group(3)
                     yield urllib.parse.unquote(m.group(3))
+            for m in _FRAGMENT.finditer(value):
+                yield m.group(2)
+                yield from (p.partition("=")[2] for p in m.group(2).split("&"))
 
 
 def remember_secrets(value: Any) -> None:
@@ -100,8 +164,9 @@ def remember_secrets(value: Any) -> None:
 
 
 def redact_text(text: str) -> str:
-    """``text`` with URL userinfo and every remembered credential replaced by :data:`REDACTED`."""
-    text = redact_url(text) if "://" in text else text
+    """``text`` with URL userinfo, query values and fragments, values shaped like a known key format,
+    and every remembered credential replaced by :data:`REDACTED`."""
+    text = _redact_string(text)
     with _lock:
         known = sorted(_known, key=len, reverse=True)  # a longer secret before a part of it
     for secret in known:

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml, parse_eval_result_entries
 
+from builders.files.jsonio import write_text_atomic
 from builders.files.redact import is_secret_key
 from builders.hub import subset
 from builders.hub.benchmark import Benchmark
@@ -249,12 +250,7 @@ def write_entries(model_folder: str | Path, file_stem: str, entries: Iterable[Ev
     entries = list(entries)
     if not entries:
         raise ValueError("no scores to write: the report has none of the benchmark's tasks")
-    path = Path(model_folder) / RESULTS_DIR / f"{file_stem}.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(render_entries(entries), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_text_atomic(Path(model_folder) / RESULTS_DIR / f"{file_stem}.yaml", render_entries(entries))
 
 
 def _check_item(item: Any, where: str) -> list[str]:

@@ -32,9 +32,11 @@ import yaml
 from datasets.info import DatasetInfosDict
 from huggingface_hub import DatasetCardData
 
-from builders.files.folders import Protected, atomic_directory, check_replaceable
+from builders.files.folders import Protected, atomic_directory, check_replaceable, entry_path
+from builders.files.jsonio import write_text_atomic
 from builders.hub.benchmark import check_eval_yaml, read_eval_yaml
 from builders.hub.cards import CARD_FILE, read_card  # noqa: F401 - read_card: also imported from here
+from builders.hub.checksums import CHECKSUMS_KEY, record
 from builders.hub.sample import SAMPLE_KEY  # noqa: F401 - the exports write it; imported from here
 
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
@@ -317,12 +319,13 @@ def write_hub_folder(
             data_dir = tmp / "data" / name
             data_dir.mkdir(parents=True)
             sizes[name] = {s: _write_split(dd[s], data_dir, s, max_shard_bytes) for s in _ordered_splits(dd)}
-        meta = _card_yaml(configs, default_config, sizes, card_data or {})
-        (tmp / CARD_FILE).write_text(render_card(meta, card_body), encoding="utf-8")
         for name, text in (extra_files or {}).items():
-            if "/" in name or name in (CARD_FILE, "data"):
+            if name in (CARD_FILE, "data"):
                 raise ValueError(f"extra file {name!r}: expected a file name at the folder's root")
-            (tmp / name).write_text(text, encoding="utf-8")
+            write_text_atomic(entry_path(tmp, name, "extra file"), text)
+        meta = _card_yaml(configs, default_config, sizes, card_data or {})
+        meta[CHECKSUMS_KEY] = record(tmp, CARD_FILE)  # every file but the card, as written
+        write_text_atomic(tmp / CARD_FILE, render_card(meta, card_body))
     return Path(out_dir).resolve()
 
 

@@ -33,7 +33,6 @@ scrubbed from every message this module raises.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
@@ -43,7 +42,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from builders.hub.cards import read_card
+from builders.hub.cards import CARD_FILE, read_card
+from builders.hub.checksums import recorded, sha256_file, verify, verify_release
 from builders.hub.errors import HubError, describe, scrub
 from builders.hub.layout import check_hub_folder
 from builders.hub.sample import SAMPLE_KEY, refuse_sample
@@ -269,6 +269,7 @@ def plan_push(
     if not folder.is_dir():
         raise ValueError(f"{folder}: not a folder")
     files = _folder_files(folder)  # before loading anything: a link must not even be read
+    verify_release(folder, read_card(folder)[0], CARD_FILE)  # the content the export wrote, every byte
     with tempfile.TemporaryDirectory(prefix="vqabench-push-check-") as tmp:
         loaded = check_hub_folder(folder, cache_dir=cache_dir or tmp)
     meta, _ = read_card(folder)
@@ -399,14 +400,6 @@ def with_remote(plan: PushPlan, *, token: str | None = None) -> PushPlan:
         return replace(plan, remote_files=())
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def content_differences(plan: PushPlan, local: Path) -> list[str]:
     """How the downloaded revision in ``local`` differs from the folder, file by file (sha256), the
     data files the release lacks included; empty when it holds exactly the folder."""
@@ -415,7 +408,7 @@ def content_differences(plan: PushPlan, local: Path) -> list[str]:
         there = local / f.path_in_repo
         if not there.is_file():
             problems.append(f"{f.path_in_repo}: missing from the revision")
-        elif (theirs := _sha256(there)) != (ours := _sha256(f.local)):
+        elif (theirs := sha256_file(there)) != (ours := sha256_file(f.local)):
             problems.append(f"{f.path_in_repo}: sha256 {theirs[:16]}… on the Hub, {ours[:16]}… in the folder")
     remote = [p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file()]
     extra = deletions([f.path_in_repo for f in plan.files], remote)
@@ -447,6 +440,10 @@ def verify_revision(
             raise ValueError(
                 f"revision {revision} does not hold this folder's bytes:\n  - " + "\n  - ".join(differ)
             )
+        sums = recorded(read_card(local)[0], f"revision {revision}: {CARD_FILE}") or {}
+        verify(
+            local, sums, [f.path_in_repo for f in plan.files if f.path_in_repo != CARD_FILE]
+        )  # the export's
         loaded = check_hub_folder(local, cache_dir=cache_dir or Path(tmp) / "datasets-cache")
     got = {name: {s: len(d) for s, d in loaded[name].items()} for name in plan.configs if name in loaded}
     if got != plan.splits:

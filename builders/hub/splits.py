@@ -14,6 +14,7 @@ gives them, except that media columns are never decoded: a video cell is ``{"pat
 from __future__ import annotations
 
 import bisect
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -25,7 +26,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from builders.files.folders import confined_path
+from builders.hub.checksums import recorded, verify
 from builders.hub.layout import CARD_FILE, read_card, shard_damage
+
+log = logging.getLogger(__name__)
 
 #: The split of a data file given without one (the Hub's rule).
 DEFAULT_SPLIT = "train"
@@ -62,6 +66,7 @@ class HubFolder:
     path: Path
     shards: dict[str, dict[str, tuple[Path, ...]]]  # config -> split -> shards, in file-name order
     default: str | None  # the config a bare ``load_dataset(folder)`` reads; None if ambiguous
+    checksums: dict[str, str] | None = None  # the card's (builders.hub.checksums); None: it has none
 
     def config_name(self, config: str | None = None) -> str:
         """``config``, checked, or the default config when None."""
@@ -82,7 +87,10 @@ class HubFolder:
             raise ValueError(
                 f"{self.path}: config {name!r} has no split {split!r} (splits: {list(self.shards[name])})"
             )
-        return HubSplit(self.path, name, split, self.shards[name][split])
+        shards = self.shards[name][split]
+        if self.checksums is not None:  # the split's files, as the export wrote them
+            verify(self.path, self.checksums, [f.relative_to(self.path).as_posix() for f in shards])
+        return HubSplit(self.path, name, split, shards)
 
 
 def read_hub_folder(folder: str | os.PathLike[str]) -> HubFolder:
@@ -95,6 +103,9 @@ def read_hub_folder(folder: str | os.PathLike[str]) -> HubFolder:
     if not (path / CARD_FILE).is_file():
         raise NotAHubFolder(f"{path}: no {CARD_FILE} dataset card")
     meta, _ = read_card(path)
+    checksums = recorded(meta, str(path / CARD_FILE))
+    if checksums is None:
+        log.warning("%s: the card records no content checksums: the data read is not verified", path)
     configs = meta.get("configs")
     if not isinstance(configs, list) or not configs:
         raise ValueError(
@@ -125,7 +136,7 @@ def read_hub_folder(folder: str | os.PathLike[str]) -> HubFolder:
         default = next(iter(shards))
     else:
         default = "default" if not defaults and "default" in shards else None
-    return HubFolder(path, shards, default)
+    return HubFolder(path, shards, default, checksums)
 
 
 @dataclass

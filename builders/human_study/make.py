@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 from builders.files.folders import atomic_directory, check_replaceable
-from builders.files.jsonio import write_json_atomic, write_text_atomic
+from builders.files.jsonio import copy_file_atomic, write_json_atomic, write_text_atomic
+from builders.hub.checksums import sha256_file
 from builders.human_study.draw import RANDOM, assign, draw_items, rater_order
 from builders.human_study.page import render_page
 from builders.human_study.rubric_page import page_rubric
@@ -33,14 +33,6 @@ TITLES = {
     BQA: "BQA human study: how does the person feel?",
     MARINELIFE: "MarineLife-16K expert study: rate the answer",
 }
-
-
-def _sha256(path: str | os.PathLike[str]) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def draw_study(
@@ -94,7 +86,7 @@ def draw_study(
         items=items,
         order=order,
         model=model,
-        predictions={"path": str(Path(predictions).resolve()), "sha256": _sha256(predictions)}
+        predictions={"path": str(Path(predictions).resolve()), "sha256": sha256_file(predictions)}
         if predictions
         else None,
         rubrics=rubrics,
@@ -161,7 +153,7 @@ def make_study(
                 if c.clip_key not in staged:
                     staged[c.clip_key] = remove_audio(c.clip(), target)
                 elif not target.exists():
-                    shutil.copyfile(staged[c.clip_key], target)
+                    copy_file_atomic(staged[c.clip_key], target)
                 clips[item_id] = f"{CLIPS_DIR}/{name}"
             data_for_page = page_data(study, rater, clips)
             write_json_atomic(folder / STUDY_FILE, data_for_page)

@@ -18,7 +18,7 @@ from bqa.accuracy import bqa_accuracy
 from builders.human_study.score import DIFFICULTIES, SCORE, TOTAL
 from builders.human_study.study import Study
 from builders.report.bqa_report import BQASplit
-from builders.report.document import Report, Section, write_report
+from builders.report.document import Report, Section, report_folder, write_report
 from builders.report.inputs import align, read_predictions
 from builders.report.plots import Bar, grouped_bars, scatter_panels
 from builders.report.tables import fmt_number, fmt_rate, markdown_table
@@ -181,7 +181,7 @@ def _marine_sections(metrics: Mapping[str, Any], out: Path) -> list[Section]:
 
 
 def write_study_report(study: Study, metrics: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> Report:
-    out = Path(out_dir)
+    out = report_folder(out_dir)
     strata = ", ".join(f"{s} {c['drawn']} of {c['available']}" for s, c in study.strata.items())
     how = (
         f"stratified by {study.stratify_by} ({strata})"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,7 +26,7 @@ from builders.evaluation.bqa import prediction_record as bqa_record
 from builders.evaluation.bqa_answers import answer_prompt, format_options
 from builders.evaluation.marinelife import PROMPT_NAME, judge
 from builders.evaluation.marinelife import prediction_record as marinelife_record
-from builders.files.jsonio import write_file_atomic
+from builders.files.jsonio import write_bytes_atomic, write_file_atomic, write_text_atomic  # noqa: F401 - write_text_atomic: the harness plug-ins' (it.write_text_atomic)
 from builders.hub.source import resolve_data
 from builders.hub.split_data import SplitData
 from builders.llm.prompts import load_prompt
@@ -65,7 +64,7 @@ def video_file(source: SourceLike) -> str:
         data = bytes(source)
     target = video_cache_dir() / f"{hashlib.sha256(data).hexdigest()}.mp4"
     if not target.is_file():
-        write_file_atomic(target, lambda tmp: Path(tmp).write_bytes(data))
+        write_bytes_atomic(target, data)
     return str(target)
 
 
@@ -74,10 +73,6 @@ def write_png(path: Path, rgb: Any) -> None:
     from PIL import Image  # lazy: only the frame writers need it
 
     write_file_atomic(path, lambda tmp: Image.fromarray(rgb).save(tmp, format="PNG"))
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    write_file_atomic(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
 @lru_cache(maxsize=16)
@@ -235,8 +230,3 @@ def marinelife_judged(lines: Sequence[Mapping[str, Any]], client: Any) -> dict[s
     """The judge's results per task (``oemu``, ``caption``) over open-ended lines, as ``vqabench
     marinelife judge`` computes them (same rubrics, cache and aggregation)."""
     return judge(list(lines), client)
-
-
-def copy_tree(src: Path, dst: Path) -> None:
-    """Copy a shipped integration folder (files only, no caches) to ``dst``."""
-    shutil.copytree(src, dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))

@@ -43,7 +43,7 @@ from builders.llm.body import chat_body
 from builders.llm.cost import estimate_request
 
 if TYPE_CHECKING:
-    from builders.llm.client import LLMClient, LLMResult, LLMSession, _Prepared
+    from builders.llm.client import LLMClient, LLMResult, _Channel, _Prepared
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -94,7 +94,7 @@ class BatchMode:
 
     # -- a session's cache miss ----------------------------------------------------------------
 
-    async def answer(self, session: LLMSession, p: _Prepared) -> LLMResult:
+    async def answer(self, session: _Channel, p: _Prepared) -> LLMResult:
         """A request the cache cannot answer: its kept batch reply checked (into the cache when it
         validates), else the request queued for the next round (or failed, its re-asks spent)."""
         from builders.llm.client import Status
@@ -368,13 +368,17 @@ class BatchMode:
 
 
 def api(client: LLMClient) -> Any:
-    """A synchronous SDK client for the Files and Batches endpoints of ``client``'s endpoint."""
+    """A synchronous SDK client for the Files and Batches endpoints of ``client``'s endpoint (a URL's
+    ``user:password`` is not sent: no HTTP Basic auth from a URL, as for chat requests)."""
     import openai
+
+    from builders.files.redact import without_userinfo
 
     s = client.settings
     return openai.OpenAI(
-        api_key=s.read_api_key(), base_url=s.base_url, timeout=s.timeout, max_retries=s.max_retries
-    )
+        api_key=s.read_api_key(), base_url=without_userinfo(s.base_url), timeout=s.timeout,
+        max_retries=s.max_retries,
+    )  # fmt: skip
 
 
 def probe(sdk: Any, base_url: str) -> None:

@@ -11,7 +11,7 @@ metadata), checked on every read. A row that fails it - a flipped bit, an edited
 under another key, text that is no longer UTF-8 - is never used: it is logged (naming the cache and
 the key), counted in :attr:`ReplyCache.damaged` and reads as missing, so the client asks again (normal
 mode) or reports it (replay mode). A file SQLite itself cannot read is :class:`CacheDamaged`, one
-line naming it. Rows written before digests existed get theirs once, when a cache is first opened.
+line naming it. A row without a digest is damaged too: there is no older format to accept it from.
 
 Recorded replies travel as JSONL (:func:`export_replies` / :func:`import_replies`): one row per
 reply, sorted by key, so a release can ship the replies that built it and be rebuilt offline in
@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from builders.files.jsonio import dumps_line, iter_jsonl
+from builders.files.jsonio import dumps_line, iter_jsonl, write_file_atomic
 from builders.files.space import writing
 from builders.llm.messages import MEDIA_PARTS, data_url_bytes
 
@@ -71,6 +71,21 @@ CREATE TABLE IF NOT EXISTS claims (
 )
 """
 CLAIM_MAX_AGE = 6 * 3600.0
+# A reply paid for that did not validate, and why, while its re-ask is pending: a run stopped before
+# the re-ask (a signal, a full disk, a kill) leaves it, so the rerun sends the re-ask, not the first
+# request again. Dropped once the key has a validated reply, or when its re-asks ran out.
+_REASKS = """
+CREATE TABLE IF NOT EXISTS reasks (
+    key TEXT PRIMARY KEY,
+    raw TEXT NOT NULL,
+    problem TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    model_reported TEXT,
+    digest TEXT NOT NULL
+)
+"""
 _FIELDS = (
     "key, model, model_reported, prompt_name, prompt_version, raw, value, "
     "prompt_tokens, completion_tokens, attempts, created, elapsed"
@@ -112,6 +127,23 @@ class CachedReply:
         """One JSONL line (no newline), as :func:`export_replies` writes it: the fields and their
         ``sha256`` (:func:`reply_digest`)."""
         return dumps_line({**asdict(self), "sha256": reply_digest(self)}).removesuffix("\n")
+
+
+@dataclass(frozen=True)
+class PendingReask:
+    """A reply paid for that did not validate (``raw``), why (``problem``), and what it cost so far:
+    the state of a request whose re-ask has not been answered yet."""
+
+    key: str
+    raw: str
+    problem: str
+    attempts: int
+    prompt_tokens: int
+    completion_tokens: int
+    model_reported: str | None
+
+    def digest(self) -> str:
+        return hashlib.sha256(_canonical(list(asdict(self).values())).encode("utf-8")).hexdigest()
 
 
 def reply_digest(reply: CachedReply) -> str:
@@ -198,6 +230,8 @@ class _NamedConnection(sqlite3.Connection):
             return super().execute(*args)
         except sqlite3.Error as err:
             raise self._named(err) from None
+        except UnicodeDecodeError:  # SQLite quoting a damaged schema: its message is not even text
+            raise sqlite3.DatabaseError(f"reply cache {self.path}: malformed schema (unreadable)") from None
 
     def executemany(self, *args: Any) -> sqlite3.Cursor:
         try:
@@ -249,39 +283,12 @@ class ReplyCache:
                     self._db.execute("PRAGMA synchronous = NORMAL")
                 self._db.execute(_SCHEMA)
                 self._db.execute(_CLAIMS)
-                self._add_digests()
+                self._db.execute(_REASKS)
                 return
             except sqlite3.OperationalError as err:
                 if "locked" not in str(err) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.01)
-
-    def _add_digests(self) -> None:
-        """Give rows written before digests existed theirs (once: a cache from an older version)."""
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(replies)")}
-        if b"digest" not in columns and "digest" not in columns:
-            self._db.execute("ALTER TABLE replies ADD COLUMN digest TEXT")
-        legacy = self._db.execute(f"SELECT {_FIELDS} FROM replies WHERE digest IS NULL").fetchall()
-        if not legacy:
-            return
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            for row in legacy:
-                try:
-                    reply = _from_row((*row, None), check=False)
-                except DamagedRow:
-                    continue  # left without a digest: read as damaged
-                self._db.execute(
-                    "UPDATE replies SET digest = ? WHERE key = ? AND digest IS NULL",
-                    (reply_digest(reply), reply.key),
-                )
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
-        log.info(
-            "%s: %d cached replies from an older version now carry a content hash", self.path, len(legacy)
-        )
 
     @contextmanager
     def _readable(self) -> Iterator[None]:
@@ -401,6 +408,7 @@ class ReplyCache:
         self.put_many([reply])
 
     def put_many(self, replies: Iterable[CachedReply]) -> None:
+        """Insert or replace rows; a key's pending re-ask (:meth:`put_reask`) goes with it."""
         rows = [_to_row(r) for r in replies]
         with self._lock, self._readable(), writing(f"the reply cache {self.path}"):
             self._db.execute("BEGIN IMMEDIATE")
@@ -408,10 +416,37 @@ class ReplyCache:
                 self._db.executemany(
                     f"INSERT OR REPLACE INTO replies ({_COLUMNS}) VALUES ({','.join('?' * 13)})", rows
                 )
+                self._db.executemany("DELETE FROM reasks WHERE key = ?", [(row[0],) for row in rows])
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+
+    def put_reask(self, reask: PendingReask) -> None:
+        """Keep a paid, unusable reply and its problem until its re-ask is answered (see ``_REASKS``)."""
+        row = (*asdict(reask).values(), reask.digest())
+        with self._lock, self._readable(), writing(f"the reply cache {self.path}"):
+            self._db.execute(f"INSERT OR REPLACE INTO reasks VALUES ({','.join('?' * 8)})", row)
+
+    def get_reask(self, key: str) -> PendingReask | None:
+        """The key's pending re-ask, or None; a damaged row is logged and reads as none."""
+        with self._lock, self._readable():
+            row = self._db.execute("SELECT * FROM reasks WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            reask = PendingReask(*(_text(v) for v in row[:7]))
+            if _text(row[7]) == reask.digest():
+                return reask
+        except (UnicodeDecodeError, TypeError):
+            pass
+        log.warning("reply cache %s: the pending re-ask of key %s is damaged: not used", self.path, key[:16])
+        return None
+
+    def drop_reask(self, key: str) -> None:
+        """Forget the key's pending re-ask (its re-asks ran out: the next run starts afresh)."""
+        with self._lock, self._readable(), writing(f"the reply cache {self.path}"):
+            self._db.execute("DELETE FROM reasks WHERE key = ?", (key,))
 
     def claim(self, key: str) -> bool:
         """Claim ``key`` for this process before calling the model: True when it is ours now, False
@@ -546,23 +581,24 @@ def export_replies(cache_path: str | Path, jsonl_path: str | Path, *, stable: bo
     cache_path, jsonl_path = Path(cache_path), Path(jsonl_path)
     if not cache_path.is_file():
         raise FileNotFoundError(f"no reply cache at {cache_path}")
-    jsonl_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = jsonl_path.with_name(jsonl_path.name + ".tmp")
     count = 0
-    with ReplyCache(cache_path) as cache, tmp.open("w", encoding="utf-8") as out:
-        for reply in cache:
-            if stable:
-                reply = replace(reply, created="", elapsed=0.0)
-            out.write(reply.to_json() + "\n")
-            count += 1
-        damaged = dict(cache.damaged)
-    if damaged:
-        tmp.unlink()
-        raise CacheDamaged(
-            f"reply cache {cache_path}: {len(damaged)} damaged row(s) (first: key {next(iter(damaged))[:16]}…, "
-            f"{next(iter(damaged.values()))}); nothing written: rerun what made them to ask again, then export"
-        )
-    tmp.replace(jsonl_path)
+
+    def write(tmp: Path) -> None:
+        nonlocal count
+        with ReplyCache(cache_path) as cache, tmp.open("w", encoding="utf-8") as out:
+            for reply in cache:
+                if stable:
+                    reply = replace(reply, created="", elapsed=0.0)
+                out.write(reply.to_json() + "\n")
+                count += 1
+            damaged = dict(cache.damaged)
+        if damaged:
+            raise CacheDamaged(
+                f"reply cache {cache_path}: {len(damaged)} damaged row(s) (first: key {next(iter(damaged))[:16]}…, "
+                f"{next(iter(damaged.values()))}); nothing written: rerun what made them to ask again, then export"
+            )
+
+    write_file_atomic(jsonl_path, write)
     return count
 
 

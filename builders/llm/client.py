@@ -17,6 +17,7 @@ the key of the original request.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import json
 import logging
@@ -35,10 +36,10 @@ from openai.types.chat import ChatCompletion
 from pydantic import BaseModel
 
 from builders.files.progress import progress_bar
-from builders.files.redact import redact_text, redact_url
+from builders.files.redact import redact_text, redact_url, without_userinfo
 from builders.files.space import DiskFull
 from builders.llm.body import chat_body
-from builders.llm.cache import CachedReply, ReplyCache, cache_key, load_replies, utc_now
+from builders.llm.cache import CachedReply, PendingReask, ReplyCache, cache_key, load_replies, utc_now
 from builders.llm.cost import Budget, Estimate, estimate_request
 from builders.llm.messages import (
     Message,
@@ -311,6 +312,8 @@ class LLMClient:
         #: The signal (SIGINT, SIGTERM) that stopped the last session, if one did (:meth:`session`).
         self.interrupted: int | None = None
         self.timeout_noted = False  # the worst-case wait was said (at the first timeout)
+        self.userinfo_noted = False  # the base URL's unsent user:password was said
+        self._owns_cache = True
         #: Errors already logged as a warning (sessions log each distinct one once).
         self.failures_said: set[str] = set()
 
@@ -327,8 +330,16 @@ class LLMClient:
         self.close()
 
     def close(self) -> None:
-        if self.cache is not None:
+        if self.cache is not None and self._owns_cache:
             self.cache.close()
+
+    def derive(self, settings: LLMSettings) -> LLMClient:
+        """A client for another model of the same run (e.g. who writes a two-stage style's rationales):
+        this client's cache - the same one, so both stages' replies are cached, claimed, replayed and
+        found again alike -, mode and proxy; it closes nothing of them (this client does)."""
+        other = LLMClient(settings, mode="normal", proxy=self._proxy)
+        other.cache, other.mode, other._owns_cache = self.cache, self.mode, False
+        return other
 
     # -- keys -------------------------------------------------------------------------------
 
@@ -430,34 +441,30 @@ class LLMClient:
                     return result
 
                 results = await asyncio.gather(*(one(r) for r in requests))
+                if session.full is not None:
+                    raise session.full_error()
         log.info("%s", self.last_usage)
         self.raise_if_interrupted()
         return list(results)
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[LLMSession]:
-        """A :class:`LLMSession` for sending requests one at a time as they become ready (the step
-        loop's way); its counts are merged into :attr:`usage` when it closes.
+        """The run's one :class:`LLMSession`: requests sent one at a time as they become ready (the
+        step loop's way), with this client or any other (another stage's model), all under one stop,
+        one signal handling and one count of what was paid; each client's counts are merged into its
+        :attr:`usage` when it closes.
 
         While it is open (in the main thread), SIGINT (Ctrl-C) and SIGTERM stop it gently: nothing more
-        is sent, and the requests already sent - paid for, whatever happens now - are waited for, each
-        bounded by the timeout, so that their replies are cached and recorded as usual; :attr:`interrupted`
-        then holds the signal, and the runner raises :class:`Interrupted` once they are. A second
-        signal stops at once (the replies still out are lost)."""
-        started = time.perf_counter()
-        run = UsageSummary()
-        sdk = None if self.mode == "replay" or self.estimate is not None else self._sdk()
-        self.interrupted = None
+        is sent, whatever the client, and the requests already sent - paid for, whatever happens now -
+        are waited for, each bounded by the timeout, so that their replies are cached and recorded as
+        usual; :attr:`interrupted` of every client it used then holds the signal, and the runner raises
+        :class:`Interrupted` once they are. A second signal stops at once (the replies still out are lost)."""
+        session = LLMSession(self)
         try:
-            session = LLMSession(self, await sdk.__aenter__() if sdk is not None else None, run)
             with _stopped_by_signals(session):
                 yield session
         finally:
-            if sdk is not None:
-                await sdk.__aexit__(None, None, None)
-            run.seconds = time.perf_counter() - started
-            self.last_usage = run
-            self.usage.merge(run)
+            await session.close()
 
     def raise_if_interrupted(self) -> None:
         """Raise :class:`Interrupted` if the last session was stopped by a signal (call it once the
@@ -476,9 +483,14 @@ class LLMClient:
         # The HTTP client bounds each attempt as a whole (connect, headers, body) and each body's size:
         # httpx's own timeouts bound only each wait, which a trickling server never trips.
         s = self.settings
+        endpoint = without_userinfo(s.base_url)  # a URL's user:password is never sent as Basic auth
+        if endpoint != s.base_url and not self.userinfo_noted:
+            self.userinfo_noted = True
+            log.warning("the user:password in the base URL %s is not sent (no HTTP Basic auth from a URL); give "
+                        "the API key by the variable --llm-api-key-env names", redact_url(s.base_url))  # fmt: skip
         sdk = openai.AsyncOpenAI(
             api_key=s.read_api_key(),
-            base_url=s.base_url,
+            base_url=endpoint,
             timeout=s.timeout,
             max_retries=s.max_retries,
             http_client=BoundedAsyncClient(
@@ -492,40 +504,105 @@ class LLMClient:
 
 
 class LLMSession:
-    """The one sender: requests sent one at a time, as soon as each is ready, through one SDK client
-    (at most ``settings.max_concurrency`` in flight; requests with the same key in flight share one
-    call). It claims a key in the shared cache, keeps the budget, calls the model, re-asks on a bad
-    reply, caches what validates and says what became of each request (:class:`Status`). Open one
-    with ``async with client.session() as session``; ``await session.complete(request)``.
+    """The one sender of a run, whatever client (model, endpoint) each request goes to: requests sent
+    one at a time, as soon as each is ready, each client's through its own SDK client (at most its
+    ``settings.max_concurrency`` in flight; requests with the same key in flight share one call). For
+    every client alike it claims a key in the shared cache, keeps the budget, calls the model, re-asks
+    on a bad reply, caches what validates and says what became of each request (:class:`Status`); a
+    stop (a signal, a full disk) stops every client's sending at once. Open one with
+    ``async with client.session() as session``; ``await session.complete(request)``, or
+    ``complete(request, other_client)`` for another stage's model.
 
-    ``budget`` (the client's :attr:`LLMClient.budget`): a request the cache cannot answer is sent
-    only while the budget allows its estimated cost (else :attr:`Status.OVER_BUDGET`, nothing sent).
-    In replay mode a miss is :attr:`Status.REPLAY_MISS` (nothing is ever sent); under ``--estimate``
+    ``budget`` (a client's :attr:`LLMClient.budget`): a request the cache cannot answer is sent only
+    while the budget allows its estimated cost (else :attr:`Status.OVER_BUDGET`, nothing sent). In
+    replay mode a miss is :attr:`Status.REPLAY_MISS` (nothing is ever sent); under ``--estimate``
     every request is :attr:`Status.ESTIMATED`.
     """
 
-    def __init__(self, client: LLMClient, sdk: openai.AsyncOpenAI | None, run: UsageSummary) -> None:
+    def __init__(self, client: LLMClient) -> None:
+        self.client = client
+        self._channels: dict[int, _Channel] = {}
+        self._opening = asyncio.Lock()
+        self._exits = contextlib.AsyncExitStack()
+        self._started = time.perf_counter()
+        #: Set by :meth:`stop`: nothing more is sent; results are :attr:`Status.STOPPED`.
+        self.stopping = asyncio.Event()
+        self.stop_reason: str | None = None
+        #: The signal (SIGINT, SIGTERM) that stopped this session, if one did.
+        self.interrupted: int | None = None
+        self.sending = 0  # HTTP requests out now, to any client (sent, so paid for, and not answered yet)
+        self.paid_unsaved = 0  # replies paid for that the cache could not store (a full disk)
+        self.full: DiskFull | None = None  # the first write that failed for lack of space
+        self._task = asyncio.current_task()
+        client.interrupted = None
+
+    def stop(self, reason: str) -> None:
+        """Send nothing more, to any client (the requests already out are still waited for and recorded)."""
+        if not self.stopping.is_set():
+            self.stop_reason = reason
+            self.stopping.set()
+
+    def disk_full(self, err: DiskFull) -> None:
+        """No room to save what is paid for: send nothing more (what was saved stays saved)."""
+        if self.full is None:
+            self.full = err
+        self.stop("the disk is full")
+
+    def full_error(self, done: str = "") -> DiskFull:
+        """The one line a run stopped by a full disk ends with: what it did (``done``), and how many
+        replies it paid for that it could not save (the rerun pays them again; no others)."""
+        lost = self.paid_unsaved
+        return DiskFull(
+            f"{self.full}: stopped sending{done}"
+            + (f"; {lost} reply(ies) paid for could not be saved and will be asked again" if lost else "")
+            + "; free some space and rerun the same command to resume"
+        )
+
+    async def complete(self, request: LLMRequest, client: LLMClient | None = None) -> LLMResult:
+        """The result of one request sent with ``client`` (None: the session's own); never raises for
+        a failed call (see its ``status``)."""
+        return await (await self._channel(client or self.client)).complete(request)
+
+    async def _channel(self, client: LLMClient) -> _Channel:
+        channel = self._channels.get(id(client))
+        if channel is None:
+            async with self._opening:
+                channel = self._channels.get(id(client))
+                if channel is None:
+                    sdk = None if client.mode == "replay" or client.estimate is not None else client._sdk()
+                    opened = await self._exits.enter_async_context(sdk) if sdk is not None else None
+                    channel = self._channels[id(client)] = _Channel(self, client, opened)
+        return channel
+
+    async def close(self) -> None:
+        """Close every client's SDK client; merge each client's counts into its usage."""
+        try:
+            await self._exits.aclose()
+        finally:
+            seconds = time.perf_counter() - self._started
+            self.client.last_usage = UsageSummary(seconds=seconds)
+            self.client.interrupted = self.interrupted
+            for channel in self._channels.values():
+                channel.run.seconds = seconds
+                channel.client.last_usage = channel.run
+                channel.client.usage.merge(channel.run)
+                channel.client.interrupted = self.interrupted
+
+
+class _Channel:
+    """One client's part of a :class:`LLMSession`: its settings, cache, SDK client and counts."""
+
+    def __init__(self, session: LLMSession, client: LLMClient, sdk: openai.AsyncOpenAI | None) -> None:
+        self.session = session
         self.client = client
         self.settings = client.settings
         self.cache = client.cache
         self.mode = client.mode
-        self.run = run
+        self.run = UsageSummary()
         self.budget = client.budget
         self._sdk = sdk
         self._limit = asyncio.Semaphore(client.settings.max_concurrency)
         self._in_flight: dict[str, asyncio.Future[LLMResult]] = {}
-        #: Set by :meth:`stop`: nothing more is sent; results are :attr:`Status.STOPPED`.
-        self.stopping = asyncio.Event()
-        self.stop_reason: str | None = None
-        self.sending = 0  # HTTP requests out now (sent, so paid for, and not answered yet)
-        self.paid_unsaved = 0  # validated replies the cache could not store (a full disk)
-        self._task = asyncio.current_task()
-
-    def stop(self, reason: str) -> None:
-        """Send nothing more (the requests already out are still waited for and recorded)."""
-        if not self.stopping.is_set():
-            self.stop_reason = reason
-            self.stopping.set()
 
     async def complete(self, request: LLMRequest) -> LLMResult:
         """The result of one request (never raises for a failed call: see its ``status``)."""
@@ -585,15 +662,19 @@ class LLMSession:
                         error = f"not sent: over the --max-cost budget: {self.budget.describe()}"
                         return self._result(p, Status.OVER_BUDGET, error)
                 result = await self._call(p)
-            except DiskFull:
-                raise  # the run cannot save what it pays for: the caller stops it (one line)
+            except DiskFull as err:  # the run cannot save what it pays for: it stops (one line, at the end)
+                self.session.disk_full(err)
+                result = self._result(p, Status.STOPPED, f"not saved: {err}")
             except Exception as err:  # a bug must not sink the other items; it is logged
                 log.exception("LLM request %s failed unexpectedly", p.key[:12])
                 result = self._result(p, Status.FAILED, self._describe(err))
             return result
         finally:
             if self.cache is not None and self.mode == "normal":
-                self.cache.release(p.key)
+                try:
+                    self.cache.release(p.key)
+                except DiskFull as err:  # the claim dies with this process
+                    self.session.disk_full(err)
             if self.budget is not None and reserved is not None:
                 self.budget.settle(reserved, result.usage if result is not None else None, self.settings)
 
@@ -674,21 +755,33 @@ class LLMSession:
         model_reported: str | None = None
         problem = ""
         attempts = 0
-        for attempts in range(1, self.settings.max_validation_retries + 2):
+        cache = self.cache if self.mode == "normal" else None  # where a pending re-ask is kept
+        pending = cache.get_reask(p.key) if cache is not None else None
+        if pending is not None:  # a run stopped before this re-ask: the first reply is paid, ask on from it
+            raw, problem, attempts, model_reported = (
+                pending.raw,
+                pending.problem,
+                pending.attempts,
+                pending.model_reported,
+            )
+            usage = TokenUsage(pending.prompt_tokens, pending.completion_tokens)
+            messages = self.reask_messages(p, raw, problem)
+        first = attempts + 1
+        for attempts in range(first, self.settings.max_validation_retries + 2):
             if attempts > 1:
                 run.reasks += 1
             try:
                 async with self._limit:
-                    if self.stopping.is_set():
-                        return self._result(p, Status.STOPPED, f"not sent: the run is stopping: {self.stop_reason}",
+                    if self.session.stopping.is_set():
+                        return self._result(p, Status.STOPPED, f"not sent: the run is stopping: {self.session.stop_reason}",
                                             raw, attempts - 1, usage, model_reported,
                                             time.perf_counter() - started)  # fmt: skip
                     run.api_calls += 1
-                    self.sending += 1
+                    self.session.sending += 1
                     try:
                         completion = await self._send(p, messages)
                     finally:
-                        self.sending -= 1
+                        self.session.sending -= 1
             except Exception as err:  # the SDK has already retried whatever is worth retrying
                 return self._result(
                     p, Status.FAILED, self._describe(err), raw, attempts, usage, model_reported,
@@ -716,11 +809,18 @@ class LLMSession:
                 problem = checked.problem
                 log.info("reply %s attempt %d unusable: %s", p.key[:12], attempts, problem)
                 messages = self.reask_messages(p, raw, problem)
+                if cache is not None and attempts <= self.settings.max_validation_retries:
+                    self.session.paid_unsaved += 1  # paid; a full disk leaves it counted
+                    cache.put_reask(PendingReask(p.key, raw or "", problem, attempts, usage.prompt_tokens,
+                                                 usage.completion_tokens, model_reported))  # fmt: skip
+                    self.session.paid_unsaved -= 1
                 continue
             elapsed = time.perf_counter() - started
             self.store(p, checked, usage, model_reported, attempts, elapsed)
             return LLMResult(Status.OK, checked.value, raw, None, attempts, False, model_reported, usage, p.key,
                              p.request.metadata, elapsed)  # fmt: skip
+        if cache is not None:
+            cache.drop_reask(p.key)  # its re-asks ran out: a rerun asks afresh
         return self._result(
             p, Status.FAILED, f"no usable reply after {attempts} attempts: {problem}", raw, attempts, usage,
             model_reported, time.perf_counter() - started,
@@ -804,7 +904,7 @@ class LLMSession:
         """Cache a validated reply under the key of the original request."""
         if self.cache is None:
             return
-        self.paid_unsaved += 1  # until the row is in: a full disk leaves it counted
+        self.session.paid_unsaved += 1  # until the row is in: a full disk leaves it counted
         self.cache.put(
             CachedReply(
                 key=p.key,
@@ -821,7 +921,7 @@ class LLMSession:
                 elapsed=round(elapsed, 3),
             )
         )
-        self.paid_unsaved -= 1
+        self.session.paid_unsaved -= 1
 
     @staticmethod
     def _reask(p: _Prepared, problem: str) -> str:
@@ -878,11 +978,10 @@ def _stopped_by_signals(session: LLMSession) -> Iterator[None]:
     """SIGINT and SIGTERM stop ``session`` gently, a second one at once (:meth:`LLMClient.session`).
     Outside the main thread, or where the loop cannot take signal handlers, nothing changes."""
     loop = asyncio.get_running_loop()
-    client = session.client
 
     def on_signal(signum: int) -> None:
-        if client.interrupted is None:
-            client.interrupted = signum
+        if session.interrupted is None:
+            session.interrupted = signum
             session.stop(f"interrupted by {signal.Signals(signum).name}")
             print(
                 f"\n{signal.Signals(signum).name}: stopping; waiting for the {session.sending} request(s) already "

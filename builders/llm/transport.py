@@ -7,12 +7,18 @@ there is none left. :class:`BoundedAsyncClient` wraps every transport it uses (t
 the whole body - ends within ``deadline`` seconds, or fails as a timeout (which the SDK retries like
 any other timeout), and a body longer than ``max_bytes`` fails at once with :class:`ReplyTooLarge`
 (not retried: the same server would send it again) with its connection closed.
+
+The cap counts what arrives *decoded*: a 1 MB gzip body can inflate to 1 GB. So the body's
+``Content-Encoding`` (gzip or deflate, the two the client accepts) is undone here, a bounded slice at a
+time (:class:`_Inflater`), and the SDK gets the decoded bytes with no encoding left to undo; any other
+encoding is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from typing import Any, TypeVar
 
 import httpx2
@@ -32,13 +38,59 @@ async def _by(deadline: float, awaitable: Awaitable[T]) -> T:
     return await asyncio.wait_for(awaitable, max(deadline - asyncio.get_running_loop().time(), 0.0))
 
 
+SLICE = 1 << 16  # the most bytes one step of inflating produces, whatever one compressed chunk holds
+
+
+class _Inflater:
+    """Undoes a gzip or deflate ``Content-Encoding`` (deflate: zlib-wrapped or raw, as servers differ),
+    never more than :data:`SLICE` bytes per step, so a bomb is refused at the cap, not decoded first."""
+
+    def __init__(self, encoding: str) -> None:
+        self.encoding = encoding
+        self._z = zlib.decompressobj(16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS)
+        self._started = False
+
+    def slices(self, data: bytes) -> Iterator[bytes]:
+        zlib_header = len(data) > 1 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
+        if not self._started and self.encoding == "deflate" and not zlib_header:
+            self._z = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate: no zlib header
+        self._started = True
+        while True:  # a full slice may leave output pending: ask again until a short one
+            try:
+                piece = self._z.decompress(data, SLICE)
+            except zlib.error as err:
+                raise httpx2.DecodingError(f"the {self.encoding} reply body does not decode: {err}") from None
+            data = self._z.unconsumed_tail
+            if piece:
+                yield piece
+            if not data and len(piece) < SLICE:
+                return
+
+
+def _encoding(headers: httpx2.Headers) -> str | None:
+    """The body's one content encoding (None: identity); anything else this client does not accept."""
+    values = [v.strip().lower() for v in headers.get_list("content-encoding", split_commas=True)]
+    values = [v for v in values if v and v != "identity"]
+    if not values:
+        return None
+    if len(values) > 1 or values[0] not in ("gzip", "x-gzip", "deflate"):
+        raise httpx2.DecodingError(
+            f"the reply body is encoded {', '.join(values)}; only gzip or deflate (once) is accepted"
+        )
+    return "gzip" if values[0] == "x-gzip" else values[0]
+
+
 class _BoundedStream(httpx2.AsyncByteStream):
-    def __init__(self, inner: Any, request: httpx2.Request, deadline: float, seconds: float, max_bytes: int):
+    def __init__(
+        self, inner: Any, request: httpx2.Request, deadline: float, seconds: float, max_bytes: int,
+        encoding: str | None,
+    ) -> None:  # fmt: skip
         self._inner, self._request = inner, request
         self._deadline, self._seconds, self._max_bytes = deadline, seconds, max_bytes
+        self._inflater = _Inflater(encoding) if encoding else None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        received = 0
+        received = 0  # decoded bytes: what the cap is about
         chunks = self._inner.__aiter__()
         while True:
             try:
@@ -50,12 +102,15 @@ class _BoundedStream(httpx2.AsyncByteStream):
                     f"the reply was not complete within {self._seconds:g} s ({received} bytes so far)",
                     request=self._request,
                 ) from None
-            received += len(chunk)
-            if received > self._max_bytes:
-                raise ReplyTooLarge(
-                    f"the reply body grew past {_mb(self._max_bytes)} (--llm-max-reply-mb); the rest was not read"
-                )
-            yield chunk
+            for piece in self._inflater.slices(chunk) if self._inflater else (chunk,):
+                received += len(piece)
+                if received > self._max_bytes:
+                    decoded = f" decoded ({self._inflater.encoding})" if self._inflater else ""
+                    raise ReplyTooLarge(
+                        f"the reply body{decoded} grew past {_mb(self._max_bytes)} (--llm-max-reply-mb); "
+                        "the rest was not read"
+                    )
+                yield piece
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -78,10 +133,19 @@ class _BoundedTransport(httpx2.AsyncBaseTransport):
                 f"the server announced a {_mb(int(declared))} reply body, over the {_mb(self.max_bytes)} cap "
                 "(--llm-max-reply-mb); it was not read"
             )
+        try:
+            encoding = _encoding(response.headers)
+        except httpx2.DecodingError:
+            await response.aclose()
+            raise
+        headers = response.headers.copy()
+        if encoding is not None:  # decoded here, under the cap: nothing left for the SDK to undo
+            del headers["content-encoding"]
+            headers.pop("content-length", None)
         return httpx2.Response(
             status_code=response.status_code,
-            headers=response.headers,
-            stream=_BoundedStream(response.stream, request, deadline, self.seconds, self.max_bytes),
+            headers=headers,
+            stream=_BoundedStream(response.stream, request, deadline, self.seconds, self.max_bytes, encoding),
             extensions=response.extensions,
             request=request,
         )

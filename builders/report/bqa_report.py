@@ -38,7 +38,7 @@ from builders.files.jsonio import read_json_object
 from builders.hub.source import DataSource
 from builders.hub.subset import VideoSelection, VideoSubset, filter_by_video, recorded
 from builders.report.bqa_paper import compare_with_paper, published_rows, table_frames
-from builders.report.document import Report, Section, write_report
+from builders.report.document import Report, Section, report_folder, write_report
 from builders.report.inputs import align, preview, read_predictions
 from builders.report.paired import accuracy_pairs, paired_section
 from builders.report.paper_comparison import PaperRequest, paper_section
@@ -411,15 +411,32 @@ def _leakage_section(models: Mapping[str, BQAAccuracy]) -> Section | None:
     leaks: dict[str, Leakage] = {name: m.leakage for name, m in models.items() if m.leakage is not None}
     if not leaks:
         return None
+
+    def share(n: int, v: Leakage) -> str:
+        return f"{n} ({n / (v.leaking.n + v.non_leaking.n):.1%})"
+
     rows = [
-        ["rationales that name only the correct choice", *(f"{v.leaking.n} ({v.leak_rate:.1%})" for v in leaks.values())],
-        ["accuracy without those items", *(fmt_rate(v.non_leaking.value, v.non_leaking.interval) for v in leaks.values())],
-        ["accuracy on those items", *(fmt_rate(v.leaking.value, v.leaking.interval) for v in leaks.values())],
+        ["rationales that give the answer away", *(share(v.leaking.n, v) for v in leaks.values())],
+        ["rationales the check cannot classify", *(share(len(v.undetermined_indices), v) for v in leaks.values())],
+        ["accuracy without the leaking items", *(fmt_rate(v.non_leaking.value, v.non_leaking.interval) for v in leaks.values())],
+        ["accuracy on the leaking items", *(fmt_rate(v.leaking.value, v.leaking.interval) for v in leaks.values())],
     ]  # fmt: skip
     note = (
-        "A chain-of-thought rationale that names the correct label and no other choice gives the answer "
-        "away; accuracy without those items is the fairer comparison (the paper's CoT caveat)."
+        "A chain-of-thought rationale gives the answer away when the one choice it points to is the correct "
+        "one: named alone, given by its letter, or with every other choice ruled out (the stage-1 prompt's "
+        "own form; the paper's CoT caveat). A rationale pointing to the correct choice and to others cannot "
+        "be classified. "
     )
+    if any(v.undetermined_indices for v in leaks.values()):
+        note += (
+            "Some rationales cannot be classified, so accuracy without the leaking items is no fairer "
+            "comparison: compare CoT results only with CoT results of the same style, by their intervals."
+        )
+    else:
+        note += (
+            "The check classified every rationale: accuracy without the leaking items (with its interval) "
+            "is the fairer comparison."
+        )
     return Section("Chain-of-thought rationale leakage", [note, markdown_table(["", *leaks], rows)], [])
 
 
@@ -495,7 +512,7 @@ def write_bqa_report(
         metrics["human"]["draw"] = human_result.get(
             "draw", "stratified"
         )  # unrecorded: made before draws had names
-    out = Path(out_dir)
+    out = report_folder(out_dir)
     models = metrics["models"]
     if paper is not None and paper.compare:
         metrics["paper"] = compare_with_paper(models, split, paper)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bqa.features import SPLITS
 from bqa.stats import DEMOGRAPHICS, TOTAL, ReleaseStats, is_wh, pipeline_shares
+from builders.report.document import report_folder
 from builders.report.plots import Bar, grouped_bars
 from builders.scoring.stats import proportion
 
@@ -21,7 +22,7 @@ def _share_bar(k: int, n: int) -> Bar:
 def write_stats_plots(stats: ReleaseStats, out_dir: str | os.PathLike[str]) -> list[Path]:
     """Write the PNGs into ``out_dir`` (the clip durations when the clips were measured); returns the
     files written."""
-    out = Path(out_dir)
+    out = report_folder(out_dir)
     splits = [s for s in (*SPLITS, TOTAL) if s in stats.splits and stats.splits[s].size]
     written = []
     for key, title in (("answer_group", "answer emotion group"), *((d, d) for d in DEMOGRAPHICS)):

@@ -18,10 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from builders.files.folders import Protected, claim_folder
 from builders.files.jsonio import write_json_atomic, write_text_atomic
 
 REPORT_FILE = "report.md"
 METRICS_FILE = "metrics.json"
+#: Left in every report folder: a report is written only into a new or empty folder, or a report's.
+REPORT_MARKER = ".vqabench-report"
+
+
+def report_folder(out_dir: str | os.PathLike[str], protect: Protected = ()) -> Path:
+    """``out_dir``, claimed for a report (:func:`~builders.files.folders.claim_folder`) before any figure
+    is drawn: a folder of notes, a dataset or the current directory is refused, not written into."""
+    return claim_folder(out_dir, marker=REPORT_MARKER, protect=protect)
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,8 @@ def write_report(
     """Write ``metrics.json`` (``metrics`` plus the figure list) and ``report.md`` into ``out_dir``,
     local paths relative to it (:func:`relative_paths`; ``inputs``: the files and folders read)."""
     out = Path(out_dir)
+    if not (out / REPORT_MARKER).is_file():  # every report writer claims its folder first
+        raise RuntimeError(f"{out}: not claimed with report_folder() before the report was drawn into it")
     inputs = list(inputs)
     figures = [path for s in sections for path, _ in s.figures]
     for path in figures:

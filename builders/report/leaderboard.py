@@ -20,7 +20,7 @@ from typing import Any
 from builders.hub.benchmark import Benchmark, Task
 from builders.hub.eval_results import RESULTS_DIR, notes_interval, parse_notes, scan_entries
 from builders.hub.subset import ALL, FIELD, notes_key
-from builders.report.document import Report, Section, write_report
+from builders.report.document import Report, Section, report_folder, write_report
 from builders.report.plots import Bar, grouped_bars
 from builders.report.tables import fmt_number, markdown_table
 
@@ -275,8 +275,7 @@ def write_leaderboard(
             + "".join(f"\n  skipped {r.problem}" for r in skipped)
         )
     mixed = [m for t in benchmark.tasks if (m := mixed_videos(t, ranked[t.id], allow_mixed=allow_mixed))]
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = report_folder(out_dir)
     sections = [
         Section(
             f"{t.name} (`{t.id}`)",

@@ -28,7 +28,7 @@ from typing import Any
 from builders.files.jsonio import read_json_object
 from builders.hub.source import DataSource
 from builders.hub.subset import FIELD, VideoSelection, VideoSubset, filter_by_video, recorded
-from builders.report.document import Report, Section, write_report
+from builders.report.document import Report, Section, report_folder, write_report
 from builders.report.harness_outputs import read_prediction_lines
 from builders.report.inputs import align, read_predictions
 from builders.report.judge_join import join_by_predictions_file
@@ -525,7 +525,7 @@ def write_marinelife_report(
     )
     mixed = mixed_settings(runs_compared, allow_mixed=allow_mixed)
     correct = {name: m.pop("correct") for name, m in accuracy.items()}
-    out = Path(out_dir)
+    out = report_folder(out_dir)
     names = list(dict.fromkeys([*accuracy, *judge]))
     split_warning = split_model_warning(accuracy, judge)
     if split_warning:

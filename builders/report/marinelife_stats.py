@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.hub.source import DataSource
-from builders.report.document import Report, Section, write_report
+from builders.report.document import Report, Section, report_folder, write_report
 from builders.report.plots import Bar, count_histograms, frequency_panels, grouped_bars
 from builders.report.provenance import as_source
 from builders.report.tables import markdown_table
@@ -122,8 +122,7 @@ def write_marinelife_stats(
     """Write ``report.md`` (the tables), ``metrics.json`` (every statistic) and the PNGs to
     ``out_dir``; also return the Markdown blocks (what the command prints)."""
     source, stats = collect_stats(data, measure=measure)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = report_folder(out_dir)
     blocks = stats_markdown(stats, top)
     intro = [f"Data: {source.label}. Every number is counted from the release's files; hours from the clips."]
     report = write_report(

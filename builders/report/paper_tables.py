@@ -148,8 +148,9 @@ def leakage_line(result: Mapping[str, Any] | None, label: str) -> str | None:
     leak = result["leakage"]
     return (
         f"Rationale leakage ({label}): {leak['n_leaking']} of {result['n']} rationales "
-        f"name the correct choice and no other ({leak['leak_rate']:.0%}); accuracy without them "
-        f"{fmt_number(leak['accuracy_non_leaking'])}, on them {fmt_number(leak['accuracy_leaking'])}."
+        f"give the answer away ({leak['leak_rate']:.0%}), {leak['n_undetermined']} cannot be classified; "
+        f"accuracy without them {fmt_number(leak['accuracy_non_leaking'])}, on them "
+        f"{fmt_number(leak['accuracy_leaking'])}."
     )
 
 

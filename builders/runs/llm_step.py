@@ -20,7 +20,6 @@ any other, so a rerun of an item killed between its stages pays for neither agai
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -30,7 +29,7 @@ from typing import Any
 from builders.files.progress import progress_bar
 from builders.files.space import DiskFull
 from builders.llm import LLMClient, LLMRequest, LLMResult, ReplayMissError
-from builders.llm.client import LLMSession, Status
+from builders.llm.client import Status
 from builders.runs.frames import decoding_processes
 from builders.runs.steps import (
     COMMIT_SECONDS,
@@ -133,7 +132,7 @@ def run_llm_step(
     ahead = ahead or 2 * workers
     desc = desc or records.name
 
-    def one_pass() -> tuple[dict[str, str], list[tuple[str, str]], DiskFull | None, int]:
+    def one_pass() -> tuple[dict[str, str], list[tuple[str, str, str]], DiskFull | None, int]:
         pending = records.pending(items)
         # No more clips than items; one worker: every clip in this process (still one at a time).
         local_clips = PROCESS_MIN_CLIPS if workers > 1 and len(pending) > PROCESS_MIN_CLIPS else None
@@ -175,9 +174,9 @@ def run_llm_step(
         first = missed[0]
         raise ReplayMissError(
             f"replay: {len(missed)} of {pending_count} requests have no recorded reply (first: item "
-            f"{first[0]}, key {first[1][:16]}…, model {client.settings.model}); "
-            + client.miss_reason(key for _, key in missed),
-            [key for _, key in missed],
+            f"{first[0]}, key {first[1][:16]}…, model {first[2]}); "
+            + client.miss_reason(key for _, key, _ in missed),
+            [key for _, key, _ in missed],
         )
     return failures
 
@@ -193,33 +192,19 @@ async def _pipeline(
     workers: int,
     ahead: int,
     on_blocked: Callable[[Mapping[str, Any], LLMRequest, LLMResult], Outcome] | None = None,
-) -> tuple[dict[str, str], list[tuple[str, str]], DiskFull | None]:
+) -> tuple[dict[str, str], list[tuple[str, str, str]], DiskFull | None]:
     loop = asyncio.get_running_loop()
     failures: dict[str, str] = {}
-    missed: list[tuple[str, str]] = []
+    missed: list[tuple[str, str, str]] = []  # item, key, model asked
     window = asyncio.Semaphore(client.settings.max_concurrency + ahead)
     stop = asyncio.Event()  # set when the budget refuses a request: start nothing more
     paid = False  # mark_paid done (once, before the first validated reply is recorded)
-    full: list[DiskFull] = []  # the first write that failed for lack of space
     recorded = 0
 
     def add(*args: Any, **kwargs: Any) -> None:
         nonlocal recorded
         records.add(*args, **kwargs)
         recorded += 1
-
-    sessions: dict[int, LLMSession] = {}
-    opening = asyncio.Lock()
-    stack = contextlib.AsyncExitStack()
-
-    async def session_of(other: LLMClient) -> LLMSession:
-        """A session of another client (a later stage's), opened once, closed with the step's."""
-        async with opening:
-            if id(other) not in sessions:
-                sessions[id(other)] = await stack.enter_async_context(other.session())
-                if full:  # opened after the disk filled: it sends nothing either
-                    sessions[id(other)].stop("the disk is full")
-            return sessions[id(other)]
 
     def follow_estimate(
         decide: Callable[..., Outcome | FollowUp], request: LLMRequest, result: LLMResult
@@ -235,11 +220,9 @@ async def _pipeline(
             return None
         return following if isinstance(following, FollowUp) else None
 
-    def stop_all(reason: str) -> None:
-        for session in list(sessions.values()):
-            session.stop(reason)
-
-    def not_answered(item: Mapping[str, Any], request: LLMRequest, result: LLMResult) -> None:
+    def not_answered(
+        item: Mapping[str, Any], request: LLMRequest, result: LLMResult, asked: LLMClient
+    ) -> None:
         item_id = str(item["id"])
         match result.status:
             case Status.STOPPED:
@@ -251,7 +234,7 @@ async def _pipeline(
                 blocked = {"id": item["id"], "reply": result.raw, "blocked": result.blocked}
                 add(blocked, status=REJECTED, reason=BLOCKED, detail=result.error)
             case Status.REPLAY_MISS:
-                missed.append((item_id, result.key))
+                missed.append((item_id, result.key, asked.settings.model))
             case Status.ESTIMATED | Status.QUEUED:
                 failures[item_id] = str(result.error)  # counted or queued, not sent: stays pending
             case Status.OVER_BUDGET:
@@ -269,8 +252,7 @@ async def _pipeline(
         try:
             await answer(item, pool)
         except DiskFull as err:  # no room to save: send nothing more; what was saved stays saved
-            full.append(err)
-            stop_all("the disk is full")
+            session.disk_full(err)
         finally:
             window.release()
 
@@ -284,12 +266,11 @@ async def _pipeline(
             return
         decide: Callable[[LLMRequest, LLMResult], Outcome | FollowUp]
         if isinstance(built, FollowUp):  # a first stage with its own client and outcome
-            session = await session_of(built.client or client)
-            request, decide = built.request, built.outcome_of
+            asked, request, decide = built.client or client, built.request, built.outcome_of
         else:
-            session, request, decide = sessions[id(client)], built, partial(outcome_of, item)
-        while True:  # one pass per stage of the item
-            result = await session.complete(request)
+            asked, request, decide = client, built, partial(outcome_of, item)
+        while True:  # one pass per stage of the item, all in the run's one session
+            result = await session.complete(request, asked)
             if result.status is Status.STOPPED:
                 return  # left pending: the run is stopping (a signal, a full disk)
             if result.status is not Status.OK:
@@ -297,7 +278,7 @@ async def _pipeline(
                     follow_estimate(decide, request, result) if result.status is Status.ESTIMATED else None
                 )
                 if following is None:
-                    not_answered(item, request, result)
+                    not_answered(item, request, result, asked)
                     break
             else:
                 if not paid:
@@ -309,8 +290,7 @@ async def _pipeline(
                         detail=decided.detail)  # fmt: skip
                     break
                 following = decided
-            session = await session_of(following.client or client)
-            request, decide = following.request, following.outcome_of
+            asked, request, decide = following.client or client, following.request, following.outcome_of
         bar.update(1)
 
     async def commit_every_second() -> None:
@@ -319,8 +299,7 @@ async def _pipeline(
             try:
                 records.commit_due()
             except DiskFull as err:
-                full.append(err)
-                stop_all("the disk is full")
+                session.disk_full(err)
                 return
 
     ticker = asyncio.create_task(commit_every_second())
@@ -329,8 +308,7 @@ async def _pipeline(
         # for a clip another item is decoding, for a worker process), none holds back another.
         threads = client.settings.max_concurrency + ahead
         with ThreadPoolExecutor(threads, thread_name_prefix="prepare") as pool:
-            async with stack, client.session() as session:
-                sessions[id(client)] = session
+            async with client.session() as session:  # the run's one session, for every stage and model
                 tasks = []
                 for item in pending:  # started in input order, so requests are built in that order
                     await window.acquire()
@@ -341,15 +319,6 @@ async def _pipeline(
                 await asyncio.gather(*tasks)
     finally:
         ticker.cancel()
-    lost = sum(s.paid_unsaved for s in sessions.values())
-    if not full:
+    if session.full is None:
         return failures, missed, None
-    return (
-        failures,
-        missed,
-        DiskFull(
-            f"{full[0]}: stopped sending. This run recorded {recorded} item(s) before that"
-            + (f"; {lost} reply(ies) paid for could not be saved and will be asked again" if lost else "")
-            + "; free some space and rerun the same command to resume"
-        ),
-    )
+    return failures, missed, session.full_error(f". This run recorded {recorded} item(s) before that")

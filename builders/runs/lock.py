@@ -5,7 +5,8 @@ twice, and append to the same step logs. The first run takes ``fcntl.flock`` on
 ``<work>/.vqabench.lock`` and writes its PID there; a second run is refused with that PID. The
 kernel drops a flock when its holder exits, however it exits (SIGKILL included), so there is no
 stale lock to clean up: the PID in the file is only information. The lock is re-entrant within a
-process (a runner may call another that locks the same folder).
+process (a runner may call another that locks the same folder). The lock file also marks the folder as a
+work folder: a folder that is not empty and has none (notes, a dataset) is refused, never written into.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from builders.files.folders import check_replaceable
+from builders.files.jsonio import naming
+from builders.runs.steps import DEFAULT_CACHE
+
 LOCK_FILE = ".vqabench.lock"
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,17 +36,30 @@ class WorkFolderBusy(RuntimeError):
     """Another live process holds the work folder."""
 
 
+def claim_work_folder(work_dir: str | os.PathLike[str]) -> Path:
+    """``work_dir`` resolved and created with its lock file, if it may be a work folder: new, empty, or
+    holding the lock file already; a ValueError for a folder of other files (notes, a dataset), the
+    current directory or a file. Called by the lock, and by commands that open files in the folder (the
+    reply cache) before they take it."""
+    # a folder holding only the reply cache is one a caller opened its client in, before the run took it
+    cache = ("", "-wal", "-shm", "-journal")
+    folder = check_replaceable(work_dir, marker=LOCK_FILE, legacy=[DEFAULT_CACHE + end for end in cache])
+    folder.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644))
+    return folder
+
+
 @contextmanager
 def work_folder_lock(work_dir: str | os.PathLike[str]) -> Iterator[Path]:
     """Hold ``work_dir`` (created if missing) exclusively for the block; :class:`WorkFolderBusy` if
-    another process holds it."""
+    another process holds it, a ValueError if it is a folder of other files (no lock file in it)."""
     folder = Path(work_dir).resolve()
     with _guard:
         if folder in _held:
             fd, depth = _held[folder]
             _held[folder] = (fd, depth + 1)
         else:
-            folder.mkdir(parents=True, exist_ok=True)
+            claim_work_folder(folder)
             fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -52,8 +70,12 @@ def work_folder_lock(work_dir: str | os.PathLike[str]) -> Iterator[Path]:
                     f"work folder {folder} is in use by another run (PID {holder}); wait for it to finish "
                     "or stop it: two runs on one folder would pay for every pending item twice"
                 ) from None
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            except OSError as err:  # a full disk: the lock is held all the same, the PID is information
+                os.close(fd)
+                raise naming(err, folder / LOCK_FILE) from None
             _held[folder] = (fd, 1)
     try:
         yield folder

@@ -18,6 +18,8 @@ kept failing validation after the re-asks) is *failed*: excluded from every mean
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -154,15 +156,17 @@ def judge_predictions(
     requests = []
     for i in range(n):
         context = {"evidence": evidence[i]} if evidence is not None and evidence[i] is not None else {}
+        question = questions[i] if questions is not None else None
         try:
             requests.append(
                 rubric.request(
                     predictions[i],
                     references[i],
-                    questions[i] if questions is not None else None,
+                    question,
                     metadata={"index": i},
+                    item_id=judge_item_id(predictions[i], references[i], question, context),
                     **context,
-                )
+                )  # fmt: skip
             )
         except (TypeError, ValueError) as err:
             raise ValueError(f"item {i}: {err}") from None
@@ -170,6 +174,14 @@ def judge_predictions(
     return aggregate(
         rubric, results, groups=groups, client=client, return_items=return_items, confidence=confidence
     )
+
+
+def judge_item_id(prediction: Any, reference: Any, question: Any, context: Mapping[str, Any]) -> str:
+    """The id that binds a judgement to its item: a digest of what is judged, so a reply meant for
+    another item is refused (never scored for this one), and the id, like the cache key, does not
+    depend on the item's place in the file."""
+    what = json.dumps([prediction, reference, question, context], sort_keys=True, default=str)
+    return "j" + hashlib.sha256(what.encode("utf-8")).hexdigest()[:12]
 
 
 def aggregate(

@@ -7,11 +7,11 @@ code against this)::
     from builders.scoring.rubrics import Criterion, Rubric, RubricRegistry
 
     rubric = get_rubric("marinelife_open_ended")        # or "custom" with path="my_rubric.yaml"
-    rubric.name, rubric.version                          # "marinelife_open_ended", "1"
+    rubric.name, rubric.version                          # "marinelife_open_ended", "2"
     rubric.criteria                                      # (Criterion(name, description, weight, min=0, max=5), ...)
-    rubric.signature                                     # "rubric:marinelife_open_ended|v:1|prompt:...|scale:0-5|w:..."
+    rubric.signature                                     # "rubric:marinelife_open_ended|v:2|prompt:...|scale:0-5|w:..."
     rubric.reply_model                                   # pydantic model: one int field per criterion in [min, max]
-    request = rubric.request(prediction, reference, question=None, **context)   # a builders.llm.LLMRequest
+    request = rubric.request(prediction, reference, question=None, item_id="i1", **context)  # a builders.llm.LLMRequest
     result = LLMClient(settings, cache_path=...).run([request])[0]
     rubric.score(result.value)                           # {"criteria": {name: int}, "score": weighted float}
     rubric.explanations(result.value)                    # {field: text} for rubrics that ask for them
@@ -32,6 +32,7 @@ into them from :attr:`Rubric.criteria`, the one place they are written.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -44,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from builders.llm import LLMRequest, user_message
 from builders.llm.prompts import Prompt, load_prompt
+from builders.llm.schema import ITEM_ID_FIELD
 
 Explain = Literal["none", "each", "overall"]
 IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,39}")  # a rubric or criterion name
@@ -198,9 +200,10 @@ class Rubric:
             )
         return "\n".join(lines)
 
-    def render_reply_format(self) -> str:
-        """The JSON keys the reply must have, in order, for servers that ignore the schema."""
-        fields = []
+    def render_reply_format(self, item_id: str) -> str:
+        """The JSON keys the reply must have, in order (the item's id first), for servers that ignore
+        the schema."""
+        fields = [f'"{ITEM_ID_FIELD}": {json.dumps(item_id)}']
         for name, field in self.reply_model.model_fields.items():
             kind = "string" if field.annotation is str else "integer"
             fields.append(f'"{name}": <{kind}>')
@@ -234,13 +237,17 @@ class Rubric:
         reference: str | Mapping[str, Any],
         question: str | None = None,
         *,
+        item_id: str,
         metadata: Mapping[str, Any] | None = None,
         **context: Any,
     ) -> LLMRequest:
-        """The LLM request judging one prediction (text only; the judge sees no frames)."""
+        """The LLM request judging one prediction (text only; the judge sees no frames), bound to
+        ``item_id``: the prompt shows it, the reply must copy it, and a reply naming another item is
+        refused and re-asked, never scored for this one (:class:`builders.llm.LLMRequest`)."""
         variables = {
             "criteria": self.render_criteria(),
-            "reply_format": self.render_reply_format(),
+            "reply_format": self.render_reply_format(item_id),
+            ITEM_ID_FIELD: item_id,
             **self.variables(prediction, reference, question, **context),
         }
         used = self.prompt.variables
@@ -251,6 +258,7 @@ class Rubric:
             prompt=(self.name, str(self.version)),
             metadata=dict(metadata or {}),
             schema_name=f"{self.name}_scores",
+            item_id=item_id,
         )
 
     # -- reading the reply ------------------------------------------------------------------
@@ -271,7 +279,7 @@ class Rubric:
     def explanations(self, value: BaseModel | Mapping[str, Any]) -> dict[str, str]:
         """The reply's explanation fields (empty for rubrics that ask for none)."""
         data = self._as_dict(value)
-        return {k: v for k, v in data.items() if k not in self.criterion_names}
+        return {k: v for k, v in data.items() if k not in self.criterion_names and k != ITEM_ID_FIELD}
 
 
 # -- inputs ----------------------------------------------------------------------------------

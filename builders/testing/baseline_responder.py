@@ -34,7 +34,7 @@ from typing import Any
 
 from builders.scoring.phrases import content_words, words
 from builders.testing.bqa_responder import draw, first_user_text, pick, schema_name
-from builders.testing.chat_requests import frames_digest, image_urls
+from builders.testing.chat_requests import frames_digest, image_urls, with_item_id
 from builders.testing.marinelife_responder import caption_from, parse_attributes
 from marinelife16k.vocabulary import ATTRIBUTES, MULTIPLE_CHOICE, OPTION_LABELS
 
@@ -228,9 +228,9 @@ class ScriptedJudge:
     def __call__(self, body: Mapping[str, Any]) -> Any:
         text, name = first_user_text(body), schema_name(body)
         if name == OEMU_SCHEMA:
-            return self.open_ended(text)
+            return with_item_id(body, self.open_ended(text))
         if name == CAPTION_SCHEMA:
-            return self.caption(text)
+            return with_item_id(body, self.caption(text))
         raise ValueError(f"ScriptedJudge: not a judge request it knows (schema {name!r})")
 
     @staticmethod

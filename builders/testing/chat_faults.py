@@ -3,7 +3,9 @@ reply into the answer sent (:func:`apply_fault`); the HTTP side is :mod:`builder
 
 from __future__ import annotations
 
+import functools
 import json
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +24,7 @@ FAULT_KINDS = (
     "truncated",
     "trickle",
     "endless",
+    "bomb",
 )
 
 
@@ -48,6 +51,8 @@ class Fault:
     as the client reads them, never ending (a reply that would fill any memory).
 
     The last two go on until the client closes the connection or the server stops.
+    ``bomb``: HTTP 200, a valid chat completion whose reply text is ``chunk`` bytes, sent compressed
+    with ``Content-Encoding: <encoding>`` (gzip or deflate): a small body that decodes to a huge one.
     """
 
     kind: str
@@ -55,6 +60,7 @@ class Fault:
     seconds: float = 0.0
     status: int = 500
     chunk: int = 1
+    encoding: str = "gzip"
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -99,6 +105,10 @@ class Fault:
     @classmethod
     def endless(cls, chunk: int = 1 << 16) -> Fault:
         return cls("endless", chunk=chunk)
+
+    @classmethod
+    def bomb(cls, decoded: int, encoding: str = "gzip") -> Fault:
+        return cls("bomb", chunk=decoded, encoding=encoding)
 
     @classmethod
     def invalid(cls) -> Fault:
@@ -193,6 +203,10 @@ def apply_fault(fault: Fault | None, reply: Reply, schema: dict[str, Any] | None
         return Answer(200, stream=(fault.seconds, 1))
     if kind == "endless":
         return Answer(200, stream=(0.0, fault.chunk))
+    if kind == "bomb":
+        return Answer(
+            200, raw=bomb_body(fault.chunk, fault.encoding), headers={"Content-Encoding": fault.encoding}
+        )
     if kind == "fenced":
         return Answer(200, Reply(f"```json\n{reply.content}\n```", reply.finish_reason, reply.model))
     if kind == "invalid":
@@ -200,3 +214,20 @@ def apply_fault(fault: Fault | None, reply: Reply, schema: dict[str, Any] | None
     text = reply.content or ""  # truncated, broken_json: the first half of the content
     finish = "length" if kind == "truncated" else "stop"
     return Answer(200, Reply(text[: max(1, len(text) // 2)], finish, reply.model))
+
+
+@functools.lru_cache(maxsize=4)
+def bomb_body(decoded: int, encoding: str) -> bytes:
+    """A chat completion whose reply is ``decoded`` bytes of ``a``, compressed (gzip or zlib deflate)
+    a megabyte at a time: about a thousandth of its decoded size, never held decoded."""
+    z = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS)
+    head = (
+        b'{"id": "chatcmpl-bomb", "object": "chat.completion", "created": 0, "model": "bomb", "choices": '
+        b'[{"index": 0, "message": {"role": "assistant", "content": "'
+    )
+    parts = [z.compress(head)]
+    block = b"a" * (1 << 20)
+    for start in range(0, decoded, len(block)):
+        parts.append(z.compress(block[: decoded - start]))
+    parts.append(z.compress(b'"}, "finish_reason": "stop"}]}') + z.flush())
+    return b"".join(parts)

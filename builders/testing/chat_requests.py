@@ -43,7 +43,9 @@ def with_item_id(body: Mapping[str, Any], reply: dict[str, Any]) -> dict[str, An
     asks for an ``item_id`` (a bound request); else ``reply`` as it is."""
     properties = (response_schema(body) or {}).get("properties") or {}
     found = item_id(body)
-    return {"item_id": found, **reply} if "item_id" in properties and found is not None else reply
+    if "item_id" not in properties or found is None:
+        return reply
+    return {"item_id": found, **{k: v for k, v in reply.items() if k != "item_id"}}  # the id it was shown
 
 
 #: How a bound prompt asks for the id back (builders/llm/prompts: ", the item id above copied as it is").

@@ -498,7 +498,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif answer.stream is not None:
             self._stream(*answer.stream)
         elif answer.raw is not None:
-            self._send(answer.status, answer.raw)
+            self._send(answer.status, answer.raw, answer.headers)
         elif answer.reply is not None:
             self._send(answer.status, json.dumps(chat._completion(body, answer.reply)).encode())
         else:  # apply_fault always gives one of the above

@@ -206,7 +206,7 @@ class MarineLifeResponder:
         if name == DRAFT:
             return with_item_id(body, self.draft(body))
         if name == REVIEW:
-            return self.review(first_text)
+            return with_item_id(body, self.review(first_text))
         if name == REFINE:
             return with_item_id(body, {"caption": caption_from(parse_attributes(first_text))})
         if name == QA:

@@ -64,7 +64,7 @@ Examples:
     >>> from builders import metric_path
     >>> judge = evaluate.load(metric_path("judge"))  # marinelife_open_ended
     >>> judge.rubric.signature
-    'rubric:marinelife_open_ended|v:1|prompt:judge_marinelife_open_ended@1|scale:0-5|w:camera=0.35,activity=0.3,relation=0.35|explain:none'
+    'rubric:marinelife_open_ended|v:2|prompt:judge_marinelife_open_ended@2|scale:0-5|w:camera=0.35,activity=0.3,relation=0.35|explain:none'
 """
 
 

@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from builders.files.folders import atomic_directory
+from builders.files.folders import atomic_directory, copy_folder
+from builders.files.jsonio import write_text_atomic
 from builders.hub.layout import CARD_FILE
 from builders.hub.source import folder_fingerprint
-from builders.integrations.items import copy_tree
 from builders.integrations.lmms_eval.tasks import BQA_TEMPLATE, MARINELIFE_TEMPLATE
 
 TEMPLATES = {"bqa": BQA_TEMPLATE, "marinelife16k": MARINELIFE_TEMPLATE}
@@ -49,13 +49,13 @@ def configure_lmms_eval(shipped: Path, out: Path, data: Mapping[str, Path]) -> P
             )
     inputs = {f"the {name} data": folder for name, folder in data.items()}
     with atomic_directory(out, marker=TASKS_MARKER, protect=inputs) as tmp:
-        copy_tree(shipped, tmp)
+        copy_folder(shipped, tmp)
         for name, folder in data.items():
             template = tmp / TEMPLATES[name]
             text = template.read_text(encoding="utf-8")
             cache = datasets_cache(Path(out), Path(folder))  # where the folder will be, not the temporary one
             line = f"dataset_path: {Path(folder).resolve()}\ndataset_kwargs:\n  cache_dir: {cache}"
-            template.write_text(_DATASET_PATH.sub(_literally(line), text, count=1), encoding="utf-8")
+            write_text_atomic(template, _DATASET_PATH.sub(_literally(line), text, count=1))
     return Path(out)
 
 

@@ -32,6 +32,8 @@ from typing import Any
 
 import yaml
 
+from builders.files.jsonio import read_text
+
 PROMPT_DIR = Path(__file__).parent
 _VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _NAME = re.compile(r"[a-z0-9][a-z0-9_\-]*")
@@ -110,6 +112,7 @@ def load_prompt(name: str, directory: str | Path | None = None) -> Prompt:
 #: Packaged prompts replaced by files, for this process (:func:`set_prompt_overrides`).
 _overrides: dict[str, Prompt] = {}
 OVERRIDE_VERSION_PREFIX = "sha256-"
+MAX_PROMPT_BYTES = 1 << 20  # a prompt file larger than 1 MiB is a mistake (a device, a video), not a prompt
 
 
 def prompt_from_file(name: str, path: str | Path) -> Prompt:
@@ -118,11 +121,12 @@ def prompt_from_file(name: str, path: str | Path) -> Prompt:
     The file holds the template (``{{ variable }}`` placeholders), with or without front matter; a
     front-matter ``name`` must be ``name``. It must use exactly the variables of the prompt it
     replaces (the callers fill those and no others). The version is the text's sha256 (16 hex
-    digits), whatever a front matter says: the text is what the model sees."""
+    digits), whatever a front matter says: the text is what the model sees; the packaged text itself is
+    the packaged prompt (its version). At most :data:`MAX_PROMPT_BYTES` are read, as UTF-8."""
     original = _load(name, str(PROMPT_DIR))  # an unknown name is an error listing the known ones
     file = Path(path)
     try:
-        raw = file.read_text(encoding="utf-8")
+        raw = read_text(file, limit=MAX_PROMPT_BYTES, what=f"a prompt file (--prompt {name})")
     except OSError as err:
         raise FileNotFoundError(f"--prompt {name}={path}: cannot read the file ({err.strerror})") from None
     if raw.lstrip().startswith("---"):
@@ -134,6 +138,8 @@ def prompt_from_file(name: str, path: str | Path) -> Prompt:
         text, description = raw.strip("\n"), f"replaced by {file.name}"
     if not text.strip():
         raise ValueError(f"{file}: the prompt text is empty")
+    if text == original.text:  # the packaged text itself: the packaged prompt, under its own version
+        return original
     prompt = Prompt(
         name=name,
         version=OVERRIDE_VERSION_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],

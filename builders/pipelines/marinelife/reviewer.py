@@ -27,10 +27,11 @@ def review_rubric() -> MarineLifeCaptionReview:
     return MarineLifeCaptionReview()
 
 
-def review_request(draft: str, attributes: Mapping[str, Any]) -> LLMRequest:
-    """The reviewer's request for one draft (text only: the reviewer sees no frames)."""
+def review_request(draft: str, attributes: Mapping[str, Any], item_id: str) -> LLMRequest:
+    """The reviewer's request for one draft (text only: the reviewer sees no frames), bound to the
+    video's ``item_id``."""
     reference = {name: attributes.get(name, "") for name in ATTRIBUTES}
-    return review_rubric().request(prediction=draft, reference=reference)
+    return review_rubric().request(prediction=draft, reference=reference, item_id=item_id)
 
 
 def review_score(value: Any) -> tuple[int, str]:
@@ -65,7 +66,7 @@ def run_reviews(
         )
 
     failures = run_llm_step(
-        records, items, client, lambda item: review_request(item["draft_caption"], item), outcome,
+        records, items, client, lambda item: review_request(item["draft_caption"], item, str(item["id"])), outcome,
         ahead=ahead, reject_failures=reject_failures, desc="caption reviews",
     )  # fmt: skip
     if not failures:
