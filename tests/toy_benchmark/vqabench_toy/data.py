@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 SAMPLE = Path(__file__).parent / "sample" / "items.csv"
 #: The toy's features: one question per row.
@@ -36,12 +35,12 @@ class ToySplit:
 
 
 def open_split(folder: Path, split: str) -> ToySplit:
-    """A split of a work folder (``release/<split>.jsonl``) or of an export (``data/<split>.parquet``)."""
-    release, parquet = folder / "release" / f"{split}.jsonl", folder / "data" / f"{split}.parquet"
+    """A split of a work folder (``release/<split>.jsonl``) or of an export (the shared Hub reader)."""
+    from builders.hub.splits import read_hub_folder
+
+    release = folder / "release" / f"{split}.jsonl"
     if release.is_file():
         rows = [json.loads(line) for line in release.read_text(encoding="utf-8").splitlines()]
-    elif parquet.is_file():
-        rows = pq.read_table(parquet).to_pylist()
     else:
-        raise ValueError(f"{folder}: no toy split {split!r} (expected {release} or {parquet})")
+        rows = read_hub_folder(folder).split(split).rows()
     return ToySplit(str(folder), split, rows)

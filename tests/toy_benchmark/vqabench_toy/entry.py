@@ -53,28 +53,22 @@ def _export(
     cache_dir: Path | None = None,
     max_shard_bytes: int | None = None,
 ) -> Exported:
-    import tempfile
-
+    """Through the shared Hub-layout writer (atomic, guarded, checksums in the card) and its check."""
     import datasets
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
+    from builders.hub.layout import check_hub_folder, write_hub_folder
     from vqabench_toy.data import FEATURES, open_split
 
-    sizes = {}
-    for split in SPLITS:
-        rows = open_split(work, split).rows
-        (out / "data").mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.Table.from_pylist(rows, schema=FEATURES), out / "data" / f"{split}.parquet")
-        sizes[split] = len(rows)
-    configs = "".join(f"  - split: {s}\n    path: data/{s}.parquet\n" for s in SPLITS)
-    card = f"---\nconfigs:\n- config_name: default\n  data_files:\n{configs}---\n# {NAME} ({repo_id})\n"
-    (out / "README.md").write_text(card, encoding="utf-8")
-    with tempfile.TemporaryDirectory() as cache:  # the load_dataset check the verb reports
-        loaded = datasets.load_dataset(str(out), cache_dir=cache)
-        if {s: len(d) for s, d in loaded.items()} != sizes:
-            raise ValueError(f"{out}: load_dataset reads {loaded}, not {sizes}")
-    return Exported(out, ", ".join(f"{s} {n}" for s, n in sizes.items()))
+    features = datasets.Features.from_arrow_schema(FEATURES)
+    splits = datasets.DatasetDict(
+        {s: datasets.Dataset.from_list(open_split(work, s).rows, features=features) for s in SPLITS}
+    )
+    shards = {"max_shard_bytes": max_shard_bytes} if max_shard_bytes else {}
+    folder = write_hub_folder(
+        out, {"default": splits}, default_config="default", card_body=f"# {NAME} ({repo_id})\n", **shards
+    )
+    check_hub_folder(folder, cache_dir)  # the load_dataset check the verb reports
+    return Exported(folder, ", ".join(f"{s} {len(d)}" for s, d in splits.items()))
 
 
 def _stats_arguments(parser: argparse.ArgumentParser) -> None:
