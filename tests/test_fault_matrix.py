@@ -103,8 +103,8 @@ MATRIX: dict[tuple[str, ...], Invocation | str] = {
     ("llm", "export-replies"): _run("llm", "export-replies", "{cache}", "{out}", out_file=True),
     ("llm", "import-replies"): "writes into the reply cache it is given (SQLite: tests/test_cache_integrity.py, "
     "tests/test_llm_cache.py); no output folder, no ids, no LLM",
-    ("llm", "batch", "write"): "NOT YET RUN (merged from i41b at the end of issue 37): it writes the round's batch "
-    "files into OUT_DIR without claiming it; give it claim_folder and an Invocation here",
+    ("llm", "batch", "write"): _run("llm", "batch", "write", "{out}", "--", "bqa", "evaluate", "--data", "{hostile}",
+                                    "--out", "{out}.jsonl", "--limit", "3", *LLM),
     ("llm", "batch", "read"): "keeps engine results in the batch folder (the batch store's journal); no output folder",
     ("llm", "batch", "cancel"): "cancels provider batches recorded in the batch folder; writes only its journal",
     ("llm", "check"): "one request: there is no mid-work point to interrupt, nothing to resume; writes nothing",

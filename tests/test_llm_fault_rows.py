@@ -84,7 +84,8 @@ NOT_ROWED = {
         "llm",
         "batch",
         "cancel",
-    ): "sends only Batch API cancel calls (no chat reply to bomb); builders.llm.batch.api",
+    ): "sends only Batch API cancel calls (no chat reply to bomb); builders.llm.batch.api uses the chat "
+    "path's bounded transport: its bomb row is tests/test_batch_download_cap.py",
 }
 
 

@@ -35,9 +35,8 @@ OWN_WRITERS = {
     "builders/video/video_url.py": "PyAV encodes into an in-memory buffer (no file)",
     "builders/hub/layout.py": "a link in a temporary folder, so that datasets reads a path holding '$' literally",
     "builders/llm/batch_store.py": "the batch journal: append-only, fsynced per event",
-    "builders/llm/batch_files.py": "shard files written into the batch store, sealed by their sha256 in the journal",
-    "builders/llm/batch.py": "spool files in the batch store, removed once sent; 'llm batch write' copies shards "
-    "out (to move to write_bytes_atomic into a claimed folder: see tests/test_fault_matrix.py)",
+    "builders/llm/batch.py": "spool files in the batch store: a round's queued lines streamed to disk (a round "
+    "of any size is never held in memory), removed once its shards are written",
 }
 
 

@@ -9,6 +9,9 @@ from pathlib import Path
 
 from builders.llm.cli import add_llm_arguments, settings_from_args
 
+#: Left in ``llm batch write``'s folder: it writes request files only into a folder of its own.
+BATCH_MARKER = ".vqabench-batch-requests"
+
 # The cache and client modules (sqlite, openai) load inside the handlers: lazy for start-up speed.
 
 
@@ -172,7 +175,9 @@ def _batch_write(args: argparse.Namespace) -> int:
     command = [a for a in args.command if a != "--"] if args.command[:1] == ["--"] else list(args.command)
     if not command:
         raise ValueError("give the command after --, e.g. vqabench llm batch write OUT -- bqa evaluate ...")
-    llm_cli.WRITE_TO = args.out_dir
+    from builders.files.folders import claim_folder
+
+    llm_cli.WRITE_TO = claim_folder(args.out_dir, marker=BATCH_MARKER)
     try:
         status = builders.cli.main([*command, "--llm-mode", "batch"])
     except BatchPending as pending:

@@ -106,13 +106,20 @@ def run_predictions(
         ahead=ahead, reject_failures=reject_failures, desc=desc,
     )  # fmt: skip
     written, lines = None, []
+    tally = records.tally()
+    if not failures and items and not tally.kept:
+        reasons = ", ".join(f"{reason}: {count}" for reason, count in sorted(tally.rejected.items()))
+        raise ValueError(
+            f"no prediction: {len(items)} of {len(items)} rows were rejected ({reasons}); {out} was not "
+            f"written (an empty file would read as a finished evaluation); see {work_dir} for each row's reason"
+        )
     if not failures:
         records.finish(item["id"] for item in items)
         provenance = {"tool": tool_version(), **config, "model_asked": client.settings.model}
         lines = [{**record, "provenance": provenance} for record in records.kept()]
         write_jsonl_atomic(out, lines)
         written = out
-    tally = records.tally()
+        tally = records.tally()
     run = PredictionRun(
         out=written,
         rows=len(items),

@@ -174,6 +174,17 @@ def copy_file_atomic(source: PathLike, path: PathLike) -> Path:
     return write_file_atomic(path, lambda tmp: shutil.copyfile(source, tmp))
 
 
+def write_chunks_atomic(path: PathLike, chunks: Iterable[bytes]) -> Path:
+    """Stream ``chunks`` to ``path`` through a temporary file beside it and a rename (memory: one chunk)."""
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+
+    return write_file_atomic(path, write)
+
+
 def write_file_atomic(path: PathLike, write: Callable[[Path], object]) -> Path:
     """Call ``write(tmp_path)`` for a temporary path beside ``path``, then rename it into place."""
     path = Path(path)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from builders.files.jsonio import copy_file_atomic
 from builders.files.progress import progress_bar
 from builders.llm.batch_files import (
     MAX_MB,
@@ -193,8 +194,7 @@ class BatchMode:
 
     def write_out(self, shards: list[Shard]) -> str:
         """Offline engine: copy the round's shards to :attr:`write_to`; the line that says what next."""
-        assert self.write_to is not None
-        self.write_to.mkdir(parents=True, exist_ok=True)
+        assert self.write_to is not None  # claimed by 'llm batch write' (claim_folder) before the command ran
         written = []
         for shard in shards:
             target = (
@@ -202,7 +202,7 @@ class BatchMode:
                 if len(shards) == 1
                 else self.write_to / shard.name.replace("/", "-")
             )
-            target.write_bytes(self.store.path(shard).read_bytes())
+            copy_file_atomic(self.store.path(shard), target)
             self.store.record("written", shard=shard.name, to=str(target))
             written.append(str(target))
         requests = sum(s.requests for s in shards)
@@ -324,7 +324,7 @@ class BatchMode:
         for file_id in (batch.output_file_id, batch.error_file_id):
             if not file_id:
                 continue
-            text = sdk.files.content(file_id).text
+            text = _download(sdk, file_id, f"batch {batch.id} ({self.store.path(shard)})")
             for number, raw in enumerate(text.splitlines(), 1):
                 if not raw.strip():
                     continue
@@ -368,17 +368,34 @@ class BatchMode:
 
 
 def api(client: LLMClient) -> Any:
-    """A synchronous SDK client for the Files and Batches endpoints of ``client``'s endpoint (a URL's
-    ``user:password`` is not sent: no HTTP Basic auth from a URL, as for chat requests)."""
+    """A synchronous SDK client for the Files and Batches endpoints of ``client``'s endpoint, over the
+    chat path's bounded transport (:mod:`builders.llm.transport`: a decoded-size cap on every body, an
+    output file included, and a deadline per attempt); a URL's ``user:password`` is not sent (no HTTP
+    Basic auth from a URL, as for chat requests)."""
     import openai
 
     from builders.files.redact import without_userinfo
+    from builders.llm.transport import BoundedSyncClient
 
     s = client.settings
+    bounded = BoundedSyncClient(
+        deadline=s.timeout, max_bytes=int(s.max_reply_mb * 2**20), proxy=client._proxy
+    )
     return openai.OpenAI(
         api_key=s.read_api_key(), base_url=without_userinfo(s.base_url), timeout=s.timeout,
-        max_retries=s.max_retries,
+        max_retries=s.max_retries, http_client=bounded,
     )  # fmt: skip
+
+
+def _download(sdk: Any, file_id: str, what: str) -> str:
+    """The text of a provider file; one over the reply cap is a RuntimeError naming it (the batch stays
+    ended but unread: a rerun with a larger ``--llm-max-reply-mb`` reads it, paying nothing again)."""
+    from builders.llm.transport import ReplyTooLarge
+
+    try:
+        return str(sdk.files.content(file_id).text)
+    except ReplyTooLarge as err:
+        raise RuntimeError(f"{what}: its file {file_id} was refused: {err}") from None
 
 
 def probe(sdk: Any, base_url: str) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builders.files.jsonio import iter_jsonl
+from builders.files.jsonio import iter_jsonl, write_chunks_atomic, write_text_atomic
 
 URL = "/v1/chat/completions"
 #: OpenAI's limits for one batch input file (the defaults of ``--llm-batch-max-requests/-mb``).
@@ -60,42 +60,42 @@ def write_shards(
     max_bytes: int = int(MAX_MB * 2**20),
 ) -> list[ShardFile]:
     """Write ``queued`` (their ``lines``, in order, from the spool) as ``shard-KKK.jsonl`` files in
-    ``folder`` (with ``.ids`` beside), each within ``max_requests`` lines and ``max_bytes``, line by
-    line (memory: one line at a time)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    ``folder`` (with ``.ids`` beside), each within ``max_requests`` lines and ``max_bytes``, each
+    streamed atomically (memory: one line at a time; a kill leaves no torn shard)."""
     shards: list[ShardFile] = []
-    out = ids = None
-    count = size = 0
-    cost: float | None = 0.0
-    digest = hashlib.sha256()
+    for number, part in enumerate(_plan(queued, max_requests, max_bytes), 1):
+        path = folder / f"shard-{number:03d}.jsonl"
+        digest = hashlib.sha256()
 
-    def close() -> None:
-        nonlocal out, ids
-        if out is not None and ids is not None:
-            out.close()
-            ids.close()
-            shards.append(ShardFile(Path(out.name), count, size, digest.hexdigest(), cost))
-        out = ids = None
+        def sealed(part: Sequence[Queued] = part, digest: Any = digest) -> Iterator[bytes]:
+            for _ in part:
+                line = next(lines)
+                digest.update(line)
+                yield line
 
-    for q in queued:
-        line = next(lines)
-        if len(line) > max_bytes:
-            raise ValueError(f"request {q.key[:16]}… is {len(line):,} bytes, more than a batch file may hold "
-                             f"({max_bytes:,}); raise --llm-batch-max-mb")  # fmt: skip
-        if out is None or count >= max_requests or size + len(line) > max_bytes:
-            close()
-            name = folder / f"shard-{len(shards) + 1:03d}.jsonl"
-            out, ids = open(name, "wb"), open(name.with_suffix(".ids"), "w", encoding="utf-8")
-            count, size, cost, digest = 0, 0, 0.0, hashlib.sha256()
-        assert out is not None and ids is not None
-        out.write(line)
-        ids.write(q.key + "\n")
-        digest.update(line)
-        count += 1
-        size += len(line)
-        cost = None if cost is None or q.cost is None else cost + q.cost
-    close()
+        write_chunks_atomic(path, sealed())
+        write_text_atomic(path.with_suffix(".ids"), "".join(q.key + "\n" for q in part))
+        costs = [q.cost for q in part]
+        cost = None if None in costs else float(sum(c for c in costs if c is not None))
+        shards.append(ShardFile(path, len(part), sum(q.size for q in part), digest.hexdigest(), cost))
     return shards
+
+
+def _plan(queued: Sequence[Queued], max_requests: int, max_bytes: int) -> Iterator[list[Queued]]:
+    """``queued`` cut into shards within ``max_requests`` and ``max_bytes`` (each line's size is known)."""
+    part: list[Queued] = []
+    size = 0
+    for q in queued:
+        if q.size > max_bytes:
+            raise ValueError(f"request {q.key[:16]}… is {q.size:,} bytes, more than a batch file may hold "
+                             f"({max_bytes:,}); raise --llm-batch-max-mb")  # fmt: skip
+        if part and (len(part) >= max_requests or size + q.size > max_bytes):
+            yield part
+            part, size = [], 0
+        part.append(q)
+        size += q.size
+    if part:
+        yield part
 
 
 def read_output_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

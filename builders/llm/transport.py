@@ -17,6 +17,7 @@ encoding is refused.
 from __future__ import annotations
 
 import asyncio
+import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from typing import Any, TypeVar
@@ -80,17 +81,53 @@ def _encoding(headers: httpx2.Headers) -> str | None:
     return "gzip" if values[0] == "x-gzip" else values[0]
 
 
+class _Cap:
+    """Counts a body's decoded bytes (inflating it first, a slice at a time, when it is encoded) and
+    refuses it with :class:`ReplyTooLarge` once they pass ``max_bytes``: the one cap both clients use."""
+
+    def __init__(self, max_bytes: int, encoding: str | None) -> None:
+        self.max_bytes, self.received = max_bytes, 0
+        self._inflater = _Inflater(encoding) if encoding else None
+
+    def pieces(self, chunk: bytes) -> Iterator[bytes]:
+        for piece in self._inflater.slices(chunk) if self._inflater else (chunk,):
+            self.received += len(piece)
+            if self.received > self.max_bytes:
+                decoded = f" decoded ({self._inflater.encoding})" if self._inflater else ""
+                raise ReplyTooLarge(
+                    f"the reply body{decoded} grew past {_mb(self.max_bytes)} (--llm-max-reply-mb); "
+                    "the rest was not read"
+                )
+            yield piece
+
+
+def _checked_headers(response: httpx2.Response, max_bytes: int) -> tuple[httpx2.Headers, str | None]:
+    """The headers the SDK gets (no encoding left to undo) and the body's encoding; a ReplyTooLarge for a
+    declared length over the cap, a DecodingError for an encoding this client does not accept."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise ReplyTooLarge(
+            f"the server announced a {_mb(int(declared))} reply body, over the {_mb(max_bytes)} cap "
+            "(--llm-max-reply-mb); it was not read"
+        )
+    encoding = _encoding(response.headers)
+    headers = response.headers.copy()
+    if encoding is not None:  # decoded here, under the cap: nothing left for the SDK to undo
+        del headers["content-encoding"]
+        headers.pop("content-length", None)
+    return headers, encoding
+
+
 class _BoundedStream(httpx2.AsyncByteStream):
     def __init__(
         self, inner: Any, request: httpx2.Request, deadline: float, seconds: float, max_bytes: int,
         encoding: str | None,
     ) -> None:  # fmt: skip
         self._inner, self._request = inner, request
-        self._deadline, self._seconds, self._max_bytes = deadline, seconds, max_bytes
-        self._inflater = _Inflater(encoding) if encoding else None
+        self._deadline, self._seconds = deadline, seconds
+        self._cap = _Cap(max_bytes, encoding)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        received = 0  # decoded bytes: what the cap is about
         chunks = self._inner.__aiter__()
         while True:
             try:
@@ -99,17 +136,10 @@ class _BoundedStream(httpx2.AsyncByteStream):
                 return
             except asyncio.TimeoutError:
                 raise httpx2.ReadTimeout(
-                    f"the reply was not complete within {self._seconds:g} s ({received} bytes so far)",
+                    f"the reply was not complete within {self._seconds:g} s ({self._cap.received} bytes so far)",
                     request=self._request,
                 ) from None
-            for piece in self._inflater.slices(chunk) if self._inflater else (chunk,):
-                received += len(piece)
-                if received > self._max_bytes:
-                    decoded = f" decoded ({self._inflater.encoding})" if self._inflater else ""
-                    raise ReplyTooLarge(
-                        f"the reply body{decoded} grew past {_mb(self._max_bytes)} (--llm-max-reply-mb); "
-                        "the rest was not read"
-                    )
+            for piece in self._cap.pieces(chunk):
                 yield piece
 
     async def aclose(self) -> None:
@@ -126,22 +156,11 @@ class _BoundedTransport(httpx2.AsyncBaseTransport):
             response = await _by(deadline, self.inner.handle_async_request(request))
         except asyncio.TimeoutError:
             raise httpx2.ReadTimeout(f"no reply headers within {self.seconds:g} s", request=request) from None
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_bytes:
-            await response.aclose()
-            raise ReplyTooLarge(
-                f"the server announced a {_mb(int(declared))} reply body, over the {_mb(self.max_bytes)} cap "
-                "(--llm-max-reply-mb); it was not read"
-            )
         try:
-            encoding = _encoding(response.headers)
-        except httpx2.DecodingError:
+            headers, encoding = _checked_headers(response, self.max_bytes)
+        except (ReplyTooLarge, httpx2.DecodingError):
             await response.aclose()
             raise
-        headers = response.headers.copy()
-        if encoding is not None:  # decoded here, under the cap: nothing left for the SDK to undo
-            del headers["content-encoding"]
-            headers.pop("content-length", None)
         return httpx2.Response(
             status_code=response.status_code,
             headers=headers,
@@ -154,21 +173,84 @@ class _BoundedTransport(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-class BoundedAsyncClient(openai.DefaultAsyncHttpxClient):
-    """The SDK's default async HTTP client (same limits and redirects), every transport bounded:
-    ``deadline`` seconds per attempt, ``max_bytes`` per reply body (module doc)."""
+class _BoundedSyncStream(httpx2.SyncByteStream):
+    """The synchronous body (the Batch API's file downloads): the same cap; the deadline is checked as
+    each chunk arrives (a blocking read cannot be cancelled; httpx's read timeout bounds each wait)."""
+
+    def __init__(self, inner: Any, request: httpx2.Request, deadline: float, seconds: float, max_bytes: int,
+                 encoding: str | None) -> None:  # fmt: skip
+        self._inner, self._request = inner, request
+        self._deadline, self._seconds = deadline, seconds
+        self._cap = _Cap(max_bytes, encoding)
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._inner:
+            if time.monotonic() > self._deadline:
+                raise httpx2.ReadTimeout(
+                    f"the reply was not complete within {self._seconds:g} s ({self._cap.received} bytes so far)",
+                    request=self._request,
+                )
+            yield from self._cap.pieces(chunk)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _BoundedSyncTransport(httpx2.BaseTransport):
+    def __init__(self, inner: httpx2.BaseTransport, seconds: float, max_bytes: int) -> None:
+        self.inner, self.seconds, self.max_bytes = inner, seconds, max_bytes
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        deadline = time.monotonic() + self.seconds
+        response = self.inner.handle_request(request)
+        try:
+            headers, encoding = _checked_headers(response, self.max_bytes)
+        except (ReplyTooLarge, httpx2.DecodingError):
+            response.close()
+            raise
+        return httpx2.Response(
+            status_code=response.status_code,
+            headers=headers,
+            stream=_BoundedSyncStream(
+                response.stream, request, deadline, self.seconds, self.max_bytes, encoding
+            ),
+            extensions=response.extensions,
+            request=request,
+        )
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class _Bounded:
+    """Wraps each transport of an SDK HTTP client (the direct one, a ``proxy=``, the ``HTTP(S)_PROXY``
+    ones) in :attr:`_bounded`: ``deadline`` seconds per attempt, ``max_bytes`` per reply body."""
+
+    _bounded: Any
 
     def __init__(self, *, deadline: float, max_bytes: int, **kwargs: Any) -> None:
         self._bounds = (deadline, max_bytes)
-        self._wrapped: dict[int, _BoundedTransport] = {}
+        self._wrapped: dict[int, Any] = {}
         super().__init__(**kwargs)
 
-    def _transport_for_url(self, url: httpx2.URL) -> httpx2.AsyncBaseTransport:
-        inner = super()._transport_for_url(url)
+    def _transport_for_url(self, url: httpx2.URL) -> Any:
+        inner = super()._transport_for_url(url)  # type: ignore[misc]
         wrapped = self._wrapped.get(id(inner))
         if wrapped is None or wrapped.inner is not inner:
-            wrapped = self._wrapped[id(inner)] = _BoundedTransport(inner, *self._bounds)
+            wrapped = self._wrapped[id(inner)] = self._bounded(inner, *self._bounds)
         return wrapped
+
+
+class BoundedAsyncClient(_Bounded, openai.DefaultAsyncHttpxClient):
+    """The SDK's default async HTTP client (same limits and redirects), every transport bounded (module doc)."""
+
+    _bounded = _BoundedTransport
+
+
+class BoundedSyncClient(_Bounded, openai.DefaultHttpxClient):
+    """The same for the synchronous SDK client (the Batch API's uploads, polls and file downloads)."""
+
+    _bounded = _BoundedSyncTransport
 
 
 def _mb(size: int) -> str:

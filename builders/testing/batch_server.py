@@ -23,6 +23,7 @@ import itertools
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +65,8 @@ class BatchServer(ChatServer):
         self.extra_lines: list[dict[str, Any]] = []  # appended to the next batch's output (unknown ids...)
         self.hold: set[str] = set()
         self.reached = {stage: threading.Event() for stage in STAGES}
+        #: ``content -> (body, headers)`` for file downloads (a gzip bomb as an output file); None: as kept
+        self.encode_content: Callable[[bytes], tuple[bytes, dict[str, str]]] | None = None
         self.no_batches = False  # answer 404 on /v1/batches and /v1/files, as a provider without them
         self._file_ids = itertools.count(1)
         self._batch_ids = itertools.count(1)
@@ -155,7 +158,11 @@ class _BatchHandler(_Handler):
                 if content is None:
                     return self._error(404, "no such file", "not_found")
                 self._held("content")
-                return self._send(200, content, {"Content-Type": "application/jsonl"})
+                headers = {"Content-Type": "application/jsonl"}
+                if server.encode_content is not None:
+                    content, more = server.encode_content(content)
+                    headers.update(more)
+                return self._send(200, content, headers)
         except _Gone:
             return
         self._error(404, f"no route {path}", "not_found")
