@@ -119,25 +119,15 @@ def read_json_object(path: PathLike) -> dict[str, Any]:
     return data
 
 
-def write_text_atomic(path: PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        _publishable(tmp, 0o666)
-        os.replace(tmp, path)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise naming(err, path) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+def write_text_atomic(path: PathLike, text: str | Iterable[str]) -> Path:
+    """Write ``text`` (or its pieces, one after another: never held whole) to ``path`` atomically
+    (:func:`write_file_atomic`)."""
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.writelines([text] if isinstance(text, str) else text)
+
+    return write_file_atomic(path, write)
 
 
 #: Line breaks to ``str.splitlines`` that ``json.dumps(ensure_ascii=False)`` leaves raw (it escapes
@@ -157,7 +147,7 @@ def write_jsonl_atomic(
     path: PathLike, records: Iterable[Mapping[str, Any]], *, sort_keys: bool = True
 ) -> Path:
     """``sort_keys=False`` keeps each record's field order (e.g. a schema's documented order)."""
-    return write_text_atomic(path, "".join(dumps_line(r, sort_keys=sort_keys) for r in records))
+    return write_text_atomic(path, (dumps_line(r, sort_keys=sort_keys) for r in records))
 
 
 def write_json_atomic(path: PathLike, data: Any) -> Path:
@@ -186,13 +176,16 @@ def write_chunks_atomic(path: PathLike, chunks: Iterable[bytes]) -> Path:
 
 
 def write_file_atomic(path: PathLike, write: Callable[[Path], object]) -> Path:
-    """Call ``write(tmp_path)`` for a temporary path beside ``path``, then rename it into place."""
+    """Call ``write(tmp_path)`` for a temporary path beside ``path``, flush it to disk, then rename it
+    into place: a reader sees the old file or the whole new one, also after a crash."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
     os.close(fd)
     try:
         write(Path(tmp))
+        with open(tmp, "rb") as written:
+            os.fsync(written.fileno())
         _publishable(tmp, 0o666)
         os.replace(tmp, path)
     except OSError as err:

@@ -24,6 +24,7 @@ import argparse
 import json
 import logging
 import os
+import sys
 import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
@@ -65,6 +66,20 @@ class Tally:
         return bool(self.kept or self.rejected)
 
 
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """Where an item's record starts in the partial log, and what :meth:`StepRecords.tally` counts."""
+
+    offset: int
+    status: str
+    reason: str
+
+    @classmethod
+    def of(cls, offset: int, record: Mapping[str, Any]) -> _Entry:
+        status = KEPT if record["_status"] == KEPT else REJECTED  # shared strings, not one per item
+        return cls(offset, status, sys.intern(str(record.get("_reason", "?"))))
+
+
 @dataclass
 class StepRecords:
     """Records of one step of one pipeline run, keyed by item id (``key`` field of each record)."""
@@ -72,8 +87,10 @@ class StepRecords:
     work_dir: Path
     name: str
     key: str = "id"
-    _done: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
-    _log: IO[str] | None = field(default=None, init=False, repr=False)
+    # id -> where its last record starts in the partial log, its status and reason: the records
+    # themselves stay on disk, so memory per item is a small constant however long the step.
+    _done: dict[str, _Entry] = field(default_factory=dict, init=False, repr=False)
+    _log: IO[bytes] | None = field(default=None, init=False, repr=False)
     _uncommitted_since: float | None = field(default=None, init=False, repr=False)
     _grouping: bool = field(default=False, init=False, repr=False)
     commits: int = field(default=0, init=False, repr=False)  # fsyncs of the partial log
@@ -83,8 +100,33 @@ class StepRecords:
         self.dir.mkdir(parents=True, exist_ok=True)
         if not self.complete and self.partial_path.exists():
             _truncate_torn_tail(self.partial_path)
-            for record in read_jsonl(self.partial_path):
-                self._done[str(record[self.key])] = record  # the last record of an id wins
+            self._index_partial()
+
+    def _index_partial(self) -> None:
+        """Index the partial log (the last record of an id wins); a line that is not JSON is an error
+        naming the file and line."""
+        self._done = {}
+        with self.partial_path.open("rb") as handle:
+            offset = 0
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    try:
+                        record = json.loads(line)
+                    except ValueError as err:
+                        raise ValueError(
+                            f"{self.partial_path}, line {number}: not valid JSON ({err})"
+                        ) from None
+                    self._done[str(record[self.key])] = _Entry.of(offset, record)
+                offset += len(line)
+
+    def _records(self, ids: Iterable[str]) -> Iterator[dict[str, Any]]:
+        """The recorded entries of ``ids`` (each recorded), read back from the partial log in that order."""
+        if self._log is not None:
+            self._log.flush()
+        with self.partial_path.open("rb") as handle:
+            for i in ids:
+                handle.seek(self._done[i].offset)
+                yield json.loads(handle.readline())
 
     @property
     def dir(self) -> Path:
@@ -136,7 +178,7 @@ class StepRecords:
         )  # fmt: skip
         write_jsonl_atomic(self.partial_path, finished.values())
         self.path.unlink()  # no longer complete; the next finish() writes it again with every item
-        self._done = finished
+        self._index_partial()
         return True
 
     def add(
@@ -160,12 +202,13 @@ class StepRecords:
             entry["_detail"] = detail
         with writing(str(self.partial_path)):
             if self._log is None:
-                self._log = self.partial_path.open("a", encoding="utf-8")
-            self._log.write(dumps_line(entry))
+                self._log = self.partial_path.open("ab")
+            offset = self._log.tell()
+            self._log.write(dumps_line(entry).encode("utf-8"))
             # Flushed at once: a killed process loses no record (the OS has it); only the fsync, which
             # guards against a power loss, is grouped.
             self._log.flush()
-        self._done[str(record[self.key])] = entry
+        self._done[str(record[self.key])] = _Entry.of(offset, entry)
         if self._uncommitted_since is None:
             self._uncommitted_since = time.monotonic()
         if self._grouping:
@@ -226,12 +269,15 @@ class StepRecords:
         missing = [o for o in order if o not in self._done]
         if missing:
             raise RuntimeError(f"step {self.name}: {len(missing)} items have no record, e.g. {missing[:3]}")
-        entries = [self._done[o] for o in order]
-        rejects = [e for e in entries if e["_status"] == REJECTED]
-        write_jsonl_atomic(self.rejects_path, rejects)
+        # Streamed from the partial log in input order, one record at a time.
+        write_jsonl_atomic(
+            self.rejects_path, self._records(o for o in order if self._done[o].status == REJECTED)
+        )
         # The kept file last: its existence is what marks the step complete.
-        write_jsonl_atomic(self.path, [_strip(e) for e in entries if e["_status"] == KEPT])
+        kept = (_strip(e) for e in self._records(o for o in order if self._done[o].status == KEPT))
+        write_jsonl_atomic(self.path, kept)
         self.partial_path.unlink(missing_ok=True)
+        self._done = {o: self._done[o] for o in order}  # what the files hold, for tally()
 
     def kept(self) -> list[dict[str, Any]]:
         if not self.complete:
@@ -243,12 +289,12 @@ class StepRecords:
 
     def tally(self) -> Tally:
         """Items kept and rejected (by reason) so far, for the run summary."""
-        if self.complete:
+        if self.complete and not self._done:  # a step finished by an earlier run: its files say
             return Tally(len(self.kept()), Counter(str(e.get("_reason", "?")) for e in self.rejects()))
-        statuses = [(e["_status"], str(e.get("_reason", "?"))) for e in self._done.values()]
+        entries = self._done.values()
         return Tally(
-            sum(status == KEPT for status, _ in statuses),
-            Counter(reason for status, reason in statuses if status != KEPT),
+            sum(e.status == KEPT for e in entries),
+            Counter(e.reason for e in entries if e.status != KEPT),
         )
 
 
