@@ -47,7 +47,8 @@ def write_work_folder(work: Path, n: int) -> None:
         a = annotations[k % len(annotations)]
         base = make_record(
             a, extract_candidates(a.emotions, key=a.id, seed=k), question="How does the person in this clip feel?",
-            difficulty="Easy" if k % 2 else "Hard", provenance=PROVENANCE,
+            difficulty="Easy" if k % 2 else "Hard", difficulty_reason="right_choice" if k % 2 else "wrong_choice",
+            provenance=PROVENANCE,
         )  # fmt: skip
         record = dataclasses.replace(base, id=f"{a.id}_b{k}", clip=clip_relpath(f"{a.id}_b{k}"))
         (work / record.clip).parent.mkdir(parents=True, exist_ok=True)

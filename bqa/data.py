@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bqa.features import SPLITS, TEXT_COLUMNS
-from bqa.vocabulary import GroupMapping, unrecorded_reason
+from bqa.vocabulary import GroupMapping
 from bqa.workfolder import META_FILE, RELEASE_DIR, meta_path, read_release
 from builders.hub.layout import CARD_FILE
 from builders.hub.split_data import SplitData, by_id
@@ -73,14 +73,7 @@ def open_split(
             f"{path}: neither a BQA work folder (no {RELEASE_DIR}/{META_FILE}) nor a Hub-layout folder "
             f"(no {CARD_FILE} dataset card)"
         ) from None
-    # Releases exported before STEP4's reasons were recorded have no difficulty_reason column: such a
-    # row's reason is all its difficulty could mean then.
-    later = [c for c in columns if c == "difficulty_reason" and c not in hub.column_names]
-    rows = hub.rows([c for c in columns if c not in later] + (["difficulty"] if later else []))
-    for row in rows if later else ():
-        row["difficulty_reason"] = unrecorded_reason(row["difficulty"])
-        if "difficulty" not in columns:
-            del row["difficulty"]
+    rows = hub.rows(columns)
     source = f"Hub folder {path} (config {hub.config})"
     position = {row["id"]: i for i, row in enumerate(rows)}
     return BQASplitData(

@@ -93,9 +93,6 @@ LORA_HYPERPARAMETERS: dict[str, object] = {
 }
 FINETUNED_MODEL = MODELS[-1]  # "VideoLLaMA2 (FT)" in Tables 1 and 4
 
-#: The paper's human baseline: 100 random test questions, 3 annotators ("Human (Rand100)").
-HUMAN_STUDY = {"size": 100, "raters": 3, "draw": "random"}
-
 
 def paper_model(name: str) -> PaperModel | None:
     """The paper's model called ``name``: its id, its Table 1 label or the paper's spelling (any case)."""

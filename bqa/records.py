@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -22,7 +22,6 @@ from bqa.vocabulary import (
     DIFFICULTY_REASONS,
     EMOTIONS,
     GroupMapping,
-    unrecorded_reason,
 )
 
 #: Number of choices of every question: the answer plus one distractor from each of 3 other groups.
@@ -154,7 +153,7 @@ class Provenance:
         return cls(**{step: StepProvenance.from_json(_map(data, step)) for step in PROVENANCE_STEPS})
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class BQARecord:
     """One final BQA row, without the video bytes; ``clip`` is the clip's path relative to the work folder."""
 
@@ -176,25 +175,8 @@ class BQARecord:
     annotation_confidence: float
     source: SourceClip
     provenance: Provenance
-    #: Why STEP4 gave this difficulty (:data:`bqa.vocabulary.DIFFICULTY_REASONS`); empty: not recorded
-    #: (releases made before the field existed), read as :attr:`step4_reason` says (so records compare
-    #: by that, not by this field).
-    difficulty_reason: str = field(default="", compare=False)
+    difficulty_reason: str  # why STEP4 gave this difficulty (:data:`bqa.vocabulary.DIFFICULTY_REASONS`)
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)  # ignored by the builder
-
-    @property
-    def step4_reason(self) -> str:
-        """The recorded reason, or, when none is, right_choice (Easy) / wrong_choice (Hard): all that a
-        release made before reasons were recorded could hold."""
-        return self.difficulty_reason or unrecorded_reason(self.difficulty)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, BQARecord):
-            return NotImplemented
-        return self._fields() == other._fields() and self.step4_reason == other.step4_reason
-
-    def _fields(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, f.name) for f in fields(self) if f.compare)
 
     __hash__ = None  # type: ignore[assignment]  # mutable mappings inside: never hashable
 
@@ -222,9 +204,9 @@ class BQARecord:
             out.append(f"answer_group {self.answer_group!r} != {mapping.group_of[self.answer]!r}")
         if self.difficulty not in DIFFICULTIES:
             out.append(f"difficulty {self.difficulty!r} is not one of {DIFFICULTIES}")
-        elif DIFFICULTY_REASONS.get(self.step4_reason) != self.difficulty:
+        elif DIFFICULTY_REASONS.get(self.difficulty_reason) != self.difficulty:
             out.append(
-                f"difficulty_reason {self.step4_reason!r} does not give difficulty {self.difficulty!r} "
+                f"difficulty_reason {self.difficulty_reason!r} does not give difficulty {self.difficulty!r} "
                 f"(reasons: {DIFFICULTY_REASONS})"
             )
         if list(self.emotions) != list(EMOTIONS):
@@ -243,7 +225,7 @@ class BQARecord:
             "answer_group": self.answer_group,
             "choice_groups": list(self.choice_groups),
             "difficulty": self.difficulty,
-            "difficulty_reason": self.step4_reason,
+            "difficulty_reason": self.difficulty_reason,
             "gender": self.gender,
             "age": self.age,
             "ethnicity": self.ethnicity,
@@ -275,7 +257,7 @@ class BQARecord:
             answer_group=_str(data, "answer_group"),
             choice_groups=tuple(_str_list(data, "choice_groups")),
             difficulty=_str(data, "difficulty"),
-            difficulty_reason=_str(data, "difficulty_reason") if "difficulty_reason" in data else "",
+            difficulty_reason=_str(data, "difficulty_reason"),
             gender=_str(data, "gender"),
             age=_str(data, "age"),
             ethnicity=_str(data, "ethnicity"),

@@ -170,7 +170,7 @@ def split_stats(
         answer=_counts((r.answer for r in records), EMOTIONS),
         **{key: _counts((getattr(r, key) for r in records), labels(key)) for key in DEMOGRAPHICS},
         self_bleu=self_bleu,
-        difficulty_reason=_counts((r.step4_reason for r in records), list(DIFFICULTY_REASONS)),
+        difficulty_reason=_counts((r.difficulty_reason for r in records), list(DIFFICULTY_REASONS)),
         openings=dict(openings.most_common()),
         wh_share=sum(n for word, n in openings.items() if is_wh(word)) / len(records) if records else None,
         clips=clip_stats([clips(r) for r in records]) if clips else None,

@@ -114,12 +114,6 @@ DIFFICULTY_REASONS: dict[str, str] = {
 }
 
 
-def unrecorded_reason(difficulty: str) -> str:
-    """The reason of a row whose release recorded none (made before reasons were): right_choice for
-    Easy, wrong_choice for Hard - all such a release could hold (it dropped the other replies)."""
-    return RIGHT_CHOICE if difficulty == "Easy" else WRONG_CHOICE
-
-
 # Bucket for wrong answers that are not an emotion of the choices (the paper's error analysis).
 OTHERS = "Others"
 

@@ -53,7 +53,7 @@ def make_record(
     question: str,
     difficulty: str,
     provenance: Provenance,
-    difficulty_reason: str = "",
+    difficulty_reason: str,
     extra: Mapping[str, Any] | None = None,
 ) -> BQARecord:
     """Assemble a final row from its BoLD annotation, its STEP1 candidates and the LLM steps' results."""

@@ -200,8 +200,6 @@ metadata above, and the tools call no model (and no paid API) unless one is name
 def _not_asked(release: Release) -> str:
     """Which conditional questions the videos do not get and why (the release's ``not_asked``)."""
     entries = release.not_asked()
-    if entries is None:
-        return "This release was built before the reasons for left-out conditional questions were recorded."
     counts = Counter((e["type"], e["why"]) for e in entries)
     rows = [[f"`{t}`", why, n] for (t, why), n in sorted(counts.items())]
     motion = [e for e in entries if e["type"] == MOTION_TYPE and e["why"] == NOT_CENTRAL]

@@ -18,10 +18,9 @@ Attribute mappings are shown to the judge (and to the pipeline's LLM steps) by
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from builders.scoring.judge import Groups
-from builders.scoring.rubrics import Criterion, Rubric
+from builders.scoring.rubrics import Criterion, Groups, Rubric
 from marinelife16k.vocabulary import (
     ATTRIBUTES,
     CAMERA_KINDS,
@@ -58,7 +57,10 @@ def camera_groups(camera: Sequence[str] | None) -> Groups | None:
 
 
 class MarineLifeRubric(Rubric):
-    """A MarineLife-16K rubric: a mapping reference is a set of expert attributes."""
+    """A MarineLife-16K rubric: a mapping reference is a set of expert attributes; the means are split
+    by camera kind (``by_camera``)."""
+
+    breakdown = (CAMERA_GROUP, CAMERA_KINDS)
 
     def format_reference(self, reference: str | Mapping[str, Any]) -> str:
         if isinstance(reference, Mapping):
@@ -144,6 +146,7 @@ class MarineLifeCaptionReview(MarineLifeRubric):
     description = "Alignment of a draft caption with the 13 expert attributes over 8 dimensions (S_c, 0-5)."
     prompt_name = "judge_marinelife_caption_review"
     explain = "overall"
+    reference_fields = ATTRIBUTES
     criteria = (
         Criterion(
             "alignment",
@@ -164,7 +167,22 @@ class MarineLifeCaptionReview(MarineLifeRubric):
         return super().variables(prediction, reference, question, **context)
 
 
-DEFAULT_RUBRIC = MarineLifeOpenEnded.name  # of the judge metric and of ``vqabench judge``
-
-#: The rubrics this benchmark's judge offers, in the order ``vqabench judge rubrics`` lists them.
+#: The rubrics this benchmark's judge offers, in the order ``vqabench judge rubrics`` lists them (the
+#: first is the judge metric's and ``vqabench judge``'s default).
 RUBRICS: tuple[type[Rubric], ...] = (MarineLifeOpenEnded, MarineLifeCaption, MarineLifeCaptionReview)
+
+
+class JudgeTask(NamedTuple):
+    """A judge task: the questions it judges, with which rubric, and what reports call it."""
+
+    question_type: str
+    rubric: str
+    title: str
+
+
+#: The judge's tasks, by the keys of a judge results file (``--judge-results``).
+JUDGE_TASKS: dict[str, JudgeTask] = {
+    "oemu": JudgeTask("camera_object_open_ended", MarineLifeOpenEnded.name,
+                      "open-ended questions on camera and object motion (OEMU)"),
+    "caption": JudgeTask("caption", MarineLifeCaption.name, "captions (BEH, AH, ECF)"),
+}  # fmt: skip

@@ -68,10 +68,9 @@ class Release:
         """Video ``id`` -> split."""
         return {row["id"]: row["split"] for row in self.videos}
 
-    def not_asked(self) -> list[dict[str, str]] | None:
-        """The conditional questions the videos do not get, with why (None: a release made before
-        this was recorded)."""
-        return self.meta.get(NOT_ASKED)
+    def not_asked(self) -> list[dict[str, str]]:
+        """The conditional questions the videos do not get, with why (``meta.json``'s, checked on reading)."""
+        return self.meta[NOT_ASKED]
 
     def split_names(self) -> list[str]:
         """The splits that hold at least one video, in the order train, validation, test."""
@@ -205,9 +204,7 @@ def _check_video_row(path: Path, number: int, row: Any) -> None:
 
 def _check_not_asked(release: Release, meta_path: Path) -> None:
     """``meta.json``'s ``not_asked`` must be exactly the conditional questions the records leave out."""
-    recorded = release.not_asked()
-    if recorded is None:
-        return  # a release written before the reasons were recorded
+    recorded = release.meta.get(NOT_ASKED)
     if not isinstance(recorded, list) or not all(isinstance(e, dict) for e in recorded):
         raise ValueError(f"{meta_path}: {NOT_ASKED!r} must be a list of objects")
     motion = {  # an entry without a string id matches no question: the comparison below names it

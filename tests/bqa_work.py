@@ -27,6 +27,7 @@ def write_work_folder(
             extract_candidates(a.emotions, key=a.id, seed=5),
             question="How does the person in this clip feel?",
             difficulty="Easy",
+            difficulty_reason="right_choice",
             provenance=PROVENANCE,
         )
         (work / record.clip).parent.mkdir(parents=True, exist_ok=True)

@@ -56,6 +56,7 @@ def _make_work(work: Path) -> dict:
             extract_candidates(a.emotions, key=a.id, seed=11),
             question=f"Looking at the person's posture in clip {i}, which emotion fits best?",
             difficulty=DIFFICULTIES[i % 2],
+            difficulty_reason=("right_choice", "wrong_choice")[i % 2],
             provenance=PROVENANCE,
         )
         remove_audio(a.clip_path, work / record.clip)
@@ -333,23 +334,21 @@ def test_cli_stats(work, capsys):
     assert printed["splits"]["total"]["size"] == sum(len(rows) for rows in splits.values())
 
 
-def test_a_hub_folder_exported_before_step4_reasons_still_opens(exported, tmp_path):
-    """Releases exported before ``difficulty_reason`` existed have no such column: their rows read as
-    right_choice (Easy) / wrong_choice (Hard), all those releases could hold."""
+def test_a_hub_folder_without_step4_reasons_is_refused_by_column(exported, tmp_path):
+    """The first release's layout has ``difficulty_reason``: a folder without it is an error naming the
+    column, not rows read with a guessed reason (issue 40: no readers for unreleased layouts)."""
     import shutil
 
     import pyarrow.parquet as pq
     from hub_helpers import record_checksums
 
-    out, _, splits = exported
+    out, _, _ = exported
     old = tmp_path / "old"
     shutil.copytree(out, old)
     for shard in old.rglob("*.parquet"):
         table = pq.read_table(shard)
         pq.write_table(table.drop(["difficulty_reason"]), shard)
-    record_checksums(old)
-    data = open_split(old, "train")
-    assert [r["difficulty_reason"] for r in data.rows] == [
-        "right_choice" if r.difficulty == "Easy" else "wrong_choice" for r in splits["train"]
-    ]
+    record_checksums(old)  # the shards changed on purpose: the release's checksums say so
+    with pytest.raises(ValueError, match="difficulty_reason"):
+        open_split(old, "train")
     assert "difficulty_reason" in open_split(out, "train").rows[0]

@@ -117,10 +117,7 @@ def test_reason_then_answer_on_the_exported_folder_matches_the_work_folder(data,
     runs = {}
     with ChatServer(model=None) as server:
         server.handler = BQAResponder(answers=answers)
-        for name, style in (
-            ("hub", "reason_then_answer"),
-            ("work", "rationale"),
-        ):  # "rationale": its old name
+        for name, style in (("hub", "reason_then_answer"), ("work", "reason_then_answer")):
             out = tmp_path / f"{name}.jsonl"
             args = ["bqa", "evaluate", "--data", str(root / name), "--split", "test", "--out", str(out),
                     "--style", style, "--fps", "1"]  # fmt: skip

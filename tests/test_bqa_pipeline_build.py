@@ -454,7 +454,7 @@ def test_blocked_replies_and_unanswered_step4_replies(tmp_path):
     stopped = [r for r in labelled.values() if r["difficulty_reason"] == "blocked"]
     assert {(r["difficulty"], r["blocked"]) for r in stopped} == {("Hard", "finish_reason=content_filter")}
     release = read_release(tmp_path / "hard", check_clips=False)
-    assert sum(r.step4_reason == "blocked" for rs in release.splits.values() for r in rs) == len(stopped)
+    assert sum(r.difficulty_reason == "blocked" for rs in release.splits.values() for r in rs) == len(stopped)
     assert sum(
         r["difficulty_reason"] == "ambiguous" and r["difficulty"] == "Hard" for r in labelled.values()
     ) == (declining.ambiguous)

@@ -99,20 +99,25 @@ def test_options_are_lettered_lines():
         ("doubt/confusion.", "single_word", "Doubt/Confusion", None),
         ("I cannot tell from these frames.", "single_word", None, None),
         ("Anger or Surprise", "single_word", None, None),
-        ("Rationale: Fists are clenched.\nAnswer: Anger", "rationale", "Anger", "Fists are clenched."),
+        (
+            "Rationale: Fists are clenched.\nAnswer: Anger",
+            "reason_then_answer",
+            "Anger",
+            "Fists are clenched.",
+        ),
         (
             "The arms are raised high.\n\n**Answer:** B",
-            "rationale",
+            "reason_then_answer",
             "Confidence",
             "The arms are raised high.",
         ),
         (
             "He leans back; it could be Surprise.",
-            "rationale",
+            "reason_then_answer",
             "Surprise",
             "He leans back; it could be Surprise.",
         ),
-        ("Rationale: unclear.\nAnswer: none of them", "rationale", None, "unclear."),
+        ("Rationale: unclear.\nAnswer: none of them", "reason_then_answer", None, "unclear."),
     ],
 )
 def test_read_answer(raw, style, answer, rationale):

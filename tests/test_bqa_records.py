@@ -33,6 +33,7 @@ def _records(n: int | None = None) -> list[BQARecord]:
             extract_candidates(a.emotions, key=a.id, seed=3),
             question=f"Which feeling does the person in {a.id} show?",
             difficulty="Hard" if i % 2 else "Easy",
+            difficulty_reason="wrong_choice" if i % 2 else "right_choice",
             provenance=PROVENANCE,
         )
         for i, a in enumerate(annotations)

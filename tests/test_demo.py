@@ -22,7 +22,7 @@ from builders.demo.recordings import bqa_baseline, marine_baseline, marine_judge
 from builders.demo.run import MARKER, next_steps, prepare_output, score_everything
 from builders.demo.samples import BuiltSample
 from builders.demo.scoring import Metrics
-from builders.evaluation.marinelife import JUDGE_TASKS, judge_inputs
+from builders.evaluation.marinelife import judge_inputs
 from builders.evaluation.rubrics import get_rubric
 from builders.files import progress
 from builders.files.jsonio import read_jsonl
@@ -34,6 +34,7 @@ from builders.testing.chat_server import ChatServer
 from builders.testing.samples import record_bqa_baseline as bqa_recording
 from builders.testing.samples import record_marinelife_baseline as marine_recording
 from marinelife16k.accuracy import marinelife_accuracy
+from marinelife16k.rubrics import JUDGE_TASKS
 from marinelife16k.vocabulary import CAMERA_KINDS, MULTIPLE_CHOICE
 
 SPLITS = ("train", "validation", "test")
@@ -205,7 +206,7 @@ def test_marinelife_numbers_equal_an_independent_recomputation(demo):
         assert scores["accuracy"][scope] == accuracy
         rows = [preds[r["question_id"]] for r in qa]
         with judge.replay_client() as client:
-            for task, (_, rubric) in JUDGE_TASKS.items():
+            for task, (_, rubric, _) in JUDGE_TASKS.items():
                 inputs = judge_inputs(rows, task)
                 expected = judge_predictions(
                     inputs.pop("predictions"), inputs.pop("references"), get_rubric(rubric), client,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from builders.cli import main as cli_main
-from builders.evaluation.marinelife import JUDGE_TASKS, evaluate, judge, judge_inputs
+from builders.evaluation.marinelife import evaluate, judge, judge_inputs
 from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMSettings
 from builders.scoring.answer_parsing import parsed_choice
@@ -22,6 +22,7 @@ from builders.testing.samples.record_marinelife_baseline import oracle
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.data import open_split
 from marinelife16k.export import export_release
+from marinelife16k.rubrics import JUDGE_TASKS
 from marinelife16k.sample import write_sample_work_folder
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, OPTION_LABELS
 
@@ -136,7 +137,7 @@ def test_judge_scores_open_ended_answers_by_camera(work, server, tmp_path):
     with _client(server, tmp_path / "judge.sqlite", model="scripted-judge") as client:
         results = judge(rows, client)
     assert set(results) == set(JUDGE_TASKS)
-    for task, (qtype, _) in JUDGE_TASKS.items():
+    for task, (qtype, _, _) in JUDGE_TASKS.items():
         cameras = Counter(r["camera_kind"] for r in rows if r["type"] == qtype)
         result = results[task]
         assert result.n == sum(cameras.values()) and result.n_failed == 0

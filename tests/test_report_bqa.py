@@ -90,7 +90,12 @@ def bqa_data(tmp_path_factory) -> dict:
         work,
         len(DESIGN),
         lambda i, r: dataclasses.replace(
-            r, difficulty=DESIGN[i][0], gender=DESIGN[i][1], age=DESIGN[i][2], ethnicity=DESIGN[i][3]
+            r,
+            difficulty=DESIGN[i][0],
+            gender=DESIGN[i][1],
+            age=DESIGN[i][2],
+            ethnicity=DESIGN[i][3],
+            difficulty_reason="right_choice" if DESIGN[i][0] == "Easy" else "wrong_choice",
         ),
     )
     hub = tmp_path_factory.mktemp("bqa-hub") / "BQA"

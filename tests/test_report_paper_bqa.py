@@ -45,10 +45,11 @@ def work(tmp_path_factory) -> tuple[Path, list]:
     base = []
     for a in read_bold(sample_root()).annotations:
         base.append(make_record(a, extract_candidates(a.emotions, key=a.id, seed=5), question="How does the person feel?",
-                                difficulty="Easy", provenance=PROVENANCE))  # fmt: skip
+                                difficulty="Easy", difficulty_reason="right_choice", provenance=PROVENANCE))  # fmt: skip
     test = [
         dataclasses.replace(base[i % len(base)], id=f"{base[i % len(base)].id}_c{i}",
-                            difficulty="Easy" if i < N_EASY else "Hard")
+                            difficulty="Easy" if i < N_EASY else "Hard",
+                            difficulty_reason="right_choice" if i < N_EASY else "wrong_choice")
         for i in range(N_EASY + N_HARD)
     ]  # fmt: skip
     write_release(work, {"train": base[:10], "validation": base[10:], "test": test}, ReleaseMeta(seed=5))

@@ -57,7 +57,11 @@ def _bqa_reply(kind: str, choices: list[str], answer: str) -> str:
 def bqa_work(tmp_path_factory) -> tuple[Path, list[dict]]:
     work = tmp_path_factory.mktemp("bqa-work")
     test = write_work_folder(
-        work, len(PLAN), lambda i, r: dataclasses.replace(r, difficulty=("Easy", "Hard")[i % 2])
+        work,
+        len(PLAN),
+        lambda i, r: dataclasses.replace(
+            r, difficulty=("Easy", "Hard")[i % 2], difficulty_reason=("right_choice", "wrong_choice")[i % 2]
+        ),
     )
     return work, [{"id": r.id, "choices": list(r.choices), "answer": r.answer} for r in test]
 

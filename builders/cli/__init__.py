@@ -1,8 +1,9 @@
 """``vqabench``: one command line for researchers and maintainers.
 
-Each command lives in the module of the same name under :mod:`builders.cli` (``vqabench bqa`` in
-``builders/cli/bqa.py``) and exposes ``register(subparsers)``; it sets ``func`` on its parser, called
-with the parsed namespace. Modules whose name starts with ``_`` hold shared helpers. Command modules
+Each command lives in the module of the same name under :mod:`builders.cli` (``vqabench leaderboard`` in
+``builders/cli/leaderboard.py``) and exposes ``register(subparsers)``; it sets ``func`` on its parser,
+called with the parsed namespace. A benchmark's command (``vqabench bqa``) comes from its registered entry
+(:mod:`builders.cli._benchmarks`). Modules whose name starts with ``_`` hold shared helpers. Command modules
 import only argparse-level code at module level and load the heavy libraries (openai, PyAV, numpy,
 datasets) inside their handlers, so ``--help`` prints at once (``benchmarks/cli_startup.py``).
 """
@@ -23,8 +24,12 @@ from typing import NoReturn
 
 
 def command_names() -> list[str]:
-    """The commands, one per module of this package (sorted; helper modules ``_*`` skipped)."""
-    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+    """The commands (sorted): one per registered benchmark (:mod:`builders.cli._benchmarks`), one per
+    other module of this package (helper modules ``_*`` skipped)."""
+    from builders.cli._benchmarks import registry
+
+    modules = {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")}
+    return sorted(modules | set(registry()))
 
 
 class _VersionAction(argparse.Action):
@@ -115,8 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     parser.add_argument("--version", action=_VersionAction)
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    from builders.cli._benchmarks import registry
+    from builders.cli._verbs import register_benchmark
+
     for name in command_names():
-        importlib.import_module(f"{__name__}.{name}").register(subparsers)
+        if name in registry():
+            register_benchmark(subparsers, registry()[name])
+        else:
+            importlib.import_module(f"{__name__}.{name}").register(subparsers)
         command = name.replace("_", "-")  # a module name cannot hold the command's hyphen
         if command not in subparsers.choices:
             raise RuntimeError(f"{__name__}.{name} must register the command {command!r} (module = command)")
@@ -156,7 +167,11 @@ def _redacted_excepthook(kind, value, tb) -> None:
 def main(argv: list[str] | None = None) -> int:
     from builders.files.redact import RedactingFilter, redact_text
 
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except RuntimeError as err:  # an install whose metadata lacks the benchmarks' entry points
+        print(f"vqabench: {err}", file=sys.stderr)
+        return 1
     args = parser.parse_args(argv)
     # Warnings and errors only: what a command did, it prints on stdout (-v: every debug line too).
     logging.basicConfig(

@@ -1,77 +1,68 @@
-"""The benchmark registry: the two entries by command-line name, ``bqa`` (:mod:`builders.cli.bqa`) and
-``marinelife`` (:mod:`builders.cli.marinelife`), spelled so wherever a user types one (``vqabench
-marinelife ...``, ``report marinelife``, ``leaderboard marinelife``, ``human-study make marinelife``);
-an old spelling is answered with a one-line hint (:func:`benchmark_key`).
+"""The benchmark registry: every :class:`~builders.cli._entry.Benchmark` an installed distribution
+declares in the ``vqabench.benchmarks`` entry-point group (``key = "module:ENTRY"``), by command-line
+name. This project declares ``bqa`` and ``marinelife`` in pyproject.toml; a third benchmark is one
+package and one entry, in this distribution or another. The names are spelled so wherever a user types
+one (``vqabench marinelife ...``, ``report marinelife``, ``leaderboard marinelife``...).
 
-Argparse-level only: the benchmark modules are imported when a handler asks for one.
+Argparse level: an entry's heavy modules are imported when a handler asks for them.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from importlib.metadata import entry_points
 
-from builders.cli import bqa, marinelife
-from builders.cli._entry import Benchmark
-from builders.cli._verbs import card_default_repo_id
+from builders.cli._entry import Benchmark, Published
 from builders.hub.repo_ids import ChosenRepoId, choose_repo_id
 
-#: The benchmarks, by command-line name: each entry holds what is its own (builders/cli/<key>.py).
-REGISTRY: dict[str, Benchmark] = {entry.key: entry for entry in (bqa.ENTRY, marinelife.ENTRY)}
-
-#: command-line name -> (benchmark module, card module)
-MODULES = {key: entry.modules for key, entry in REGISTRY.items()}
-
-#: Spellings a command once took, and the name to type now.
-OLD_NAMES = {old: entry.key for entry in REGISTRY.values() for old in entry.old_names}
+#: The entry-point group a benchmark registers under.
+GROUP = "vqabench.benchmarks"
 
 
-def benchmark_key(text: str) -> str:
-    """An argparse ``type``: a benchmark's command-line name, or a one-line hint for an old spelling."""
-    if text in MODULES:
-        return text
-    new = OLD_NAMES.get(text.lower())
-    if new is not None:
-        raise argparse.ArgumentTypeError(f"the benchmark is now spelled {new!r} (as in 'vqabench {new}')")
-    raise argparse.ArgumentTypeError(f"unknown benchmark {text!r}; expected one of {', '.join(MODULES)}")
+@cache
+def registry() -> dict[str, Benchmark]:
+    """The installed benchmarks by command-line name (sorted). An entry point that does not name a
+    :class:`Benchmark` of its own name is refused, naming the entry point."""
+    found: dict[str, Benchmark] = {}
+    for point in sorted(entry_points(group=GROUP), key=lambda p: p.name):
+        entry = point.load()
+        where = f"entry point {point.name} = {point.value} (group {GROUP})"
+        if not isinstance(entry, Benchmark):
+            raise RuntimeError(
+                f"{where}: expected a builders.cli._entry Benchmark, got {type(entry).__name__}"
+            )
+        if entry.key != point.name or point.name in found:
+            raise RuntimeError(f"{where}: the entry's key is {entry.key!r}; a name is one entry's key")
+        found[point.name] = entry
+    if not found:
+        raise RuntimeError(f"no benchmark is registered in {GROUP}: reinstall the package (pip install -e .)")
+    return found
 
 
-def add_benchmark_argument(parser: argparse.ArgumentParser, help: str) -> None:
-    parser.add_argument("benchmark", type=benchmark_key, metavar="{" + ",".join(MODULES) + "}", help=help)
+def add_benchmark_argument(parser: argparse.ArgumentParser, help: str, keys: list[str] | None = None) -> None:
+    """The positional ``benchmark``: one of ``keys`` (default: every registered one)."""
+    keys = list(registry()) if keys is None else keys
+
+    def key(text: str) -> str:
+        if text in keys:
+            return text
+        raise argparse.ArgumentTypeError(f"unknown benchmark {text!r}; expected one of {', '.join(keys)}")
+
+    parser.add_argument("benchmark", type=key, metavar="{" + ",".join(keys) + "}", help=help)
 
 
-@dataclass(frozen=True)
-class Known:
-    key: str
-    benchmark: Any  # builders.hub.benchmark.Benchmark
-    file_stem: str
-    default_repo_id: str
-
-
-def _load(key: str) -> Known:
-    module = importlib.import_module(MODULES[key][0])  # lazy for start-up speed
-    return Known(key, module.BENCHMARK, module.RESULTS_FILE_STEM, card_default_repo_id(REGISTRY[key]))
-
-
-def by_key(key: str) -> Known:
-    if key not in MODULES:
-        raise ValueError(f"unknown benchmark {key!r}; expected one of {sorted(MODULES)}")
-    return _load(key)
-
-
-def by_name(name: object, where: str) -> Known:
-    """The benchmark a report names in its ``benchmark`` field ("BQA", "MarineLife-16K")."""
-    for key in MODULES:
-        known = _load(key)
-        if known.benchmark.name == name:
-            return known
-    names = [_load(k).benchmark.name for k in MODULES]
+def by_name(name: object, where: str) -> Published:
+    """What the benchmark a report names in its ``benchmark`` field ("BQA", "MarineLife-16K") publishes."""
+    for entry in registry().values():
+        if entry.name == name:
+            return entry.published()
+    names = [entry.name for entry in registry().values()]
     raise ValueError(f"{where}: 'benchmark' is {name!r}, expected one of {names}")
 
 
-def dataset_id(known: Known, given: str | None, recorded: str | None = None) -> ChosenRepoId:
+def dataset_id(published: Published, given: str | None, recorded: str | None = None) -> ChosenRepoId:
     """The benchmark's dataset repo id (:func:`builders.hub.repo_ids.choose_repo_id`): ``given``
     (--dataset-id), the repo a report read (``recorded``), the environment's setting, the card's."""
-    return choose_repo_id(known.benchmark.name, given=given, recorded=recorded, default=known.default_repo_id)
+    default = published.default_repo_id
+    return choose_repo_id(published.eval_yaml.name, given=given, recorded=recorded, default=default)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from builders.files.arguments import existing_folder
 from builders.options.numbers import POSITIVE_INT
@@ -30,11 +29,6 @@ def add_export_arguments(parser: argparse.ArgumentParser, repo_help: str) -> Non
     parser.add_argument(
         "--cache-dir", type=Path, help="datasets cache for the build (default <work>/.cache/datasets)"
     )
-
-
-def export_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments of a dataset's ``export_release`` given by :func:`add_export_arguments`."""
-    return {"cache_dir": args.cache_dir, "max_shard_bytes": args.max_shard_mb * 1024 * 1024}
 
 
 def add_build_export_arguments(

@@ -10,15 +10,13 @@ Argparse level only: the work loads the heavy modules inside the handlers (start
 from __future__ import annotations
 
 import argparse
-import importlib
 from functools import partial
 from pathlib import Path
 
-from builders.cli._entry import Benchmark, BuildJob, Verb
+from builders.cli._entry import Benchmark, Verb
 from builders.cli._options import (
     add_build_export_arguments,
     add_export_arguments,
-    export_options,
     export_repo_id,
 )
 from builders.cli._presets import add_preset_argument, apply_preset
@@ -61,25 +59,21 @@ def register_benchmark(subparsers: argparse._SubParsersAction, entry: Benchmark)
         sub.set_defaults(func=action.run)
 
 
-def _own(parser: argparse.ArgumentParser, verb: Verb) -> None:
+def _own(parser: argparse.ArgumentParser, entry: Benchmark, verb: Verb[object]) -> None:
     if verb.arguments is not None:
         verb.arguments(parser)
-
-
-def card_default_repo_id(entry: Benchmark) -> str:
-    return importlib.import_module(entry.modules[1]).DEFAULT_REPO_ID  # lazy: start-up speed
 
 
 # -- build --------------------------------------------------------------------------------------
 
 
-def _build_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Verb) -> None:
+def _build_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Verb[object]) -> None:
     parser.add_argument(
         "--work", type=Path, required=True, help="work folder (created; an existing one is resumed)"
     )
     parser.add_argument("--sample", action="store_true", help=entry.sample)
     parser.add_argument("--replay", action="store_true", help=REPLAY_HELP)
-    _own(parser, verb)
+    _own(parser, entry, verb)
     add_step_arguments(parser)
     add_preset_argument(parser, f"{entry.key} build")
     add_build_export_arguments(parser.add_argument_group("export"), entry.repo_help)
@@ -104,7 +98,7 @@ def run_build(entry: Benchmark, args: argparse.Namespace) -> int:
         if args.llm_mode not in ("normal", "replay"):
             raise ValueError(f"--replay sends nothing; it cannot go with --llm-mode {args.llm_mode}")
         args.llm_mode = "replay"
-    job: BuildJob = verb_run(entry.build)(args, sample_replay=args.replay and args.sample)
+    job = entry.build.run(args, sample_replay=args.replay and args.sample)
     if args.replay and args.sample:
         client = job.recorded
     elif job.needs_llm:
@@ -131,11 +125,11 @@ def run_build(entry: Benchmark, args: argparse.Namespace) -> int:
     if args.export is not None and summary.release is None:
         raise ValueError(f"{args.work}: no release to export yet; run the steps up to the release first")
     if args.export is not None:
-        exported = verb_run(entry.export)(
+        exported = entry.export.run(
             args.work,
             args.export,
             args,
-            repo_id=export_repo_id(args.repo_id, entry.name, card_default_repo_id(entry)),
+            repo_id=export_repo_id(args.repo_id, entry.name, entry.published().default_repo_id),
         )
         print(f"exported {exported.folder} ({exported.sizes}); load_dataset check passed")
     return 0
@@ -144,8 +138,8 @@ def run_build(entry: Benchmark, args: argparse.Namespace) -> int:
 # -- evaluate -----------------------------------------------------------------------------------
 
 
-def _evaluate_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Verb) -> None:
-    _own(parser, verb)
+def _evaluate_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Verb[object]) -> None:
+    _own(parser, entry, verb)
     add_preset_argument(parser, f"{entry.key} evaluate")
     add_prediction_arguments(
         parser,
@@ -159,7 +153,7 @@ def _evaluate_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb:
 def run_evaluate(entry: Benchmark, args: argparse.Namespace) -> int:
     """Apply the preset (recorded in every line), then predict through the one prediction runner."""
     preset = apply_preset(args, f"{entry.key} evaluate")  # None: no --preset (or none registered)
-    job = verb_run(entry.evaluate)(args)
+    job = entry.evaluate.run(args)
     return run_prediction_command(
         args, job.open_data, job.evaluate, entry.evaluate_frames, clients=job.clients,
         identity_extra={"preset": preset} if preset else None, **job.options,
@@ -169,7 +163,7 @@ def run_evaluate(entry: Benchmark, args: argparse.Namespace) -> int:
 # -- judge --------------------------------------------------------------------------------------
 
 
-def _judge_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Verb) -> None:
+def _judge_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Verb[object]) -> None:
     parser.add_argument(
         "predictions",
         type=existing_file,
@@ -200,7 +194,7 @@ def _judge_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Ve
         help="also write each item's scores with its question_id (what 'vqabench human-study score "
         "--judge-results' compares with the experts)",
     )
-    _own(parser, verb)
+    _own(parser, entry, verb)
     add_llm_arguments(parser, env_prefix=JUDGE_ENV_PREFIX)
     add_cost_arguments(parser)
 
@@ -214,7 +208,7 @@ def run_judge(entry: Benchmark, args: argparse.Namespace) -> int:
 
     assert entry.judge is not None
     require_api_key(args, JUDGE_ENV_PREFIX)  # before the predictions' data is downloaded
-    judge = verb_run(entry.judge)(args)
+    judge = entry.judge.run(args)
     with judge_client_from_args(args) as client:
         price = apply_cost_arguments(args, client)
         finish = judge(client)
@@ -228,15 +222,16 @@ def run_judge(entry: Benchmark, args: argparse.Namespace) -> int:
 # -- export -------------------------------------------------------------------------------------
 
 
-def _export_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Verb) -> None:
+def _export_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Verb[object]) -> None:
     add_export_arguments(parser, entry.repo_help)
-    _own(parser, verb)
+    _own(parser, entry, verb)
 
 
 def run_export(entry: Benchmark, args: argparse.Namespace) -> int:
-    exported = verb_run(entry.export)(
+    exported = entry.export.run(
         args.work_dir, args.out_dir, args,
-        repo_id=export_repo_id(args.repo_id, entry.name, card_default_repo_id(entry)), **export_options(args),
+        repo_id=export_repo_id(args.repo_id, entry.name, entry.published().default_repo_id),
+        cache_dir=args.cache_dir, max_shard_bytes=args.max_shard_mb * 1024 * 1024,
     )  # fmt: skip
     print(f"wrote {exported.folder} ({exported.sizes}); load_dataset check passed")
     return 0
@@ -245,21 +240,8 @@ def run_export(entry: Benchmark, args: argparse.Namespace) -> int:
 # -- stats --------------------------------------------------------------------------------------
 
 
-def _stats_arguments(parser: argparse.ArgumentParser, entry: Benchmark, verb: Verb) -> None:
-    _own(parser, verb)
-
-
 def run_stats(entry: Benchmark, args: argparse.Namespace) -> int:
-    return int(verb_run(entry.stats)(args) or 0)
-
-
-def verb_run(verb: Verb):
-    """The verb's work function (an entry may name it ``"module:function"``, imported when called)."""
-    run = verb.run
-    if isinstance(run, str):
-        module, _, name = run.partition(":")
-        return getattr(importlib.import_module(module), name)
-    return run
+    return entry.stats.run(args)
 
 
 VERB_ARGUMENTS = {
@@ -267,7 +249,7 @@ VERB_ARGUMENTS = {
     "evaluate": _evaluate_arguments,
     "judge": _judge_arguments,
     "export": _export_arguments,
-    "stats": _stats_arguments,
+    "stats": _own,
 }
 #: The one flow of each verb, the same function for every benchmark (tests/test_cli_shared_flags.py checks).
 VERB_FLOWS = {

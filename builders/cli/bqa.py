@@ -8,14 +8,12 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from builders.cli._bqa_paper import BQA_PAPER  # noqa: F401  (registers --preset bqa-paper)
-from builders.cli._entry import Action, Benchmark, BuildJob, EvaluateJob, Exported, Verb
+from builders.cli._entry import Action, Benchmark, BuildJob, EvaluateJob, Exported, Published, Verb
 from builders.cli._presets import apply_preset
-from builders.cli._verbs import register_benchmark
 from builders.files.arguments import existing_file, existing_folder
 from builders.files.text import plural
 from builders.hub.source import add_data_arguments
@@ -35,7 +33,7 @@ STYLE_SUMMARIES: dict[str, str] = {
     "the correct answer and writes a rationale; stage 2 answers in one word given it (ANSWER-LEAKING)",
     "multimodal_cot_no_answer": "the same two stages, stage 1 NOT given the correct answer",
     "reason_then_answer": "one request: a short rationale, then 'Answer: <emotion>' (zero-shot CoT, not the "
-    "paper's; formerly 'rationale')",
+    "paper's)",
 }
 REPO_HELP = "Hub repo named in the card's examples (default: $VQABENCH_BQA_REPO_ID, else naist-nlp/BQA)"
 
@@ -175,9 +173,9 @@ def _build_estimate(work: Path, estimate, price) -> str:
 def _evaluate_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument(
         "--style",
-        choices=[*STYLE_SUMMARIES, "rationale"],
+        choices=list(STYLE_SUMMARIES),
         default="single_word",
-        help="evaluation style (see above; 'rationale' is the old name of reason_then_answer)",
+        help="evaluation style (see above)",
     )
     add_derived_llm_arguments(
         e, RATIONALE_PREFIX, RATIONALE_ENV_PREFIX, "rationale LLM (two-stage styles)",
@@ -368,6 +366,13 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _published() -> Published:
+    from bqa.benchmark import BENCHMARK, RESULTS_FILE_STEM
+    from bqa.card import DEFAULT_REPO_ID
+
+    return Published(BENCHMARK, RESULTS_FILE_STEM, DEFAULT_REPO_ID)
+
+
 ENTRY = Benchmark(
     key="bqa",
     name="BQA",
@@ -377,7 +382,8 @@ ENTRY = Benchmark(
     "the data actions outside the LLM: check that a BoLD root reads cleanly, print a built release's "
     "statistics, export it to a folder in Hugging Face Hub layout (Parquet shards with the clips "
     "embedded and a dataset card), checked with load_dataset.",
-    modules=("bqa.benchmark", "bqa.card"),
+    published=_published,
+    human_study="bqa",
     rows="rows",
     videos="clips (rows)",
     evaluate_frames=16,
@@ -483,6 +489,3 @@ ENTRY = Benchmark(
         ),
     ),
 )
-
-#: ``vqabench <key> ...``: the shared verbs with this entry's part, then its own actions.
-register = partial(register_benchmark, entry=ENTRY)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from builders.cli._benchmarks import add_benchmark_argument
+from builders.cli._benchmarks import add_benchmark_argument, registry
 from builders.files.arguments import existing_file, existing_folder
 from builders.hub.source import add_data_arguments
 from builders.options.numbers import POSITIVE_INT
@@ -39,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: vqabench human-study make bqa --data hub/BQA --split test --size 100 --seed 0 "
         "--raters alice,bob,carol --out studies/bqa-rand100",
     )
-    add_benchmark_argument(make, "which benchmark the study is on")
+    studied = [key for key, entry in registry().items() if entry.human_study is not None]
+    add_benchmark_argument(make, "which benchmark the study is on", studied)
     add_data_arguments(make, "the dataset to draw from")
     make.add_argument("--split", default="test", help="split to draw from (default: test)")
     make.add_argument(
@@ -133,9 +134,9 @@ def _make(args: argparse.Namespace) -> int:
     from builders.human_study.designs import Settings, resolve
     from builders.human_study.draw import RANDOM
     from builders.human_study.make import make_study  # lazy: keeps 'vqabench --help' fast
-    from builders.human_study.study import BQA, MARINELIFE
 
-    benchmark = {"bqa": BQA, "marinelife": MARINELIFE}[args.benchmark]  # the name a study file records
+    benchmark = registry()[args.benchmark].human_study  # the name a study file records
+    assert benchmark is not None  # the argument offers only the benchmarks with a study
     settings = resolve(
         benchmark, paper=args.paper_design, size=args.size, draw=args.draw,
         raters=[r.strip() for r in args.raters.split(",") if r.strip()] if args.raters is not None else None,

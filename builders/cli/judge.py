@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,8 @@ from builders.runs.unfinished import Unfinished
 
 if TYPE_CHECKING:
     from builders.scoring.judge_results import JudgeResult
+
+CAMERA = "camera"  # the breakdown of the --camera-key column, as a registered rubric declares it
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,12 +50,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument(
         "predictions",
         type=existing_file,
-        help="JSONL file, one item per line; a 'marinelife evaluate' output (or a harness output of the "
+        help="JSONL file, one item per line; a benchmark's 'evaluate' output (or a harness output of the "
         "project's tasks) is read as such: the rubric's question type is judged, the rest skipped",
     )
     score.add_argument(
         "--rubric",
-        help="rubric name (default: the MarineLife open-ended rubric, OEMU); 'vqabench judge rubrics' lists them",
+        help="rubric name (default: the first one 'vqabench judge rubrics' lists, OEMU)",
     )
     score.add_argument("--rubric-file", help="YAML or JSON rubric file (with --rubric custom)")
     score.add_argument(
@@ -62,8 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument(
         "--reference-key",
         default="reference",
-        help="field of the reference text, or of the attribute mapping for marinelife_caption_review "
-        "(default %(default)s)",
+        help="field of the reference text, or of a structured reference's mapping (default %(default)s)",
     )
     score.add_argument("--question-key", default="question", help="field of the question, if present")
     score.add_argument(
@@ -103,43 +105,22 @@ def _column(rows: list[dict[str, Any]], key: str, path: str, required: bool) -> 
     return [row[key] for row in rows]
 
 
-def _runner_rows(rows: list[Any], rubric: Any, path: Path) -> dict[str, list[Any]] | None:
-    """The judge's inputs from a ``marinelife evaluate`` output (every row a question with its type and
-    format): the rows of the rubric's question type, as ``marinelife judge`` reads them; None otherwise."""
-    from builders.evaluation.marinelife import JUDGE_TASKS, judge_inputs
-
-    if not rows or not all(isinstance(r, dict) and "question_format" in r and "type" in r for r in rows):
-        return None
-    task = next((t for t, (_, name) in JUDGE_TASKS.items() if name == rubric.name), None)
-    if task is None:
-        judged = [name for _, name in JUDGE_TASKS.values()]
-        raise ValueError(
-            f"{path}: a 'marinelife evaluate' output is judged with the rubric of one of its open-ended types "
-            f"({', '.join(judged)}), not {rubric.name!r}; 'vqabench marinelife judge' judges both"
-        )
-    inputs = judge_inputs(rows, task)
-    if inputs is None:
-        raise ValueError(f"{path}: no {JUDGE_TASKS[task][0]} question to judge with {rubric.name!r}")
-    print(f"{path}: a 'marinelife evaluate' output; judging its {len(inputs['predictions'])} "
-          f"{JUDGE_TASKS[task][0]} row(s) of {len(rows)}")  # fmt: skip
-    return inputs
-
-
 def _score(args: argparse.Namespace) -> int:
-    from builders.evaluation.rubrics import get_rubric
+    from builders.cli._benchmarks import registry
+    from builders.evaluation.rubrics import RUBRICS, get_rubric
     from builders.report.harness_outputs import read_prediction_lines
     from builders.report.inputs import TEXT_FIELDS
     from builders.scoring.judge import judge_client_from_args, judge_predictions
-    from marinelife16k.rubrics import DEFAULT_RUBRIC, camera_groups
 
-    rubric = get_rubric(args.rubric or DEFAULT_RUBRIC, args.rubric_file)
+    rubric = get_rubric(args.rubric or RUBRICS.default, args.rubric_file)
     path = Path(args.predictions)
     rows = read_prediction_lines(path)  # the one predictions reader (harness outputs too)
     if not rows:
         raise ValueError(f"{path}: no rows")
-    runner = (
-        None if args.prediction_key or args.reference_key != "reference" else _runner_rows(rows, rubric, path)
-    )
+    runner: Mapping[str, Any] | None = None  # a registered benchmark's 'evaluate' output, read by its entry
+    if not args.prediction_key and args.reference_key == "reference":
+        read = (entry.judge_rows(rows, rubric, path) for entry in registry().values() if entry.judge_rows)
+        runner = next((inputs for inputs in read if inputs is not None), None)
     if runner is not None:
         columns = {"predictions": runner["predictions"], "references": runner["references"],
                    "questions": runner["questions"], "camera": runner["camera"], "evidence": runner.get("evidence")}  # fmt: skip
@@ -168,7 +149,7 @@ def _score(args: argparse.Namespace) -> int:
             rubric,
             client,
             questions=columns["questions"],
-            groups=camera_groups(columns["camera"]),
+            groups=RUBRICS.groups(CAMERA, columns["camera"]),
             evidence=columns["evidence"],
             return_items=args.items,
         )
@@ -188,14 +169,12 @@ def _fmt(value: float | None) -> str:
 
 
 def _summary(result: JudgeResult) -> str:
-    from marinelife16k.rubrics import CAMERA_GROUP
-
     lines = [
         f"{result.judge.signature if result.judge else ''}",
         f"score {_fmt(result.score)}  n={result.n}  failed={result.n_failed}  "
         + "  ".join(f"{name} {_fmt(v)}" for name, v in result.criteria.items()),
     ]
-    for kind, part in result.by(CAMERA_GROUP).items():
+    for kind, part in result.by(CAMERA).items():
         lines.append(
             f"  {kind:<7} score {_fmt(part.score)}  n={part.n}  "
             + "  ".join(f"{name} {_fmt(v)}" for name, v in part.criteria.items())

@@ -49,26 +49,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _leaderboard(args: argparse.Namespace) -> int:
     import logging
 
-    from builders.cli._benchmarks import by_key, dataset_id
+    from builders.cli._benchmarks import dataset_id, registry
     from builders.report.leaderboard import rows_from_folder, rows_from_hub, write_leaderboard
 
     if not args.verbose:
         for name in ("httpx2", "httpx"):
             logging.getLogger(name).setLevel(logging.WARNING)
-    known = by_key(args.benchmark)
-    chosen = dataset_id(known, args.dataset_id)
+    published = registry()[args.benchmark].published()
+    chosen = dataset_id(published, args.dataset_id)
     repo = chosen.repo_id
     if args.hub:
         from builders.hub.publish import resolve_endpoint
 
         endpoint = resolve_endpoint()
-        rows = rows_from_hub(repo, endpoint=endpoint, default_task=known.benchmark.tasks[0].id)
+        rows = rows_from_hub(repo, endpoint=endpoint, default_task=published.eval_yaml.tasks[0].id)
         source = f"the Hub's leaderboard at {endpoint}"
     else:
         rows = rows_from_folder(args.root, repo)
         source = f"the eval results under {args.root}"
     report = write_leaderboard(
-        known.benchmark,
+        published.eval_yaml,
         repo,
         rows,
         args.out,
@@ -78,7 +78,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
     )
     for problem in report.metrics["skipped"]:
         print(f"skipped {problem}", file=sys.stderr)
-    for task in known.benchmark.tasks:
+    for task in published.eval_yaml.tasks:
         ranked = report.metrics["tasks"][task.id]
         if ranked:
             best = ranked[0]

@@ -10,17 +10,14 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from builders.cli._entry import Action, Benchmark, BuildJob, EvaluateJob, Exported, Verb
-from builders.cli._verbs import register_benchmark
+from builders.cli._entry import Action, Benchmark, BuildJob, EvaluateJob, Exported, Published, Verb
 from builders.files.arguments import existing_file, existing_folder
 from builders.hub.source import add_data_arguments
 from builders.llm.cli import given_llm_options
 from builders.options.numbers import POSITIVE_INT, number_at_least
-from builders.runs.steps import add_renamed_flag
 
 # Heavy modules (datasets, PyAV, openai) load inside the handlers: lazy for start-up speed.
 
@@ -51,7 +48,6 @@ def _build_arguments(build: argparse.ArgumentParser) -> None:
         action="store_true",
         help="use the template sentence as the camera_object_open_ended reference instead of the LLM's",
     )
-    add_renamed_flag(build, "--frames", "--num-frames N (spelled as for every command that shows frames)")
 
 
 def _frames(args: argparse.Namespace):
@@ -165,6 +161,29 @@ def _judge(args: argparse.Namespace):
         return lambda: _write_judged(args, source, subset, results)
 
     return judge_with
+
+
+def _judge_rows(rows: list[Any], rubric: Any, path: Path) -> dict[str, list[Any]] | None:
+    """The judge's inputs from a ``marinelife evaluate`` output (every row a question with its type and
+    format): the rows of the rubric's question type, as ``marinelife judge`` reads them; None otherwise."""
+    from builders.evaluation.marinelife import judge_inputs
+    from marinelife16k.rubrics import JUDGE_TASKS
+
+    if not rows or not all(isinstance(r, dict) and "question_format" in r and "type" in r for r in rows):
+        return None
+    task = next((t for t, judged in JUDGE_TASKS.items() if judged.rubric == rubric.name), None)
+    if task is None:
+        judged = [t.rubric for t in JUDGE_TASKS.values()]
+        raise ValueError(
+            f"{path}: a 'marinelife evaluate' output is judged with the rubric of one of its open-ended types "
+            f"({', '.join(judged)}), not {rubric.name!r}; 'vqabench marinelife judge' judges both"
+        )
+    inputs, qtype = judge_inputs(rows, task), JUDGE_TASKS[task].question_type
+    if inputs is None:
+        raise ValueError(f"{path}: no {qtype} question to judge with {rubric.name!r}")
+    print(f"{path}: a 'marinelife evaluate' output; judging its {len(inputs['predictions'])} {qtype} row(s) "
+          f"of {len(rows)}")  # fmt: skip
+    return inputs
 
 
 def _write_judged(args: argparse.Namespace, source: Any, subset: Any, results: Any) -> int:
@@ -371,6 +390,13 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def _published() -> Published:
+    from marinelife16k.benchmark import BENCHMARK, RESULTS_FILE_STEM
+    from marinelife16k.card import DEFAULT_REPO_ID
+
+    return Published(BENCHMARK, RESULTS_FILE_STEM, DEFAULT_REPO_ID)
+
+
 ENTRY = Benchmark(
     key="marinelife",
     name="MarineLife-16K",
@@ -382,14 +408,14 @@ ENTRY = Benchmark(
     "validate QA records against the paper's JSONL schema, write the bundled sample as a work folder, or "
     "export a work folder (<work>/release/) to a folder in Hugging Face Hub layout (configs qa and videos "
     "as Parquet with the videos embedded, and a dataset card), checked with load_dataset.",
-    modules=("marinelife16k.benchmark", "marinelife16k.card"),
+    published=_published,
+    human_study="marinelife16k",
     rows="questions",
     videos="videos",
     evaluate_frames=8,
     build_frames=BUILD_FRAMES,
     repo_help=REPO_HELP,
     sample="the bundled sample's attributes and videos instead of --attributes/--video-root",
-    old_names=("marinelife16k", "marinelife-16k", "marine"),
     build=Verb(
         help="attributes + videos -> captions -> QA -> release in a work folder (resumable)",
         description=(
@@ -436,6 +462,7 @@ ENTRY = Benchmark(
         "--out judge.json --llm-model gpt-4o --llm-api-key-env OPENAI_API_KEY",
         run=_judge,
     ),
+    judge_rows=_judge_rows,
     export=Verb(
         help="export a work folder's release to a Hub-layout folder (Parquet + card)",
         description="Build the qa and videos configs from <work>/release/, write data/<config>/<split>-*.parquet "
@@ -503,6 +530,3 @@ ENTRY = Benchmark(
         ),
     ),
 )
-
-#: ``vqabench <key> ...``: the shared verbs with this entry's part, then its own actions.
-register = partial(register_benchmark, entry=ENTRY)

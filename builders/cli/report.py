@@ -6,9 +6,8 @@ import argparse
 from functools import partial
 from pathlib import Path
 
-from builders.cli._benchmarks import REGISTRY
+from builders.cli._benchmarks import registry
 from builders.cli._entry import Benchmark
-from builders.cli._verbs import verb_run
 from builders.files.arguments import named_existing_file
 from builders.hub.source import add_data_arguments
 from builders.hub.subset import add_subset_arguments
@@ -145,7 +144,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     kinds = parser.add_subparsers(title="benchmarks", metavar="BENCHMARK", required=True)
-    for entry in REGISTRY.values():
+    for entry in registry().values():
         verb = entry.report
         sub = kinds.add_parser(entry.key, help=verb.help, description=verb.description, epilog=verb.epilog)
         _common(sub, entry.videos)
@@ -172,7 +171,7 @@ def _report(entry: Benchmark, args: argparse.Namespace) -> int:
 
     answer_parser = _checked_parser(args)
     paper = _paper_request(args)
-    report = verb_run(entry.report)(
+    report = entry.report.run(
         args,
         required_data_from_args(args),
         select_models(named_paths(args.predictions, "--predictions"), args.model),

@@ -152,18 +152,18 @@ def _write(args: argparse.Namespace) -> int:
     if args.source_name and not args.source_url:
         raise ValueError("--source-name needs --source-url (the format requires a url with a source)")
     metrics = read_json_object(args.metrics)
-    known = by_name(metrics.get("benchmark"), str(args.metrics))
+    published = by_name(metrics.get("benchmark"), str(args.metrics))
     refuse_sample(
         metrics_sample_note(metrics), what=str(args.metrics), target=f".eval_results in {args.out}",
         said_by="its data's provenance", allow=args.allow_sample,
     )  # fmt: skip
     data = (metrics.get("provenance") or {}).get("dataset") or {}
     chosen = dataset_id(
-        known, args.dataset_id, recorded=data.get("repo_id") if isinstance(data, dict) else None
+        published, args.dataset_id, recorded=data.get("repo_id") if isinstance(data, dict) else None
     )
     scores = entries_from_metrics(
         metrics,
-        known.benchmark,
+        published.eval_yaml,
         model=args.model,
         dataset_id=chosen.repo_id,
         dataset_revision=args.dataset_revision,
@@ -172,7 +172,7 @@ def _write(args: argparse.Namespace) -> int:
         source_name=args.source_name,
         where=str(args.metrics),
     )
-    path = write_entries(args.out, known.file_stem, scores.entries)
+    path = write_entries(args.out, published.results_file_stem, scores.entries)
     print(
         f"wrote {len(scores.entries)} result(s) for {scores.model!r} on {chosen.repo_id} (from {chosen.source}) to {path}"
     )

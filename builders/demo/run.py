@@ -165,7 +165,8 @@ def score_everything(
     marine_preds: Mapping[str, Path],
 ) -> dict[str, Any]:
     """Every metric on the test split and on all splits pooled (see the module doc)."""
-    from builders.evaluation.marinelife import JUDGE_TASKS, judge_inputs
+    from builders.evaluation.marinelife import judge_inputs
+    from marinelife16k.rubrics import JUDGE_TASKS
 
     questions = bqa.loaded["default"]
     bqa_scores: dict[str, Any] = {
@@ -184,8 +185,8 @@ def score_everything(
         rows = [r for s in splits for r in read_jsonl(marine_preds[s])]
         marine_scores["accuracy"][scope] = metrics.marinelife_qa(**marine_inputs(rows))
         marine_scores["judge"][scope] = {
-            task: metrics.judge(rubric, inputs)
-            for task, (_, rubric) in JUDGE_TASKS.items()
+            task: metrics.judge(judged.rubric, inputs)
+            for task, judged in JUDGE_TASKS.items()
             if (inputs := judge_inputs(rows, task)) is not None
         }
     bqa_scores["frames"] = paper_tables.frames_cell(bqa_baseline().options["frames"])

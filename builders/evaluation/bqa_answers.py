@@ -12,8 +12,7 @@ The evaluation styles, one registry (:data:`STYLES`), each named for what it doe
 - ``multimodal_cot_no_answer``: the same two stages, stage 1 *not* given the answer (a rationale from
   the frames, question and choices alone): the two-stage pipeline without the leak.
 - ``reason_then_answer``: one request, "reason first, then a final ``Answer:`` line" (zero-shot
-  chain of thought). Not the paper's CoT; earlier releases called it ``rationale``, which is still
-  read as this style.
+  chain of thought). Not the paper's CoT.
 
 Replies are plain text, as most VideoLLM servers return, and are read with the project's one answer
 parser (:data:`bqa.accuracy.BQA_PARSER`, with the vocabulary's label aliases): it never guesses, so a
@@ -22,7 +21,6 @@ reply naming no choice (or two) is *unparsed*, never counted as a choice, and it
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -36,13 +34,9 @@ from builders.scoring.answer_parsing import UNPARSED
 from builders.video.frame_spec import FrameSpec
 from builders.video.source import SourceLike
 
-log = logging.getLogger(__name__)
-
 SINGLE_WORD, MULTIMODAL_COT, MULTIMODAL_COT_NO_ANSWER, REASON_THEN_ANSWER = (
     "single_word", "multimodal_cot", "multimodal_cot_no_answer", "reason_then_answer",
 )  # fmt: skip
-#: Old style names still read (records, options), and the style they are now.
-STYLE_ALIASES: dict[str, str] = {"rationale": REASON_THEN_ANSWER}
 LETTERS = "ABCD"
 # The last line that declares the answer ("Answer: X", "**Answer:** X") ends the rationale.
 _ANSWER_LINE = re.compile(r"^[ \t*_#>]*(?:final\s+)?answer[ \t*_]*[:：]", re.IGNORECASE | re.MULTILINE)
@@ -74,10 +68,6 @@ class Style:
     def answer_leaking(self) -> bool:
         """Stage 1 was given the correct answer: scores are not the model's own (the paper's caveat)."""
         return self.answer_to_rationale
-
-    @property
-    def has_rationale(self) -> bool:
-        return self.two_stage or self.reply_rationale
 
 
 STYLES: dict[str, Style] = {
@@ -122,18 +112,10 @@ ANSWER_LEAK_NOTE = (
 
 
 def get_style(name: str) -> Style:
-    """The style called ``name`` (an old name is read as its new one, with a warning)."""
-    if name in STYLE_ALIASES:
-        log.warning("style %r is now called %r (one request, not the paper's CoT)", name, STYLE_ALIASES[name])
-        name = STYLE_ALIASES[name]
+    """The style called ``name``."""
     if name not in STYLES:
         raise ValueError(f"unknown style {name!r}; expected one of {list(STYLES)}")
     return STYLES[name]
-
-
-def styles_help() -> str:
-    """One line per style, for ``--help`` (the README and the card say the same)."""
-    return "; ".join(f"{s.name}: {s.summary}" for s in STYLES.values())
 
 
 def answer_prompt(style: str) -> Prompt:

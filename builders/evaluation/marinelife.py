@@ -47,19 +47,13 @@ from builders.scoring.judge_results import JudgeResult
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.accuracy import MARINELIFE_PARSER, OVERALL, marinelife_accuracy
 from marinelife16k.predictions import accuracy_inputs, item_fields
-from marinelife16k.rubrics import camera_groups
+from marinelife16k.rubrics import JUDGE_TASKS, camera_groups
 from marinelife16k.vocabulary import MULTIPLE_CHOICE, OPTION_LABELS
 
 STEP = "predictions"
 PROMPT_NAME = "marinelife_answer"
 #: The paper's captioner input, and a common VideoLLM setting.
 DEFAULT_FRAMES = FrameSpec(fps=None, num_frames=8)
-OEMU_TYPE, CAPTION_TYPE = "camera_object_open_ended", "caption"
-#: Judge task (the report's ``--judge-results`` keys) -> (question type, rubric of metrics/judge).
-JUDGE_TASKS: dict[str, tuple[str, str]] = {
-    "oemu": (OEMU_TYPE, "marinelife_open_ended"),
-    "caption": (CAPTION_TYPE, "marinelife_caption"),
-}
 #: Expected reply lengths, for cost estimates: a letter; a sentence or two (open-ended, captions).
 MCQ_OUTPUT_TOKENS, OPEN_OUTPUT_TOKENS = 4, 80
 
@@ -75,11 +69,6 @@ def answer_request(record: Mapping[str, Any], images: Sequence[str], frames: Fra
 def read_mcq(raw: str | None, record: Mapping[str, Any]) -> ParsedChoice:
     """How ``metrics/marinelife_qa`` reads a reply to this record (letter or option text), and why."""
     return MARINELIFE_PARSER.parse(raw, [o["text"] for o in record["options"]], OPTION_LABELS)
-
-
-def parse_mcq(raw: str | None, record: Mapping[str, Any]) -> str:
-    """The option letter a reply chooses, or ``"unparsed"``."""
-    return read_mcq(raw, record).answer(OPTION_LABELS)
 
 
 def prediction_record(record: Mapping[str, Any], video: Mapping[str, Any], raw: str | None) -> dict[str, Any]:
@@ -192,7 +181,7 @@ def judge_inputs(predictions: Sequence[Mapping[str, Any]], task: str) -> dict[st
     the rows hold no question of that task."""
     if task not in JUDGE_TASKS:
         raise ValueError(f"unknown judge task {task!r}; expected one of {list(JUDGE_TASKS)}")
-    qtype = JUDGE_TASKS[task][0]
+    qtype = JUDGE_TASKS[task].question_type
     rows = [p for p in predictions if p["type"] == qtype]
     if not rows:
         return None
@@ -222,14 +211,14 @@ def judge(
     failed judgement, and with ``return_items`` every per-item score, carries the ``question_id`` it
     judged (what ``human-study score`` compares with the experts)."""
     results = {}
-    for task, (qtype, rubric) in JUDGE_TASKS.items():
+    for task, judged in JUDGE_TASKS.items():
         inputs = judge_inputs(predictions, task)
         if inputs is not None:
             result = judge_marinelife(
-                rubric, inputs, client, return_items=return_items, confidence=confidence
+                judged.rubric, inputs, client, return_items=return_items, confidence=confidence
             )
             # judge_inputs keeps the task's rows in file order: index i is its i-th row
-            ids = [p["question_id"] for p in predictions if p["type"] == qtype]
+            ids = [p["question_id"] for p in predictions if p["type"] == judged.question_type]
             results[task] = replace(
                 result,
                 failed=[replace(f, question_id=ids[f.index]) for f in result.failed],

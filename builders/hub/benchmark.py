@@ -21,8 +21,6 @@ from typing import Any
 
 import yaml
 
-from builders.files.jsonio import write_text_atomic
-
 EVAL_FILE = "eval.yaml"
 #: Our harness's identifier. The Hub keeps a list of frameworks (huggingface.js
 #: ``packages/tasks/src/eval.ts``); a benchmark is listed once its framework is there.
@@ -120,10 +118,6 @@ class Benchmark:
 
 def render_eval_yaml(benchmark: Benchmark) -> str:
     return yaml.safe_dump(benchmark.to_yaml(), sort_keys=False, allow_unicode=True, width=100)
-
-
-def write_eval_yaml(folder: str | Path, benchmark: Benchmark) -> Path:
-    return write_text_atomic(Path(folder) / EVAL_FILE, render_eval_yaml(benchmark))
 
 
 def read_eval_yaml(folder: str | Path) -> dict[str, Any] | None:

@@ -16,8 +16,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-#: benchmark name -> the environment variable that sets its dataset repo id
-REPO_ID_ENV = {"BQA": "VQABENCH_BQA_REPO_ID", "MarineLife-16K": "VQABENCH_MARINELIFE16K_REPO_ID"}
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
 
 
@@ -30,6 +28,12 @@ class ChosenRepoId:
         return {"dataset_id": self.repo_id, "dataset_id_from": self.source}
 
 
+def repo_id_variable(benchmark: str) -> str:
+    """The environment variable that sets a benchmark's dataset repo id: its name in capitals, letters
+    and digits only (``MarineLife-16K`` -> ``VQABENCH_MARINELIFE16K_REPO_ID``), for any benchmark."""
+    return f"VQABENCH_{re.sub(r'[^A-Z0-9]', '', benchmark.upper())}_REPO_ID"
+
+
 def is_repo_id(text: str | None) -> bool:
     """``owner/name`` as the Hub spells repo ids (a placeholder such as ``<namespace>/...`` is not)."""
     return bool(text) and _REPO_ID.match(text or "") is not None
@@ -37,7 +41,7 @@ def is_repo_id(text: str | None) -> bool:
 
 def configured_repo_id(benchmark: str, environ: Mapping[str, str] | None = None) -> str | None:
     """The repo id set in the environment for ``benchmark`` (checked), or None."""
-    variable = REPO_ID_ENV[benchmark]
+    variable = repo_id_variable(benchmark)
     value = (os.environ if environ is None else environ).get(variable, "").strip()
     if not value:
         return None
@@ -58,7 +62,7 @@ def choose_repo_id(
     """The benchmark's dataset repo id: ``given`` (the flag), else the one the data was read from
     (``recorded``: a report over a Hub repo), else the environment's, else ``default`` (the card's,
     when it is a real id). ValueError saying how to set it when there is none."""
-    variable = REPO_ID_ENV[benchmark]
+    variable = repo_id_variable(benchmark)
     if given:
         if not is_repo_id(given):
             raise ValueError(f"{flag} {given!r}: expected a Hub dataset repo id, owner/name")

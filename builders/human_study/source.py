@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from bqa.data import open_split as open_bqa_split
-from builders.evaluation.marinelife import JUDGE_TASKS
 from builders.report.bqa_report import BQASplit, load_bqa_split
 from builders.report.inputs import Prediction, preview, read_predictions
 from builders.video.source import SourceLike
 from marinelife16k.data import open_split as open_marinelife_split
+from marinelife16k.rubrics import JUDGE_TASKS
 from marinelife16k.vocabulary import MULTIPLE_CHOICE
 
 #: Open-ended question type -> the judge rubric its answers are scored with (the judge's own table).
-RUBRIC_OF_TYPE: dict[str, str] = {qtype: rubric for qtype, rubric in JUDGE_TASKS.values()}
+RUBRIC_OF_TYPE: dict[str, str] = {t.question_type: t.rubric for t in JUDGE_TASKS.values()}
 _NO_REPLY = Prediction(None, None, 0)
 
 

@@ -33,7 +33,6 @@ RATERS_DIR = "raters"
 PAGE_FILE = "index.html"
 CLIPS_DIR = "clips"
 BQA, MARINELIFE = "bqa", "marinelife16k"
-BENCHMARKS = (BQA, MARINELIFE)
 _RATER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
 
 

@@ -66,7 +66,7 @@ from marinelife16k.accuracy import (
 )
 from marinelife16k.data import open_split
 from marinelife16k.predictions import accuracy_inputs, item_fields, joined_lines
-from marinelife16k.rubrics import CAMERA_GROUP
+from marinelife16k.rubrics import CAMERA_GROUP, JUDGE_TASKS
 from marinelife16k.vocabulary import (
     CAMERA_KINDS,
     CAPTION_CRITERIA,
@@ -78,10 +78,6 @@ from marinelife16k.vocabulary import (
 log = logging.getLogger(__name__)
 
 OEMU, CAPTION = "oemu", "caption"
-JUDGE_TASKS: dict[str, str] = {
-    OEMU: "open-ended questions on camera and object motion (OEMU)",
-    CAPTION: "captions (BEH, AH, ECF)",
-}
 JUDGE_SCALE = (0.0, 5.0)
 
 
@@ -421,7 +417,7 @@ def _judge_section(judge: Mapping[str, dict[str, JudgeResult]], out_dir: Path, s
     ]
     figures = []
     if oemu:
-        body += [f"**{JUDGE_TASKS[OEMU]}**", markdown_table(["", *oemu], _judge_rows(oemu))]
+        body += [f"**{JUDGE_TASKS[OEMU].title}**", markdown_table(["", *oemu], _judge_rows(oemu))]
         cameras = (None, *CAMERA_KINDS)
         series = {name: [_bar(camera_scores(r, k)) for k in cameras] for name, r in oemu.items()}
         figures.append(
@@ -437,7 +433,7 @@ def _judge_section(judge: Mapping[str, dict[str, JudgeResult]], out_dir: Path, s
         )
     if captions:
         columns = [(cam, c) for cam in CAMERA_KINDS for c in CAPTION_CRITERIA]
-        body += [f"**{JUDGE_TASKS[CAPTION]}**", markdown_table(["", *captions], _judge_rows(captions))]
+        body += [f"**{JUDGE_TASKS[CAPTION].title}**", markdown_table(["", *captions], _judge_rows(captions))]
         series = {
             name: [_bar(camera_scores(r, cam), c) for cam, c in columns] for name, r in captions.items()
         }
@@ -624,7 +620,7 @@ def write_marinelife_report(
     judge_section = _judge_section(judge, out, split)
     if judge_section:
         sections.append(judge_section)
-    paired_tests = paired_section(paired["accuracy"], {JUDGE_TASKS[t]: paired[t] for t in JUDGE_TASKS})
+    paired_tests = paired_section(paired["accuracy"], {JUDGE_TASKS[t].title: paired[t] for t in JUDGE_TASKS})
     if paired_tests:
         sections.append(paired_tests)
     if accuracy:

@@ -425,18 +425,6 @@ def bind_work_folder(
         write_json_atomic(path, updated)
 
 
-class RenamedFlag(argparse.Action):
-    """An old flag that now has another name (``const``): a one-line hint, exit status 2, not an alias
-    kept forever. ``parser.add_argument(OLD, action=RenamedFlag, const=NEW, nargs="?", help=SUPPRESS)``."""
-
-    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
-        parser.error(f"{self.option_strings[0]} is now {self.const}")
-
-
-def add_renamed_flag(parser: argparse.ArgumentParser | argparse._ArgumentGroup, old: str, new: str) -> None:
-    parser.add_argument(old, action=RenamedFlag, const=new, nargs="?", help=argparse.SUPPRESS)
-
-
 #: The one help text of ``--reject-llm-failures``.
 REJECT_HELP = (
     "reject items whose LLM call still fails after its retries and re-asks (reason llm_failure) instead of "
@@ -446,9 +434,6 @@ REJECT_HELP = (
 
 def add_step_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """The step loop's options, spelled and explained alike for every command that runs LLM steps:
-    ``--ahead N`` and ``--reject-llm-failures``; the old ``--batch-size`` and ``--reject-failures``
-    answer with a one-line hint."""
+    ``--ahead N`` and ``--reject-llm-failures``."""
     parser.add_argument("--ahead", type=POSITIVE_INT, metavar="N", help=AHEAD_HELP)
     parser.add_argument("--reject-llm-failures", action="store_true", help=REJECT_HELP)
-    add_renamed_flag(parser, "--batch-size", f"--ahead N ({AHEAD_HELP.split(';')[0]})")
-    add_renamed_flag(parser, "--reject-failures", "--reject-llm-failures (the same flag for both benchmarks)")

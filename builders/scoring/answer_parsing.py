@@ -172,7 +172,6 @@ EMPTY = "empty"  # no reply, or only whitespace and markup
 REASONS: tuple[str, ...] = (
     LETTER, OPTION_TEXT, DECLARED, NEGATION_RESOLVED, AMBIGUOUS, NO_OPTION, NEGATED_ONLY, EMPTY,
 )  # fmt: skip
-UNPARSED_REASONS: tuple[str, ...] = (AMBIGUOUS, NO_OPTION, NEGATED_ONLY, EMPTY)
 
 
 @dataclass(frozen=True)

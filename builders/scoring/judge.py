@@ -22,14 +22,14 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from builders.llm import LLMClient, LLMResult, LLMSettings, llm_setting_overrides
 from builders.llm.cli import JUDGE_ENV_PREFIX
 from builders.scoring.judge_results import FailedJudgement, JudgedItem, JudgeInfo, JudgeResult, JudgeScores
-from builders.scoring.rubrics import Rubric
+from builders.scoring.rubrics import Groups, Rubric
 from builders.scoring.stats import interval_key
 
 ENV_PREFIX = JUDGE_ENV_PREFIX
@@ -114,20 +114,6 @@ def judge_client_from_args(args: argparse.Namespace) -> LLMClient:
         mode=args.llm_mode if args.llm_mode != "normal" else None,
         replies_path=args.llm_replies,
     )
-
-
-@dataclass(frozen=True)
-class Groups:
-    """A breakdown of the judge's means: ``by_<name>`` in the result holds the means of the items of
-    each label, for every label of ``labels`` in that order (a label no item has gets empty means).
-    ``of_item`` is the label of each prediction, in order."""
-
-    name: str
-    labels: tuple[str, ...]
-    of_item: Sequence[str]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "labels", tuple(self.labels))
 
 
 def _check_lengths(n: int, **columns: Sequence[Any] | None) -> None:

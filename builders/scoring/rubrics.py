@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -80,6 +80,20 @@ class Criterion:
         return self.title or self.name
 
 
+@dataclass(frozen=True)
+class Groups:
+    """A breakdown of the judge's means: ``by_<name>`` in the result holds the means of the items of
+    each label, for every label of ``labels`` in that order (a label no item has gets empty means).
+    ``of_item`` is the label of each prediction, in order."""
+
+    name: str
+    labels: tuple[str, ...]
+    of_item: Sequence[str]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "labels", tuple(self.labels))
+
+
 class Rubric:
     """A named, versioned set of criteria and the prompt that asks a judge to score them.
 
@@ -93,6 +107,8 @@ class Rubric:
     criteria: tuple[Criterion, ...] = ()
     prompt_name: str = ""
     explain: Explain = "none"  # "each": <criterion>_explanation per criterion; "overall": justification
+    reference_fields: tuple[str, ...] = ()  # the fields of a structured reference (none: a text)
+    breakdown: tuple[str, tuple[str, ...]] | None = None  # its benchmark's split of the means: name, labels
 
     def __init__(self) -> None:
         self._check()
@@ -293,6 +309,20 @@ class RubricRegistry(Mapping[str, type[Rubric]]):
         self._classes: dict[str, type[Rubric]] = {}
         for rubric in rubrics:
             self.register(rubric)
+
+    @property
+    def default(self) -> str:
+        """The first rubric registered: the judge metric's and ``vqabench judge``'s default."""
+        return next(iter(self._classes))
+
+    def groups(self, name: str, of_item: Sequence[str] | None) -> Groups | None:
+        """Each item's label of the breakdown ``name`` a registered rubric declares (None: no labels)."""
+        declared = {r.breakdown[0]: r.breakdown[1] for r in self._classes.values() if r.breakdown}
+        if of_item is None:
+            return None
+        if name not in declared:
+            raise ValueError(f"no registered rubric splits its means by {name!r}; known: {list(declared)}")
+        return Groups(name, declared[name], of_item)
 
     def register(self, rubric: type[Rubric]) -> type[Rubric]:
         if not rubric.name:

@@ -120,13 +120,6 @@ NUM_FRAMES_HELP = "this many frames spread evenly over the clip"
 MAX_SIDE_HELP = "shrink frames so their longer side is at most this (e.g. 512)"
 
 
-def add_frame_size_arguments(group: argparse._ArgumentGroup | argparse._MutuallyExclusiveGroup) -> None:
-    """``--num-frames`` and ``--max-side`` alone, spelled and explained as :func:`add_frame_arguments`
-    does: for a step whose frame rule is fixed (MarineLife's captioner: uniform, both ends)."""
-    group.add_argument("--num-frames", type=POSITIVE_INT, help=NUM_FRAMES_HELP)
-    group.add_argument("--max-side", type=POSITIVE_INT, help=MAX_SIDE_HELP)
-
-
 def add_frame_arguments(parser: argparse.ArgumentParser, default: str) -> None:
     """``--fps`` | ``--num-frames`` and ``--max-side``, for every command that shows frames to an LLM."""
     group = parser.add_argument_group("frames", f"what the LLM sees of each clip (default: {default})")

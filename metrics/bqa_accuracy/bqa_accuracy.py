@@ -32,7 +32,7 @@ Args:
     group_mapping (optional): a bqa.vocabulary.GroupMapping or a JSON/YAML mapping file.
     demographic_codes (optional): code -> label tables, as bqa.vocabulary.load_demographic_codes returns.
     answer_parser (str, optional): NAME@VERSION of the answer parser (default "vqabench-choice@4";
-        "vqabench-choice@3" / "@2" re-score as results made before issue 38 / 26 were scored).
+        "vqabench-choice@3" / "@2" re-score with the parser's earlier versions).
 Returns:
     accuracy, accuracy_easy, accuracy_hard (float) and their intervals [low, high], keyed by level:
         *_ci95 at the default confidence 0.95, *_ci90 at 0.9 (confidence (float) is in the result too);

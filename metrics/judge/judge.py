@@ -3,11 +3,9 @@
 import datasets
 import evaluate
 
-from builders.evaluation.rubrics import get_rubric
+from builders.evaluation.rubrics import RUBRICS, get_rubric
 from builders.scoring.judge import judge_client, judge_predictions
 from builders.scoring.validation import NamedInputs
-from marinelife16k.rubrics import DEFAULT_RUBRIC, MarineLifeCaptionReview, camera_groups
-from marinelife16k.vocabulary import ATTRIBUTES
 
 _CITATION = """\
 @misc{marinelife16k,
@@ -74,25 +72,24 @@ Examples:
 class Judge(NamedInputs, evaluate.Metric):  # NamedInputs: a missing input is named
     def __init__(self, config_name=None, rubric_path=None, **kwargs):
         # The rubric must exist before evaluate's __init__ calls _info().
-        name = DEFAULT_RUBRIC if config_name in (None, "default") else config_name
+        name = RUBRICS.default if config_name in (None, "default") else config_name
         self.rubric = get_rubric(name, rubric_path)
         super().__init__(config_name=name, **kwargs)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Judge the predictions (see the inputs description below)."""
-        # evaluate needs every key of a struct feature in every item: give attribute mappings all 13
-        # (absent or None ones "", which the prompt shows as "none annotated") and drop other keys.
-        if isinstance(self.rubric, MarineLifeCaptionReview) and references is not None:
+        # evaluate needs every key of a struct feature in every item: give a structured reference all its
+        # fields (absent or None ones "", which the prompt shows as "none annotated") and drop other keys.
+        fields = self.rubric.reference_fields
+        if fields and references is not None:
             references = [
-                {a: r.get(a) or "" for a in ATTRIBUTES} if isinstance(r, dict) else r for r in references
+                {a: r.get(a) or "" for a in fields} if isinstance(r, dict) else r for r in references
             ]
         return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _info(self):
-        if isinstance(self.rubric, MarineLifeCaptionReview):
-            references = {attribute: datasets.Value("string") for attribute in ATTRIBUTES}
-        else:
-            references = datasets.Value("string")
+        fields = self.rubric.reference_fields
+        references = {f: datasets.Value("string") for f in fields} if fields else datasets.Value("string")
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
@@ -152,7 +149,7 @@ class Judge(NamedInputs, evaluate.Metric):  # NamedInputs: a missing input is na
                 self.rubric,
                 client,
                 questions=questions,
-                groups=camera_groups(camera),
+                groups=RUBRICS.groups("camera", camera),
                 evidence=evidence,
                 return_items=return_items,
                 confidence=confidence,

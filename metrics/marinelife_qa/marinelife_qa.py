@@ -36,7 +36,7 @@ Args:
     videos (list of str, optional): the video of each question (the dataset's `id`); adds
         ci95_cluster, intervals robust to the 6-9 questions of one video being correlated.
     answer_parser (str, optional): NAME@VERSION of the answer parser (default "vqabench-choice@4";
-        "vqabench-choice@3" / "@2" re-score as results made before issue 38 / 26 were scored).
+        "vqabench-choice@3" / "@2" re-score with the parser's earlier versions).
 Returns:
     MBC-so, MBC-mo, PMT, PDO, OBK, SM-e, SM-l, overall (float or None): accuracy in 0-100,
         None for a dimension without items;

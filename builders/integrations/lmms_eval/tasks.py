@@ -45,7 +45,7 @@ from builders.llm.settings import LLMSettings
 from builders.scoring.judge import ENV_PREFIX as JUDGE_ENV_PREFIX
 from builders.scoring.judge import judge_client
 from builders.scoring.judge_results import JudgeResult
-from marinelife16k.rubrics import CAMERA_GROUP
+from marinelife16k.rubrics import CAMERA_GROUP, JUDGE_TASKS
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,6 @@ BQA_TEMPLATE = "_bqa_template_yaml"
 MARINELIFE_TEMPLATE = "_marinelife16k_template_yaml"
 #: The judge's reply cache for ``marinelife16k_open`` (the judge model itself: ``VQABENCH_JUDGE_*``).
 JUDGE_CACHE_ENV = "VQABENCH_JUDGE_CACHE"
-JUDGE_TASKS = ("oemu", "caption")
 CAMERAS = ("static", "moving")
 
 

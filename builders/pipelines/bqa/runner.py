@@ -197,7 +197,7 @@ def release_records(work_dir: Path, rows: Mapping[str, BoLDAnnotation]) -> list[
         records.append(
             make_record(
                 rows[i], cands, question=filtered[i]["question"], difficulty=item["difficulty"],
-                difficulty_reason=item.get("difficulty_reason", ""), provenance=provenance,
+                difficulty_reason=item["difficulty_reason"], provenance=provenance,
                 extra={"step4_answer": item["parsed"]},
             )
         )  # fmt: skip

@@ -33,7 +33,7 @@ import datasets
 from builders.demo.baseline import predict_marinelife
 from builders.demo.recordings import BASELINE, JUDGE, MARINE_SAMPLE_DIR, SCRIPTED_NOTE
 from builders.demo.samples import rebuild_marinelife
-from builders.evaluation.marinelife import JUDGE_TASKS, judge
+from builders.evaluation.marinelife import judge
 from builders.files.jsonio import read_jsonl
 from builders.llm import Recording
 from builders.scripted.baseline_responder import BaselineModel, ScriptedJudge
@@ -41,6 +41,7 @@ from builders.scripted.chat_requests import frames_digest
 from builders.testing.recorder import recording_session, scripted_settings
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.data import open_split
+from marinelife16k.rubrics import JUDGE_TASKS
 from marinelife16k.splits import SPLITS
 
 BASELINE_RECORDING = Recording(
@@ -55,7 +56,7 @@ JUDGE_RECORDING = Recording(
     folder=MARINE_SAMPLE_DIR,
     name=JUDGE,
     settings=scripted_settings("scripted-judge"),
-    options={"rubrics": {task: rubric for task, (_, rubric) in JUDGE_TASKS.items()}},
+    options={"rubrics": {task: judged.rubric for task, judged in JUDGE_TASKS.items()}},
     note="Judge scores of the scripted baseline's open-ended answers from a scripted judge (word overlap with "
     "the ground truth; builders/scripted/baseline_responder.py), not from an LLM judge.",
 )
