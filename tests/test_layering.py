@@ -371,7 +371,9 @@ def benchmark_own(module: str) -> bool:
 
 
 def shared(module: str) -> bool:
-    return not benchmark_own(module) and not under(module, TESTING)
+    """Code every benchmark runs through: not a benchmark's own, not a test double, not a scripted
+    stand-in for a benchmark's models (``builders.scripted``, the doubles' rule)."""
+    return not benchmark_own(module) and not under(module, (TESTING, SCRIPTED))
 
 
 def code_words(path: Path) -> list[str]:

@@ -16,18 +16,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "evaluate, build and judge offline",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "Serves POST /v1/chat/completions on 127.0.0.1 until Ctrl-C, answering as a SCRIPTED model\n"
-            "(rule-based responders, not a real model: the numbers it produces describe the tooling):\n"
-            "  - a VideoLLM for 'bqa evaluate' and 'marinelife evaluate'\n"
-            "  - the builder for 'bqa build' (STEP2 questions, STEP3 verdicts, STEP4 answers) and\n"
-            "    'marinelife build' (caption drafts, reviews, refinements, QA distractors)\n"
-            "  - the judge for 'judge score' and 'marinelife judge'\n"
-            "Structured replies name the item they answer (item_id), so the item binding accepts them.\n"
-            "It prints the base URL; give it to any LLM command with --llm-api-key-env none, e.g.\n"
+            "Serves POST /v1/chat/completions on 127.0.0.1 until Ctrl-C (or --stop), answering as a SCRIPTED\n"
+            "model (rule-based responders, not a real model: the numbers it produces describe the tooling):\n"
+            "a VideoLLM for every evaluate command, the LLM of every build, and the judge. Structured replies\n"
+            "name the item they answer (item_id), so the item binding accepts them. Give the URL it prints to\n"
+            "any LLM command with --llm-api-key-env none:\n"
             "  vqabench serve --port 8765 --detach\n"
-            "  vqabench bqa build --bold-root bqa/sample/bold --work bqa-work \\\n"
-            "      --llm-model scripted --llm-base-url http://127.0.0.1:8765/v1 --llm-api-key-env none\n"
-            "  vqabench serve --port 8765 --stop"
+            "  vqabench <command> ... --llm-model scripted --llm-base-url http://127.0.0.1:8765/v1 --llm-api-key-env none\n"
+            "  vqabench serve --port 8765 --stop\n"
+            "The getting-started guide (docs/getting-started.md) runs every command against it."
         ),
     )
     parser.add_argument("--port", type=int_at_least(0, 65535), default=0,
