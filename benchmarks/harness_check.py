@@ -25,12 +25,15 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from builders.llm.messages import data_url_bytes
-from builders.testing.chat_requests import image_urls, last_user_text, response_schema
-from builders.testing.clips import read_frame_code
-from builders.video.frame_spec import FrameSpec
-
 ROOT = Path(__file__).resolve().parent.parent
+# The test doubles (builders.testing) are not in the wheel: run from any venv, even one that has this
+# project installed from a wheel (a harness venv), they come from the checkout beside this script.
+sys.path.insert(0, str(ROOT))
+
+from builders.llm.messages import data_url_bytes  # noqa: E402
+from builders.scripted.chat_requests import image_urls, last_user_text, response_schema  # noqa: E402
+from builders.testing.clips import read_frame_code  # noqa: E402
+from builders.video.frame_spec import FrameSpec  # noqa: E402
 
 
 def step(name: str, command: Sequence[str], show: bool = False, **kwargs) -> subprocess.CompletedProcess:

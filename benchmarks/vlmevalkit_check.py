@@ -23,6 +23,7 @@ status 1 on any mismatch.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -71,6 +72,8 @@ def main() -> int:
     parser.add_argument("--venv", type=Path, help="reuse or create the venv here (default: a temporary one)")
     parser.add_argument("--api-mode", action="store_true", help="also run run.py --api-mode (ms-vlmeval)")
     args = parser.parse_args()
+    if importlib.util.find_spec("openpyxl") is None:  # VLMEvalKit's results are .xlsx files
+        sys.exit('vlmevalkit_check: reading the result files needs openpyxl: pip install -e ".[harness]"')
     tmp = Path(tempfile.mkdtemp(prefix="vlmevalkit-check-"))
     os.environ.update(
         {"VQABENCH_VIDEO_CACHE": str(tmp / "videos"), "VQABENCH_FRAME_ROOT": str(tmp / "frames")}

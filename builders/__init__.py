@@ -18,16 +18,21 @@ installed (a wheel ships them as ``builders/metrics/``; a checkout keeps them in
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+
+#: When this package was first imported (``time.perf_counter``): where a command's own timer starts,
+#: so that it counts the libraries' imports but not what ran before this process (``/proc``'s start
+#: time does: bash runs the last command of ``a && b && vqabench demo`` in its own process).
+STARTED = time.perf_counter()
 
 _HERE = Path(__file__).resolve().parent
 
 #: How to install this tooling, said the same way by the README and both dataset cards. It is not on
-#: PyPI (``pip install videoqa-bench-tools`` finds nothing) until a release is published there; the
-#: repository's address goes here once it has a public one.
+#: PyPI (``pip install videoqa-bench-tools`` finds nothing) until a release is published there.
 INSTALL_HINT = (
-    "videoqa-bench-tools is not on PyPI yet: install it from its source repository "
-    "(`pip install 'videoqa-bench-tools @ git+<repository URL>'`) or from a checkout (`pip install .`)"
+    "videoqa-bench-tools is not on PyPI yet: install it from a checkout of its source repository "
+    "(`pip install -e .` in the checkout, or `pip install .` for a non-editable copy)"
 )
 
 

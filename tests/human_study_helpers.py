@@ -12,7 +12,7 @@ from builders.evaluation.marinelife import judge, prediction_record
 from builders.files.jsonio import write_json_atomic, write_jsonl_atomic
 from builders.human_study.study import ANSWERS_FORMAT, FORMAT_VERSION, Study
 from builders.llm import LLMClient, LLMSettings
-from builders.testing.chat_requests import last_user_text, response_schema, with_item_id
+from builders.scripted.chat_requests import last_user_text, response_schema, with_item_id
 from builders.testing.chat_server import ChatServer
 from marinelife16k.data import open_split
 from marinelife16k.vocabulary import MULTIPLE_CHOICE

@@ -96,6 +96,7 @@ def record_figure(fig: Figure, path: Path, caught: list[warnings.WarningMessage]
         "intended": intended,
         "problems": figure_problems(fig),
         "warnings": [str(w.message) for w in caught],
+        "legend_titles": [legend.get_title().get_text() for legend in fig.legends],
     }
 
 

@@ -19,9 +19,9 @@ from bqa.workfolder import read_release
 from builders.cli import main as cli_main
 from builders.files.jsonio import read_jsonl
 from builders.report import PREDICTIONS_SCHEMA
-from builders.testing.bqa_responder import BQAResponder
+from builders.scripted.bqa_responder import BQAResponder
+from builders.scripted.chat_requests import image_count
 from builders.testing.chat_faults import Fault
-from builders.testing.chat_requests import image_count
 from builders.testing.chat_server import ChatServer
 
 MODEL = "some-videollm"
@@ -222,7 +222,7 @@ def test_a_clip_shared_by_rows_is_decoded_once_per_frame_spec(tmp_path, monkeypa
     from builders.hub.split_data import by_id
     from builders.llm import LLMClient, LLMSettings
     from builders.runs.llm_step import PROCESS_MIN_CLIPS
-    from builders.testing.chat_requests import image_urls
+    from builders.scripted.chat_requests import image_urls
     from builders.testing.clips import write_clip
     from builders.video.frame_spec import FrameSpec
     from builders.video.sampler import ClipReader

@@ -11,8 +11,8 @@ from bqa.paper import GEMINI_SAFETY_SETTINGS, MODELS
 from bqa.workfolder import read_release
 from builders.cli import main as cli_main
 from builders.files.jsonio import read_jsonl
-from builders.testing.bqa_responder import BQAResponder
-from builders.testing.chat_requests import image_count
+from builders.scripted.bqa_responder import BQAResponder
+from builders.scripted.chat_requests import image_count
 from builders.testing.chat_server import ChatServer
 from builders.testing.samples.record_bqa_pipeline import oracle
 

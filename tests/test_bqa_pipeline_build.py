@@ -26,7 +26,7 @@ from builders.cli import main as cli_main
 from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMSettings
 from builders.pipelines.bqa.runner import BuildOptions, build
-from builders.testing.bqa_responder import (
+from builders.scripted.bqa_responder import (
     CARELESS_FORMS,
     FILTER_SCHEMA,
     GARBAGE,
@@ -34,8 +34,8 @@ from builders.testing.bqa_responder import (
     BQAResponder,
     schema_name,
 )
+from builders.scripted.chat_requests import image_count
 from builders.testing.chat_faults import Fault, Reply
-from builders.testing.chat_requests import image_count
 from builders.testing.chat_server import ChatServer
 from builders.testing.samples.record_bqa_pipeline import oracle
 

@@ -21,7 +21,7 @@ from builders.demo.bqa_sample import SAMPLE_NOTE
 from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMSettings
 from builders.pipelines.bqa.runner import BuildOptions, build
-from builders.testing.bqa_responder import BQAResponder, schema_name
+from builders.scripted.bqa_responder import BQAResponder, schema_name
 from builders.testing.chat_server import ChatServer
 
 LIMIT = 10

@@ -15,7 +15,7 @@ from builders.cli import main as cli_main
 from builders.demo.bqa_sample import SAMPLE_DIR, SCRIPTED_NOTE, load_recording
 from builders.llm import ReplayMissError, read_replies
 from builders.llm.cache import ReplyCache
-from builders.testing.bqa_responder import BQAResponder
+from builders.scripted.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
 from builders.testing.samples.record_bqa_pipeline import RECORDING, record
 

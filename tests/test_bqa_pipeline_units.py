@@ -16,7 +16,7 @@ from builders.evaluation.bqa_answers import format_options, read_answer
 from builders.pipelines.bqa.split import RATIOS, grouped_stratified_split
 from builders.pipelines.bqa.step3_filter import BQAFilterVerdict, named_labels, rule_violation
 from builders.pipelines.bqa.step4_difficulty import difficulty_of
-from builders.testing.bqa_responder import CARELESS_FORMS
+from builders.scripted.bqa_responder import CARELESS_FORMS
 from builders.video.frame_spec import FrameSpec
 
 CHOICES = ["Surprise", "Confidence", "Anger", "Doubt/Confusion"]

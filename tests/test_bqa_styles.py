@@ -21,9 +21,9 @@ from builders.evaluation.bqa_answers import STYLES
 from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMSettings
 from builders.runs.frames import decode_images
-from builders.testing.bqa_responder import BQAResponder, first_user_text
+from builders.scripted.bqa_responder import BQAResponder, first_user_text
+from builders.scripted.chat_requests import image_urls
 from builders.testing.chat_faults import Fault, Reply
-from builders.testing.chat_requests import image_urls
 from builders.testing.chat_server import ChatServer
 from builders.video.frame_spec import FrameSpec
 

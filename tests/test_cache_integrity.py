@@ -23,8 +23,8 @@ from test_unfinished_runs import llm, vqabench
 from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMRequest, LLMSettings, user_message
 from builders.llm.cache import CacheDamaged, export_replies, read_replies
-from builders.testing.bqa_responder import BQAResponder, schema_name
-from builders.testing.chat_requests import frames_digest, image_urls
+from builders.scripted.bqa_responder import BQAResponder, schema_name
+from builders.scripted.chat_requests import frames_digest, image_urls
 from builders.testing.chat_server import ChatServer
 
 SCHEMA = {

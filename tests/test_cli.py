@@ -36,7 +36,7 @@ def test_commands_are_the_modules():
     assert sorted(_actions(build_parser())) == [m.replace("_", "-") for m in modules]
     assert modules == [
         "bqa", "demo", "frames", "human_study", "integrations", "judge", "leaderboard", "llm", "marinelife",
-        "metrics", "push", "report", "results",
+        "metrics", "push", "report", "results", "serve",
     ]  # fmt: skip
 
 

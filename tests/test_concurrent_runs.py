@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from builders.runs.lock import LOCK_FILE
-from builders.testing.bqa_responder import BQAResponder
+from builders.scripted.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
 
 

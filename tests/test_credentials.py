@@ -16,7 +16,7 @@ from processes import vqabench
 
 from builders.files.redact import REDACTED, is_secret_key, redact, redact_text, remember_secrets
 from builders.llm.settings import LLMSettings
-from builders.testing.bqa_responder import BQAResponder
+from builders.scripted.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
 
 PASSWORD, TOKEN, HEADER, QUERY = "pa55-word-91f3", "tok-secret-7c2e", "hdr-secret-0b8d", "qkey-secret-55aa"

@@ -17,7 +17,7 @@ from hub_helpers import use_endpoint
 from builders.cli import main as cli_main
 from builders.files.jsonio import read_jsonl, write_jsonl_atomic
 from builders.hub.source import DataSourceError, folder_fingerprint, resolve_data
-from builders.testing.baseline_responder import BaselineModel, ScriptedJudge
+from builders.scripted.baseline_responder import BaselineModel, ScriptedJudge
 from builders.testing.hub_server import HubServer
 from builders.testing.samples.record_marinelife_baseline import oracle
 from builders.video.frame_spec import FrameSpec
@@ -199,7 +199,14 @@ def test_local_folder_provenance_is_its_path_and_fingerprint(exported, tmp_path)
 def test_a_fresh_process_honours_hf_home_and_hf_endpoint(hub, exported, tmp_path):
     """As a user runs it: HF_ENDPOINT and HF_HOME read by huggingface_hub at import."""
     home = tmp_path / "fresh-home"
-    env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HOME": str(home), "HF_HUB_OFFLINE": "0"}
+    # TQDM_POSITION=-1: huggingface_hub's bars as on a terminal (a pipe hides them), to see none is drawn
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": hub.url,
+        "HF_HOME": str(home),
+        "HF_HUB_OFFLINE": "0",
+        "TQDM_POSITION": "-1",
+    }
     env.pop("HF_TOKEN", None)  # a public repo needs no token
     preds = tmp_path / "p.jsonl"
     write_jsonl_atomic(preds, [{"question_id": "x", "raw_output": "A"}])
@@ -213,3 +220,4 @@ def test_a_fresh_process_honours_hf_home_and_hf_endpoint(hub, exported, tmp_path
         done.returncode == 2 and "prediction(s) for items that are not in the test split: [x]" in done.stderr
     )
     assert list((home / "hub").glob("datasets--org--marine/snapshots/*/README.md"))
+    assert "Fetching" not in done.stderr and "INFO" not in done.stderr  # no download bar, no log noise

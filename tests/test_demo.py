@@ -29,7 +29,7 @@ from builders.files.jsonio import read_jsonl
 from builders.report.tables import fmt_number
 from builders.scoring.judge import Groups, judge_predictions
 from builders.scoring.self_bleu import self_bleu
-from builders.testing.baseline_responder import ScriptedJudge
+from builders.scripted.baseline_responder import ScriptedJudge
 from builders.testing.chat_server import ChatServer
 from builders.testing.samples import record_bqa_baseline as bqa_recording
 from builders.testing.samples import record_marinelife_baseline as marine_recording
@@ -313,7 +313,7 @@ def test_a_runner_output_is_judged_as_is_and_its_judge_results_join_it(demo, tmp
             "judge",
             "score",
             str(predictions),
-            "--output",
+            "--out",
             str(result),
             *llm,
             "--llm-cache",

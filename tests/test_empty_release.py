@@ -8,7 +8,7 @@ import json
 
 from test_unfinished_runs import llm, vqabench
 
-from builders.testing.bqa_responder import BQAResponder
+from builders.scripted.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
 
 

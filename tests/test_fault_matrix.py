@@ -94,13 +94,13 @@ MATRIX: dict[tuple[str, ...], Invocation | str] = {
     ("human-study", "score"): "needs raters' answer files; its output folder is the report writer's "
     "(report_folder), exercised by report bqa/marinelife here and by tests/test_human_study.py",
     ("integrations", "path"): _run("integrations", "path", "lmms-eval", "--data", "bqa={bqa_hub}", "--out", "{out}"),
-    ("judge", "score"): _run("judge", "score", "{ml_open}", "--output", "{out}", "--llm-cache", "{out}.sqlite",
+    ("judge", "score"): _run("judge", "score", "{ml_open}", "--out", "{out}", "--llm-cache", "{out}.sqlite",
                              "--llm-concurrency", "1", *LLM, out_file=True),
     ("judge", "rubrics"): "prints the packaged rubrics; reads and writes no file",
     ("leaderboard",): "needs published eval results (tests/test_leaderboard_values.py); its folder is claimed by "
     "the one report writer (report_folder), run here by report bqa/marinelife and the stats",
     ("llm", "cache-stats"): "reads a reply cache and writes nothing",
-    ("llm", "export-replies"): _run("llm", "export-replies", "{cache}", "{out}", out_file=True),
+    ("llm", "export-replies"): _run("llm", "export-replies", "{cache}", "--out", "{out}", out_file=True),
     ("llm", "import-replies"): "writes into the reply cache it is given (SQLite: tests/test_cache_integrity.py, "
     "tests/test_llm_cache.py); no output folder, no ids, no LLM",
     ("llm", "batch", "write"): _run("llm", "batch", "write", "{out}", "--", "bqa", "evaluate", "--data", "{hostile}",
@@ -132,6 +132,7 @@ MATRIX: dict[tuple[str, ...], Invocation | str] = {
     "per benchmark, atomically): tests/test_judge_results.py",
     ("results", "show"): "reads and prints; writes nothing",
     ("results", "push"): "writes nothing locally (a Hub upload: tests/test_push_hub.py's server)",
+    ("serve",): "a scripted endpoint on 127.0.0.1: reads no data and writes no file (tests/test_serve.py)",
 }  # fmt: skip
 
 
@@ -399,12 +400,12 @@ SIGNALS = {"sigint": signal.SIGINT, "sigkill": signal.SIGKILL}
 
 def _responder(entry: Invocation) -> Any:
     if entry.responder == "bqa":
-        from builders.testing.bqa_responder import BQAResponder
+        from builders.scripted.bqa_responder import BQAResponder
 
         return BQAResponder()
     if entry.responder == "marinelife":
         from builders.pipelines.marinelife import captioner
-        from builders.testing.marinelife_responder import MarineLifeResponder
+        from builders.scripted.marinelife_responder import MarineLifeResponder
         from marinelife16k.annotations import read_annotations
         from marinelife16k.sample import sample_attributes_path, sample_video_root
 

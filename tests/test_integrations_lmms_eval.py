@@ -15,6 +15,7 @@ import io
 import json
 import math
 import os
+import re
 import socket
 from pathlib import Path
 
@@ -355,6 +356,13 @@ def test_a_judge_failing_at_aggregation_keeps_the_generations(tasks, monkeypatch
         numbers = run_task(config, docs, lambda doc, text: "A fish.")
     assert all(math.isnan(v) for v in numbers.values())
     assert "the judge failed" in caplog.text and "vqabench marinelife judge" in caplog.text
+    counts = re.findall(r"(\d+) of (\d+) items", caplog.text)  # every item failed: "6 of 6", not "6 of 0"
+    open_docs = [d for d in docs if d.get("question_format") != "multiple_choice"]
+    assert counts and all(a == b != "0" for a, b in counts), caplog.text
+    assert sum(int(a) for a, _ in counts) == len(open_docs)
+    assert (
+        " --out judge.json" in caplog.text and f"--data {config['dataset_path']}" in caplog.text
+    )  # runnable as given
 
 
 def test_two_folders_of_one_name_keep_their_own_docs(built_samples, tmp_path, monkeypatch):

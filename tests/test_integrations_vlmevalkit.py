@@ -267,3 +267,5 @@ def test_rows_record_the_frames_sent(built_samples, frame_root, tmp_path):
     assert run["frames"] == {"fps": 1.0, "num_frames": None, "max_side": None, "rule": "vlmevalkit",
                              "video_input": "images"}  # fmt: skip
     assert run["data"]["folder"] == str(built_samples["bqa"].hub.resolve()) and run["split"] == "test"
+    # What VLMEvalKit does to those frames' pixels on the way to an API model is recorded too.
+    assert "JPEG" in run["images"] and "detail 'low'" in run["images"] and "upscales" in run["images"]

@@ -27,7 +27,7 @@ from bqa.sample import sample_root
 from builders.demo.bqa_sample import SAMPLE_NOTE
 from builders.llm import LLMClient, LLMSettings
 from builders.pipelines.bqa.runner import BuildOptions, build
-from builders.testing.bqa_responder import BQAResponder
+from builders.scripted.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
 
 LIMIT, IN_FLIGHT, MODEL = 12, 4, "scripted-bqa"

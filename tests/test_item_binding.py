@@ -23,9 +23,9 @@ from builders.pipelines.bqa.runner import BuildOptions, build
 from builders.pipelines.bqa.step3_filter import filter_request
 from builders.pipelines.marinelife import captioner
 from builders.pipelines.marinelife.runner import build as build_marinelife
-from builders.testing.bqa_responder import BQAResponder, schema_name
+from builders.scripted.bqa_responder import BQAResponder, schema_name
+from builders.scripted.marinelife_responder import MarineLifeResponder
 from builders.testing.chat_server import ChatServer
-from builders.testing.marinelife_responder import MarineLifeResponder
 from marinelife16k.annotations import read_annotations
 from marinelife16k.sample import sample_attributes_path, sample_video_root
 

@@ -15,7 +15,7 @@ from processes import vqabench
 from builders.cli import main as cli_main
 from builders.files.jsonio import dumps_line, read_jsonl, write_jsonl_atomic
 from builders.llm.cache import CachedReply, ReplyCache, export_replies, read_replies
-from builders.testing.bqa_responder import BQAResponder
+from builders.scripted.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
 
 # Every character str.splitlines breaks at, besides "\n" and "\r".

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from builders.cli import main as cli_main
-from builders.testing.chat_requests import item_id, last_user_text, with_item_id
+from builders.scripted.chat_requests import item_id, last_user_text, with_item_id
 from builders.testing.chat_server import ChatServer
 
 # Per item (camera, activity, relation): the scores its own reply gives, written in its prediction.
@@ -53,7 +53,7 @@ def test_a_reply_meant_for_another_item_is_never_scored_for_this_one(tmp_path, c
     out = tmp_path / "judged.json"
     with ChatServer(model=None) as server:
         server.handler = ShiftedByOne()
-        code = cli_main(["judge", "score", str(rows), "--output", str(out), "--items", "--llm-model", "judge",
+        code = cli_main(["judge", "score", str(rows), "--out", str(out), "--items", "--llm-model", "judge",
                          "--llm-base-url", server.url, "--llm-api-key-env", "none", "--llm-concurrency", "1",
                          "--llm-cache", str(tmp_path / "cache.sqlite")])  # fmt: skip
         bodies = [r.body for r in server.chat_requests]

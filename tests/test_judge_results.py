@@ -24,7 +24,7 @@ from builders.report import write_marinelife_report
 from builders.report.marinelife_report import read_judge_results
 from builders.scoring.judge import judge_predictions
 from builders.scoring.judge_results import FailedJudgement, JudgedItem, JudgeResult
-from builders.testing.chat_requests import last_user_text, with_item_id
+from builders.scripted.chat_requests import last_user_text, with_item_id
 from marinelife16k.benchmark import BENCHMARK as MARINE
 from marinelife16k.rubrics import CAMERA_GROUP, camera_groups
 from marinelife16k.sample import write_sample_work_folder

@@ -17,8 +17,8 @@ from builders.evaluation.rubrics import get_rubric
 from builders.llm import export_replies
 from builders.llm.cache import ReplyCache
 from builders.scoring.judge import default_cache_path, judge_client, judge_predictions
+from builders.scripted.chat_requests import last_user_text, response_schema, with_item_id
 from builders.testing.chat_faults import Fault
-from builders.testing.chat_requests import last_user_text, response_schema, with_item_id
 from builders.testing.chat_server import ChatServer
 from marinelife16k.rubrics import camera_groups
 
@@ -437,7 +437,7 @@ def test_cli_scores_a_jsonl_file(chat_server, tmp_path, capsys):
     out = tmp_path / "result.json"
     argv = [
         "judge", "score", str(data), "--prediction-key", "answer", "--reference-key", "answer_ref",
-        "--output", str(out), "--items", "--llm-model", "cli-judge", "--llm-base-url", chat_server.url,
+        "--out", str(out), "--items", "--llm-model", "cli-judge", "--llm-base-url", chat_server.url,
         "--llm-api-key-env", "none", "--llm-cache", str(tmp_path / "c.sqlite"),
     ]  # fmt: skip
     assert main(argv) == 0

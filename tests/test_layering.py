@@ -52,6 +52,7 @@ LAYERS: dict[str, int] = {
     "builders.demo": 6,
     "builders.human_study": 6,
     "builders.integrations": 6,  # lmms-eval tasks and VLMEvalKit datasets over the runners' records
+    "builders.scripted": 6,  # the scripted responders `vqabench serve` answers with (a double's rules too)
     "builders.cli": 7,
     "metrics": 8,
 }
@@ -83,7 +84,11 @@ TESTING_MAY_IMPORT = (
     "builders.scoring",
     "bqa.vocabulary",
     "marinelife16k.vocabulary",
+    "builders.scripted",
 )
+# The scripted responders ship (``vqabench serve``) but stand in front of the same code as the doubles:
+# they follow the doubles' rule (:data:`TESTING_MAY_IMPORT`), checked in :func:`layering_error`.
+SCRIPTED = "builders.scripted"
 # Who may import a test double: the sample-making and recording scripts (they play the doubles into
 # recordings); nothing the doubles could be testing, and nothing in the wheel (the doubles are not).
 MAY_IMPORT_TESTING = (SAMPLE_SCRIPTS,)
@@ -184,6 +189,8 @@ def layering_error(imp: Import) -> str | None:
         if under(imp.imported, TESTING_MAY_IMPORT):
             return None
         return f"{imp}: a test double may import only {', '.join(TESTING_MAY_IMPORT)}"
+    if source == SCRIPTED and not under(imp.imported, TESTING_MAY_IMPORT):
+        return f"{imp}: a scripted responder may import only {', '.join(TESTING_MAY_IMPORT)}"
     if target == TESTING:
         if under(imp.importer, MAY_IMPORT_TESTING):
             return None
@@ -335,6 +342,8 @@ def test_checker_finds_cycles_and_upward_imports():
     assert "sideways" in layering_error(Import("bqa.stats", 9, "marinelife16k.vocabulary"))
     assert layering_error(Import("builders.testing.x", 1, "builders.pipelines.bqa.runner"))
     assert layering_error(Import("builders.testing.x", 1, "bqa.vocabulary")) is None
+    assert layering_error(Import("builders.scripted.x", 1, "builders.pipelines.bqa.runner"))
+    assert layering_error(Import("builders.cli.serve", 1, "builders.scripted.served")) is None
     assert layering_error(Import("builders.evaluation.bqa", 1, "builders.testing.chat_server"))
     assert layering_error(Import("builders.cli.bqa", 1, "builders.runs.steps")) is None
 
@@ -362,7 +371,9 @@ def benchmark_own(module: str) -> bool:
 
 
 def shared(module: str) -> bool:
-    return not benchmark_own(module) and not under(module, TESTING)
+    """Code every benchmark runs through: not a benchmark's own, not a test double, not a scripted
+    stand-in for a benchmark's models (``builders.scripted``, the doubles' rule)."""
+    return not benchmark_own(module) and not under(module, (TESTING, SCRIPTED))
 
 
 def code_words(path: Path) -> list[str]:

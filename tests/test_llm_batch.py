@@ -19,9 +19,9 @@ import pytest
 from bqa.data import open_split
 from builders.cli import main as cli_main
 from builders.llm import LLMClient, LLMRequest, LLMSettings, Status, user_message
+from builders.scripted.bqa_responder import first_user_text
+from builders.scripted.marinelife_responder import MarineLifeResponder
 from builders.testing.batch_server import BatchServer
-from builders.testing.bqa_responder import first_user_text
-from builders.testing.marinelife_responder import MarineLifeResponder
 
 # The documented line shapes (platform.openai.com/docs/api-reference/batch: "The request input object",
 # "The request output object"), written here from the docs, not from the code under test.
@@ -324,7 +324,7 @@ def test_judge_score_in_batch_mode_gives_the_synchronous_scores(tmp_path):
 
         def argv(name, *extra):
             return ["judge", "score", str(data), "--prediction-key", "answer", "--reference-key", "answer_ref",
-                    "--output", str(tmp_path / f"{name}.json"), "--items", "--llm-model", "judge-model",
+                    "--out", str(tmp_path / f"{name}.json"), "--items", "--llm-model", "judge-model",
                     "--llm-base-url", server.url, "--llm-api-key-env", "none",
                     "--llm-cache", str(tmp_path / f"{name}.sqlite"), "--llm-batch-poll", "0.01", *extra]  # fmt: skip
 

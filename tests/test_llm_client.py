@@ -28,8 +28,8 @@ from builders.llm import (
     user_message,
 )
 from builders.llm.cache import ReplyCache
+from builders.scripted.chat_requests import image_count, last_user_text
 from builders.testing.chat_faults import Fault, Reply
-from builders.testing.chat_requests import image_count, last_user_text
 from builders.testing.chat_server import DEFAULT_TEXT, ChatServer
 from builders.video.sampler import frames_to_data_urls
 

@@ -10,7 +10,7 @@ import pytest
 from test_llm_deadline import run_measured
 from test_unfinished_runs import llm
 
-from builders.testing.bqa_responder import BQAResponder
+from builders.scripted.bqa_responder import BQAResponder
 from builders.testing.chat_faults import bomb_body
 from builders.testing.chat_server import ChatServer, Fault
 

@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from builders.llm import ReplyError, ReplySchema, gemini_safe_schema, parse_json_reply, validate_json_schema
 from builders.llm.schema import check_value, inline_refs, validate_reply
+from builders.scripted.schema_examples import example_for_schema, schema_keywords
 from builders.testing.chat_server import GEMINI_REJECTED_KEYS
-from builders.testing.schema_examples import example_for_schema, schema_keywords
 
 
 class Option(BaseModel):

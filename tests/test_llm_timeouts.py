@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from test_unfinished_runs import llm, vqabench
 
-from builders.testing.bqa_responder import BQAResponder
+from builders.scripted.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer, Fault
 
 

@@ -15,9 +15,9 @@ from builders.evaluation.marinelife import evaluate, judge, judge_inputs
 from builders.files.jsonio import read_jsonl
 from builders.llm import LLMClient, LLMSettings
 from builders.scoring.answer_parsing import parsed_choice
-from builders.testing.baseline_responder import BaselineModel, ScriptedJudge
+from builders.scripted.baseline_responder import BaselineModel, ScriptedJudge
+from builders.scripted.chat_requests import frames_digest, image_urls, last_user_text
 from builders.testing.chat_faults import Fault
-from builders.testing.chat_requests import frames_digest, image_urls, last_user_text
 from builders.testing.samples.record_marinelife_baseline import oracle
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.data import open_split

@@ -17,7 +17,7 @@ import pytest
 from builders.llm import LLMClient, LLMSettings
 from builders.pipelines.marinelife.qa_generation import run_qa
 from builders.runs.steps import StepRecords
-from builders.testing.chat_requests import message_text, with_item_id
+from builders.scripted.chat_requests import message_text, with_item_id
 from marinelife16k.annotations import video_row
 from marinelife16k.card import card_body
 from marinelife16k.questions import assemble_records, motion_source_problems

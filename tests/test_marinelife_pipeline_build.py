@@ -1,6 +1,6 @@
 """End to end: the MarineLife-16K pipeline against the real test chat server and the sample's real MP4s.
 
-The server answers with the scripted responder (:mod:`builders.testing.marinelife_responder`); the
+The server answers with the scripted responder (:mod:`builders.scripted.marinelife_responder`); the
 tests check what the pipeline made of its replies against values computed here from the attributes.
 """
 
@@ -24,9 +24,9 @@ from builders.llm import LLMClient, LLMSettings, ReplyCache
 from builders.pipelines.marinelife import captioner
 from builders.pipelines.marinelife.caption_engine import read_captions
 from builders.pipelines.marinelife.runner import PipelineConfig, build, load_recording
-from builders.testing.chat_requests import message_text
+from builders.scripted.chat_requests import message_text
+from builders.scripted.marinelife_responder import MarineLifeResponder, parse_attributes, review_score
 from builders.testing.chat_server import ChatServer
-from builders.testing.marinelife_responder import MarineLifeResponder, parse_attributes, review_score
 from builders.testing.samples.record_marinelife_pipeline import record
 from marinelife16k.annotations import read_annotations
 from marinelife16k.questions import applicable_types

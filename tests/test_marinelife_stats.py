@@ -95,6 +95,8 @@ def test_stats_of_two_videos_equal_the_hand_worked_numbers(two, tmp_path, capsys
         with Image.open(out / name) as image:
             assert image.size[0] > 600 and len(image.convert("RGB").getcolors(maxcolors=1 << 20)) > 20
     assert_figures_fit(plot_record, expected=4)  # the one plot helper's rules (tests/plot_checks.py)
+    questions = next(r for r in plot_record if r["path"].endswith("stats_questions.png"))
+    assert questions["legend_titles"] == ["split"]  # its series are splits (it said "model")
 
 
 def test_card_shows_the_same_statistics(two):

@@ -14,7 +14,7 @@ from builders.cli import main as cli_main
 from builders.files.jsonio import read_jsonl
 from builders.llm.prompts import load_prompt, prompt_from_file, prompt_overrides, set_prompt_overrides
 from builders.report import write_bqa_report
-from builders.testing.bqa_responder import first_user_text
+from builders.scripted.bqa_responder import first_user_text
 from builders.testing.chat_server import ChatServer
 
 PAPER_WORDING = """Watch the {{ frame_description }} above (no sound).

@@ -11,7 +11,7 @@ from test_unfinished_runs import llm, vqabench
 from bqa.sample import sample_root
 from builders.cli import main as cli_main
 from builders.hub.layout import SAMPLE_KEY, read_card
-from builders.testing.bqa_responder import BQAResponder
+from builders.scripted.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
 
 REPO = "naist-nlp/BQA"

@@ -26,7 +26,7 @@ from test_interrupt import (
 )
 from test_judge_item_binding import SCORES, own_reply, write_predictions
 
-from builders.testing.bqa_responder import BQAResponder
+from builders.scripted.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer, Fault
 
 REASK = "Your previous reply could not be used"

@@ -18,7 +18,7 @@ import pytest
 from processes import vqabench
 
 from builders.files.redact import REDACTED, is_secret_key, redact, redact_text
-from builders.testing.bqa_responder import BQAResponder
+from builders.scripted.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
 
 USER, PASSWORD, KEY = "alice", "pa55-word-e61d", "right-key-77c1"

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from builders.files.jsonio import read_jsonl
-from builders.testing.bqa_responder import BQAResponder
+from builders.scripted.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer, Fault
 
 RESUME = "rerun the same command to resume"

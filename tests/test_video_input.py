@@ -1,7 +1,7 @@
 """``--video-input video``: one MP4 ``video_url`` part holding exactly the frame spec's frames.
 
 The round trip goes through the real client and the real local chat server, which decodes the
-video it receives (a full PyAV decode, :func:`builders.testing.chat_requests.decode_video_url`);
+video it receives (a full PyAV decode, :func:`builders.scripted.chat_requests.decode_video_url`);
 the expected frames come from a full sequential decode of the clip, never from the sampler.
 """
 
@@ -19,7 +19,7 @@ from builders.evaluation.bqa_answers import answer_request
 from builders.llm import LLMClient, LLMSettings
 from builders.llm.cache import ReplyCache
 from builders.llm.messages import data_url_bytes, user_message
-from builders.testing.chat_requests import decode_video_url, last_user_text, video_urls
+from builders.scripted.chat_requests import decode_video_url, last_user_text, video_urls
 from builders.testing.clips import read_frame_code, write_clip
 from builders.video.frame_spec import FrameSpec
 

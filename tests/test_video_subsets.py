@@ -17,7 +17,7 @@ from builders.cli import main as cli_main
 from builders.files.jsonio import read_jsonl
 from builders.hub.eval_results import parse_notes, read_entries
 from builders.hub.subset import VideoSelection
-from builders.testing.baseline_responder import ScriptedJudge
+from builders.scripted.baseline_responder import ScriptedJudge
 from marinelife16k.sample import write_sample_work_folder
 
 REPO = "org/MarineLife-16K"

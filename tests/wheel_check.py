@@ -9,7 +9,7 @@ from a directory outside the checkout::
 For each metric folder: ``evaluate.load(metric_path(name))``, then the ``>>>`` examples of every
 ```python block of its card (README.md, one session: later blocks reuse earlier names) and of the
 module's inputs description, as doctests. ``--demo`` also runs ``vqabench demo``, which scores with
-the same packaged metrics. Exits 1 on any failure. Not collected by pytest (no ``test_`` prefix).
+the same packaged metrics, then ``vqabench serve`` and an evaluation against it. Exits 1 on any failure. Not collected by pytest (no ``test_`` prefix).
 """
 
 from __future__ import annotations
@@ -59,6 +59,27 @@ def run_metric(name: str) -> tuple[int, int]:
     return runner.failures, runner.tries
 
 
+def served_evaluation(demo: Path, tmp: Path) -> list[str]:
+    """``vqabench serve`` from the wheel (its responders ship), and an evaluation of the demo's BQA
+    release against it: the offline tour works without a checkout."""
+    started = subprocess.run(["vqabench", "serve", "--detach"], capture_output=True, text=True)
+    if started.returncode != 0:
+        return [f"vqabench serve --detach failed:\n{started.stderr[-2000:]}"]
+    url = started.stdout.split(" at ", 1)[1].split()[0]
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    try:
+        run = subprocess.run(["vqabench", "bqa", "evaluate", "--data", str(demo / "hub" / "bqa"), "--split", "test",
+                              "--num-frames", "4", "--out", str(tmp / "served.jsonl"), "--llm-model", "scripted",
+                              "--llm-base-url", url, "--llm-api-key-env", "none"],
+                             capture_output=True, text=True)  # fmt: skip
+    finally:
+        subprocess.run(["vqabench", "serve", "--port", port, "--stop"], capture_output=True, text=True)
+    print(f"vqabench serve + bqa evaluate: exit {run.returncode}")
+    return (
+        [] if run.returncode == 0 else [f"bqa evaluate against vqabench serve failed:\n{run.stderr[-3000:]}"]
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -104,6 +125,7 @@ def main() -> int:
                 # the demo's files name no local path.
                 if not via.startswith("evaluate.load(builders.metric_path("):
                     problems.append(f"vqabench demo scored with {via}, not the packaged metrics in {root}")
+                problems += served_evaluation(out, Path(tmp))
     for problem in problems:
         print(f"wheel check: {problem}", file=sys.stderr)
     return 1 if problems else 0

@@ -11,12 +11,15 @@ datasets) inside their handlers, so ``--help`` prints at once (``benchmarks/cli_
 from __future__ import annotations
 
 import argparse
+import difflib
 import errno
 import importlib
 import logging
 import pkgutil
+import re
 import sys
 import traceback
+from collections.abc import Sequence
 from typing import NoReturn
 
 
@@ -43,15 +46,65 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)$")
+
+
+def _did_you_mean(given: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(given, options, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 class _Parser(argparse.ArgumentParser):
-    """Usage errors in one or two lines: the message naming the argument, then the full usage only
-    when it is short (a command with fifty options points to its ``--help`` instead). Subcommand
-    parsers are of the same class (argparse makes them ``type(parent)``)."""
+    """Usage errors in one or two lines, from the parser of the command they concern: the message
+    naming the argument and the closest valid spelling (difflib), then the full usage only when it is
+    short (a command with fifty options points to its ``--help`` instead). Subcommand parsers are of
+    the same class (argparse makes them ``type(parent)``)."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if not hasattr(parsed, "_parser"):  # the innermost command's parser: the one that owns the flags
+            parsed._parser = self
+        return parsed, extras
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            owner: argparse.ArgumentParser = parsed._parser
+            flags = [o for o in owner._option_string_actions if o.startswith("--")]
+            hint = next(
+                (h for e in extras if e.startswith("-") and (h := _did_you_mean(e.split("=")[0], flags))), ""
+            )
+            owner.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        del parsed._parser
+        return parsed
 
     def error(self, message: str) -> NoReturn:
+        invalid = _INVALID_CHOICE.search(message)
+        if invalid:
+            message += _did_you_mean(invalid["given"], re.findall(r"'([^']*)'", invalid["choices"]))
         usage = self.format_usage().strip()
         hint = usage if usage.count("\n") < 3 else f"run '{self.prog} --help' for its options"
         self.exit(2, f"{self.prog}: error: {message}\n{hint}\n")
+
+
+def _global_flags_after_the_command(parser: argparse.ArgumentParser, seen: set[int] | None = None) -> None:
+    """``-v`` after the command as well as before it (``vqabench bqa evaluate ... -v``): every command's
+    parser takes it, leaving the top-level value alone when not given (``SUPPRESS``)."""
+    seen = set() if seen is None else seen
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                if id(sub) in seen:
+                    continue
+                seen.add(id(sub))
+                if "-v" not in sub._option_string_actions:
+                    sub.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                                     help="log debug messages (as 'vqabench -v')")  # fmt: skip
+                _global_flags_after_the_command(sub, seen)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         command = name.replace("_", "-")  # a module name cannot hold the command's hyphen
         if command not in subparsers.choices:
             raise RuntimeError(f"{__name__}.{name} must register the command {command!r} (module = command)")
+    _global_flags_after_the_command(parser)
     return parser
 
 
@@ -119,8 +173,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"vqabench: {err}", file=sys.stderr)
         return 1
     args = parser.parse_args(argv)
+    # Warnings and errors only: what a command did, it prints on stdout (-v: every debug line too).
     logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
+        level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
     for handler in logging.getLogger().handlers:  # no credential in any log line (-v: httpx's URLs)
         if not any(isinstance(f, RedactingFilter) for f in handler.filters):

@@ -203,9 +203,11 @@ def run_judge(entry: Benchmark, args: argparse.Namespace) -> int:
     """The entry reads the predictions (``run(args)`` -> ``judge(client)`` -> ``finish()``); the judge's
     client, cost options, estimate and spent line are the verb's; ``finish`` writes and prints the
     results and returns the exit status (1 when some judgements failed)."""
+    from builders.llm.cli import JUDGE_ENV_PREFIX, require_api_key
     from builders.scoring.judge import judge_client_from_args
 
     assert entry.judge is not None
+    require_api_key(args, JUDGE_ENV_PREFIX)  # before the predictions' data is downloaded
     judge = entry.judge.run(args)
     with judge_client_from_args(args) as client:
         price = apply_cost_arguments(args, client)

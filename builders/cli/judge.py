@@ -74,8 +74,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument(
         "--evidence-key", default="evidence", help="field of the evidence attributes, if present"
     )
-    score.add_argument("--output", help="write the full result (JSON) here")
-    score.add_argument("--items", action="store_true", help="include per-item scores in --output")
+    score.add_argument("--out", dest="output", help="write the full result (JSON) here")
+    score.add_argument("--items", action="store_true", help="include per-item scores in --out")
     add_llm_arguments(score, env_prefix=JUDGE_ENV_PREFIX)
     add_cost_arguments(score)
     score.set_defaults(func=_score)
@@ -180,7 +180,7 @@ def _summary(result: JudgeResult) -> str:
             + "  ".join(f"{name} {_fmt(v)}" for name, v in part.criteria.items())
         )
     failed = {f"on row {f.index + 1}": f.error for f in result.failed}  # "e.g. item on row 3"
-    lines += Unfinished({"judge": failed}).lines(alternative="--output lists every failed item")
+    lines += Unfinished({"judge": failed}).lines(alternative="--out lists every failed item")
     return "\n".join(lines)
 
 

@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "replies and their metadata only (no request messages, no credentials).",
     )
     export.add_argument("cache", help="SQLite reply cache file")
-    export.add_argument("output", help="JSONL file to write")
+    export.add_argument("--out", required=True, help="JSONL file to write")
     export.add_argument(
         "--stable",
         action="store_true",
@@ -96,8 +96,8 @@ def _cache_stats(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from builders.llm.cache import export_replies
 
-    count = export_replies(args.cache, args.output, stable=args.stable)
-    print(f"wrote {count} replies to {args.output}")
+    count = export_replies(args.cache, args.out, stable=args.stable)
+    print(f"wrote {count} replies to {args.out}")
     return 0
 
 

@@ -458,7 +458,7 @@ ENTRY = Benchmark(
         "predictions format) with --data to join each answer to its question, reference and camera kind. Unset "
         "--llm-* options fall back to VQABENCH_JUDGE_* variables, as for 'vqabench judge'. Exit status 1 when "
         "some judgements failed (listed; a rerun asks for them alone).",
-        epilog="Example: vqabench marinelife judge mine.jsonl --data <namespace>/MarineLife-16K --revision v1.0 "
+        epilog='Example: vqabench marinelife judge mine.jsonl --data "$VQABENCH_MARINELIFE16K_REPO_ID" --revision v1.0 '
         "--out judge.json --llm-model gpt-4o --llm-api-key-env OPENAI_API_KEY",
         run=_judge,
     ),

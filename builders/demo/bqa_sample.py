@@ -5,7 +5,7 @@ The recording ``pipeline`` in ``bqa/sample/`` (:class:`builders.llm.Recording`:
 holds the replies and the LLM settings and build options they were recorded with. The LLM cache key
 covers model, endpoint, sampling, prompt versions and the frames' bytes, so a replay must use exactly
 these settings: then every request is found and nothing is sent. The replies come from the scripted
-test responder (:mod:`builders.testing.bqa_responder`), not from a model: the sample exists to
+test responder (:mod:`builders.scripted.bqa_responder`), not from a model: the sample exists to
 exercise the tooling offline.
 """
 

@@ -3,7 +3,7 @@
 A recording is two files next to a dataset's sample: ``<name>_replies.jsonl`` (the exported reply
 cache, exported with ``stable=True``) and ``<name>_settings.json`` (the LLM settings that make up the cache
 keys, never a key, plus the options the requests depend on: frames, styles, splits, rubrics). The
-replies come from :mod:`builders.testing.baseline_responder`, not from a model. A replay with the
+replies come from :mod:`builders.scripted.baseline_responder`, not from a model. A replay with the
 same settings and options computes the same keys and finds every reply; nothing is sent.
 
 Recorded with ``python -m builders.testing.samples.record_bqa_baseline`` and ``python -m builders.testing.samples.record_marinelife_baseline``

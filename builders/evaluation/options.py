@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from builders.hub.source import add_data_arguments, resolve_data
 from builders.hub.subset import add_subset_arguments, selection_from_args
-from builders.llm.cli import add_llm_arguments, client_from_args, derived_settings_from_args
+from builders.llm.cli import add_llm_arguments, client_from_args, derived_settings_from_args, require_api_key
 from builders.llm.cost import add_cost_arguments, apply_cost_arguments, share_cost_arguments, spent_line
 from builders.options.numbers import POSITIVE_INT
 from builders.runs.lock import claim_work_folder
@@ -82,6 +82,7 @@ def run_prediction_command(
 
     Exit status 1 when some LLM calls failed: they stay pending and a rerun asks for them alone.
     """
+    require_api_key(args)  # before a Hub download (and a work folder) that a missing key would waste
     work = claim_work_folder(args.work or args.out.with_suffix(".work"))  # before the cache opens in it
     source = resolve_data(args.data, args.revision)
     data = open_data(source.folder, args.split)

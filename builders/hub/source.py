@@ -19,6 +19,8 @@ import argparse
 import hashlib
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,6 +81,19 @@ def folder_fingerprint(folder: Path) -> str:
     return "sha256:" + digest.hexdigest()[:16]
 
 
+@contextmanager
+def _quiet_hub() -> Iterator[None]:
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    was_disabled = are_progress_bars_disabled()
+    disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_disabled:
+            enable_progress_bars()
+
+
 def _download(repo_id: str, revision: str | None) -> DataSource:
     # Lazy: huggingface_hub (and its HTTP client) only when a repo id is given.
     from huggingface_hub import constants, snapshot_download
@@ -93,7 +108,8 @@ def _download(repo_id: str, revision: str | None) -> DataSource:
     try:
         with hub_errors(f"--data {where}", endpoint=constants.ENDPOINT, repo_id=repo_id, revision=revision):
             try:
-                path = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision))
+                with _quiet_hub():  # no "Fetching N files" bar on stderr: the command says what it read
+                    path = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision))
             except GatedRepoError:
                 raise  # worded by hub_errors
             except RepositoryNotFoundError:  # the name may also be a mistyped folder: say both

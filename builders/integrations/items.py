@@ -82,13 +82,15 @@ def data_provenance(location: str) -> dict[str, Any]:
 
 
 def harness_provenance(
-    harness: str, frames: Mapping[str, Any] | None, location: str, split: str
+    harness: str, frames: Mapping[str, Any] | None, location: str, split: str, images: str | None = None
 ) -> dict[str, Any]:
     """The ``provenance`` of a predictions line written through a harness: the frames the model was
     really sent (a :class:`~builders.video.frame_spec.FrameSpec` as JSON, or
-    :func:`unknown_frames`), the harness, this tool's version, the data and the split."""
-    return {"tool": tool_version(), "harness": harness, "frames": frames,
-            "data": data_provenance(location), "split": split}  # fmt: skip
+    :func:`unknown_frames`), the harness, this tool's version, the data and the split; ``images``:
+    what the harness does to the frames' pixels on their way to the model, when it changes them."""
+    out = {"tool": tool_version(), "harness": harness, "frames": frames,
+           "data": data_provenance(location), "split": split}  # fmt: skip
+    return {**out, "images": images} if images else out
 
 
 def unknown_frames(sampled_by: str) -> dict[str, Any]:

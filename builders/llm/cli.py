@@ -284,6 +284,21 @@ def apply_batch_arguments(args: argparse.Namespace, client: Any) -> None:
 WRITE_TO: Path | None = None
 
 
+def require_api_key(args: argparse.Namespace, prefix: str = LLM_ENV_PREFIX) -> None:
+    """Refuse a missing API key before any work a command does ahead of its first request (downloading
+    a Hub dataset, decoding frames): the key is otherwise read only when the first request is sent.
+    Nothing is checked when nothing will be sent (a replay, ``--estimate``). ``prefix``: the
+    variables unset options fall back to (the judge's: :data:`JUDGE_ENV_PREFIX`)."""
+    if (
+        args.llm_replies
+        or args.llm_mode == "replay"
+        or getattr(args, "estimate", False)
+        or WRITE_TO is not None
+    ):
+        return  # nothing sent: a replay, an estimate, batch files written for an offline engine
+    settings_from_args(args, prefix).read_api_key()
+
+
 def client_from_args(
     args: argparse.Namespace, default_cache: str | Path | None = None, *, progress: bool | None = None
 ) -> LLMClient:

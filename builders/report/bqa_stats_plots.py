@@ -33,7 +33,7 @@ def write_stats_plots(stats: ReleaseStats, out_dir: str | os.PathLike[str]) -> l
             categories=labels,
             series={s: [_share_bar(getattr(stats.splits[s], key).get(label, 0), stats.splits[s].size)
                         for label in labels] for s in splits},
-            xlabel=title, ylabel="share of the split's questions", ylim=(0.0, 1.0),
+            xlabel=title, ylabel="share of the split's questions", ylim=(0.0, 1.0), legend="split",
         ))  # fmt: skip
     openings = [w for w in stats.splits[TOTAL].openings][:8]
     written.append(grouped_bars(
@@ -42,7 +42,7 @@ def write_stats_plots(stats: ReleaseStats, out_dir: str | os.PathLike[str]) -> l
         categories=[f"{w} (wh)" if is_wh(w) else w for w in openings],
         series={s: [_share_bar(stats.splits[s].openings.get(w, 0), stats.splits[s].size) for w in openings]
                 for s in splits},
-        xlabel="first word", ylabel="share of the split's questions", ylim=(0.0, 1.0),
+        xlabel="first word", ylabel="share of the split's questions", ylim=(0.0, 1.0), legend="split",
     ))  # fmt: skip
     if stats.pipeline:
         shares = pipeline_shares(stats.pipeline)
@@ -61,6 +61,6 @@ def write_stats_plots(stats: ReleaseStats, out_dir: str | os.PathLike[str]) -> l
             title="BQA release: clip durations measured from the clips (the paper: 5-10 s)",
             categories=bins,
             series={sp: [_share_bar(c.histogram.get(b, 0), c.n) for b in bins] for sp, c in measured.items()},
-            xlabel="duration", ylabel="share of the split's clips", ylim=(0.0, 1.0),
+            xlabel="duration", ylabel="share of the split's clips", ylim=(0.0, 1.0), legend="split",
         ))  # fmt: skip
     return written

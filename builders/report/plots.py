@@ -52,7 +52,10 @@ def _save(fig: Figure, path: Path) -> Path:
 
 
 def _wrap(label: str, width: int = _LABEL_WIDTH) -> str:
-    return "\n".join(textwrap.wrap(label, width)) or label
+    """``label`` in lines of about ``width`` characters, broken at spaces and after underscores
+    (``central_object_`` / ``appearance``), never inside a word: a long word keeps its own line."""
+    lines = textwrap.wrap(label.replace("_", "_ "), width, break_long_words=False)
+    return "\n".join(line.replace("_ ", "_") for line in lines) or label
 
 
 def _clip(low: float, high: float, value: float) -> float:
@@ -68,12 +71,14 @@ def grouped_bars(
     xlabel: str,
     ylabel: str,
     ylim: tuple[float, float] | None = None,
+    legend: str = "model",
 ) -> Path:
     """One group of bars per category, one bar per series (model), error bars from ``Bar.ci``.
 
     ``ylim``: the scale (e.g. 0-5 for judge scores); bars and intervals are cut to it, a cut interval
     end marked with a triangle. ``n=<items>`` is written above each bar; a bar without a value is
-    marked "no data".
+    marked "no data"; a bar of value 0 is a thick line on the axis (a 0.0 error rate is a result, and
+    must not look like a missing bar). ``legend``: what the series are (the legend's title).
     """
     if not series:
         raise ValueError(f"{title}: nothing to plot")
@@ -109,10 +114,15 @@ def grouped_bars(
             [max(0.0, h - e[0]) if e else 0.0 for h, e in zip(heights, ends, strict=True)],
             [max(0.0, e[1] - h) if e else 0.0 for h, e in zip(heights, ends, strict=True)],
         ]
-        ax.bar(
+        drawn = ax.bar(
             xs, [h - low for h in heights], width * 0.92, bottom=low, label=label,
             yerr=errors if any(ends) else None, capsize=3, error_kw={"linewidth": 1},
         )  # fmt: skip
+        color = drawn.patches[0].get_facecolor()
+        for x, b, h in zip(xs, bars, heights, strict=True):
+            if b.value is not None and h - low < 0.01 * span:  # too flat to see: a line on the axis
+                ax.plot([x - width * 0.46, x + width * 0.46], [low, low], color=color, linewidth=4,
+                        solid_capstyle="butt", clip_on=False, zorder=3)  # fmt: skip
         for x, b, h, e in zip(xs, bars, heights, ends, strict=True):
             if b.value is None:
                 ax.text(x, low + 0.01 * span, "no data", ha="center", va="bottom", rotation=90, fontsize=7)
@@ -143,7 +153,7 @@ def grouped_bars(
     if clipped:
         handles.append(Line2D([], [], marker="^", color="black", linestyle="none", markersize=5))
         labels.append(_wrap("interval cut at the axis", _LEGEND_WIDTH))
-    fig.legend(handles, labels, title="model", fontsize=8, title_fontsize=8, loc="outside right upper")
+    fig.legend(handles, labels, title=legend, fontsize=8, title_fontsize=8, loc="outside right upper")
     return _save(fig, Path(path))
 
 

@@ -51,6 +51,7 @@ OPTIONAL_FIELDS: tuple[str, ...] = (
     "rationale_model",
     "rationale_prompt",
     "preset",
+    "images",  # what a harness did to the frames' pixels (VLMEvalKit: JPEG, detail low)
 )
 MIXED_FLAG = "--allow-mixed"
 
@@ -98,6 +99,7 @@ def _line_values(line: Mapping[str, Any]) -> dict[str, Any]:
         "split": run.get("split"),
         "style": line.get("style") or run.get("style"),
         "answer_leaking": line.get("answer_leaking", run.get("answer_leaking")),
+        "images": run.get("images"),
         "rationale_model": line.get("rationale_model"),
         "rationale_prompt": _versioned(line, "rationale_prompt"),
         "preset": preset,
@@ -324,6 +326,7 @@ def runs_section_body(
         "rationale_model": "Rationale model",
         "rationale_prompt": "Rationale prompt",
         "preset": "Preset",
+        "images": "Images sent",
         FIELD: "Videos (run)",
     }
     fields = [*FIELDS, *(f for f in OPTIONAL_FIELDS if any(run.get(f) is not None for run in runs.values()))]

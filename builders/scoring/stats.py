@@ -201,11 +201,15 @@ def sign_test(a_scores: Sequence[float], b_scores: Sequence[float]) -> dict:
 
 def mean_interval(values: Sequence[float], confidence: float = 0.95) -> list[float] | None:
     """Student-t interval for the mean of ``values`` (e.g. judge scores):
-    ``mean +- t_{n-1} * sd / sqrt(n)`` (``scipy.stats.t``); None with fewer than 2 values."""
+    ``mean +- t_{n-1} * sd / sqrt(n)`` (``scipy.stats.t``); None with fewer than 2 values, or when
+    they are all equal (two judge scores of 4: sd 0, and a zero-width interval would claim a
+    certainty two items cannot give, as :func:`cluster_interval` says of its own)."""
     n = len(values)
     if n < 2:
         return None
     mean = math.fsum(values) / n
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    if sd == 0.0:
+        return None
     half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     return [mean - half, mean + half]

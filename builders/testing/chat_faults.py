@@ -9,7 +9,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from builders.testing.schema_examples import invalid_for_schema
+from builders.scripted.schema_examples import invalid_for_schema
 
 FAULT_KINDS = (
     "rate_limit",

@@ -20,12 +20,12 @@ What a chat request gets, in order of precedence:
 1. the next queued fault (:meth:`ChatServer.queue_faults`), else a random one
    (``fault_rate`` with a seeded RNG over ``fault_choices``);
 2. the reply of ``handler(body)`` (``body``: the request JSON as a dict; readers in
-   :mod:`builders.testing.chat_requests`: ``last_user_text``, ``response_schema``, ``image_count``,
+   :mod:`builders.scripted.chat_requests`: ``last_user_text``, ``response_schema``, ``image_count``,
    ...): a ``str`` (the message content), a ``dict``/``list`` (sent as JSON content), a
    :class:`~builders.testing.chat_faults.Reply` (content, finish reason, model, token counts), a
    :class:`~builders.testing.chat_faults.Fault`, or ``None`` for the default;
 3. the default: a JSON object valid against the request's ``response_format`` schema
-   (:func:`builders.testing.schema_examples.example_for_schema`; a bound request's ``item_id`` copied
+   (:func:`builders.scripted.schema_examples.example_for_schema`; a bound request's ``item_id`` copied
    from its ``Item id:`` line), or :data:`DEFAULT_TEXT` when no schema was asked for.
 
 Faults that change the content (``fenced``, ``broken_json``, ``invalid``, ``truncated``,
@@ -49,9 +49,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from builders.scripted.chat_requests import count_prompt_tokens, response_schema, video_frames, with_item_id
+from builders.scripted.schema_examples import example_for_schema, schema_keywords
 from builders.testing.chat_faults import Fault, Reply, apply_fault
-from builders.testing.chat_requests import count_prompt_tokens, response_schema, video_frames, with_item_id
-from builders.testing.schema_examples import example_for_schema, schema_keywords
 
 DEFAULT_TEXT = "This is a reply from the test chat server."
 # What Gemini's OpenAI-compatible endpoint refuses inside a response schema.

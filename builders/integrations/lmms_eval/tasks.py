@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -81,12 +82,15 @@ def check_judge_settings(environ: Mapping[str, str] | None = None) -> None:
         ) from None
 
 
-def _judge_failed(what: str) -> None:
+def _judge_failed(what: str, data: str, split: str) -> None:
     log.error(
         "marinelife16k_open: the judge failed (%s); its scores leave those items out, or are NaN. The "
         "replies are kept in lmms-eval's sample log (--log_samples): judge them again with 'vqabench "
-        "marinelife judge <date>_samples_marinelife16k_open.jsonl' (the same rubric and reply cache)",
+        "marinelife judge <date>_samples_marinelife16k_open.jsonl --data %s --split %s --out judge.json' "
+        "and the same --llm-* judge settings (the same rubric and reply cache)",
         what,
+        shlex.quote(data),
+        shlex.quote(split),
     )
 
 
@@ -152,6 +156,10 @@ class TaskFunctions:
                 "--data marinelife16k=DIR --out TASKS_DIR"
             )
         return config
+
+    def _data_and_split(self) -> tuple[str, str]:
+        config = self._template(MARINELIFE_TEMPLATE)
+        return str(config["dataset_path"]), str(config.get("test_split", "test"))
 
     def bqa(self) -> it.BQAItems:
         config = self._template(BQA_TEMPLATE)
@@ -307,10 +315,13 @@ class TaskFunctions:
                 with judge_client(cache_path=os.environ.get(JUDGE_CACHE_ENV), caller="environment") as client:
                     _JUDGED[key] = it.marinelife_judged(lines, client)
                 failed = {t: r for t, r in _JUDGED[key].items() if r.n_failed}
-                if failed:
-                    _judge_failed(", ".join(f"{t}: {r.n_failed} of {r.n} items" for t, r in failed.items()))
+                if failed:  # r.n counts the items judged, so the items asked are n + n_failed
+                    what = ", ".join(
+                        f"{t}: {r.n_failed} of {r.n + r.n_failed} items" for t, r in failed.items()
+                    )
+                    _judge_failed(what, *self._data_and_split())
             except Exception as err:  # noqa: BLE001 - any judge failure: keep the generations
-                _judge_failed(str(err))
+                _judge_failed(str(err), *self._data_and_split())
                 _JUDGED[key] = {}
         return _JUDGED[key]
 

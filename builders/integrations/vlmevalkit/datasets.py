@@ -47,6 +47,15 @@ from builders.runs.frames import clip_digest
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.predictions import item_fields as marinelife_item_fields
 
+#: What VLMEvalKit does to the PNG frames these datasets hand it, recorded in every row (issue 42,
+#: measured with nvidia-vlmeval 26.3 and ms-vlmeval 0.0.20): the frame indices are the rule's, but the
+#: pixels an API model receives are not the PNG's.
+IMAGES_SENT = (
+    "PNG files of the frames; VLMEvalKit's API models (e.g. GPT4o) re-encode them as JPEG and send them "
+    "with detail 'low', and ms-vlmeval first upscales frames smaller than its minimum image size; "
+    "local models read the PNG files"
+)
+
 try:  # the real base class when VLMEvalKit is installed; the datasets work without it too
     from vlmeval.dataset.video_base import VideoBaseDataset as _Base
 except ImportError:  # pragma: no cover - depends on the environment
@@ -178,7 +187,9 @@ class _ProjectVideoDataset(_Base):
 
     def provenance(self) -> dict[str, Any]:
         """What every row records about how the run was made (frames, harness, data, split)."""
-        return it.harness_provenance(HARNESS, self.frame_spec().to_json(), self.data_root, self.split)
+        return it.harness_provenance(
+            HARNESS, self.frame_spec().to_json(), self.data_root, self.split, images=IMAGES_SENT
+        )
 
     def _open(self) -> Any:
         raise NotImplementedError

@@ -3,7 +3,7 @@
 There is no model here. The sample is rebuilt from its recorded pipeline replies and exported (as
 the demo does), then the BQA evaluation runner asks every question of every split in both prompt
 styles of a local :class:`~builders.testing.chat_server.ChatServer`, whose replies come from
-:class:`builders.testing.baseline_responder.BaselineModel` with the release's answers as its oracle
+:class:`builders.scripted.baseline_responder.BaselineModel` with the release's answers as its oracle
 (right more often on Easy items than on Hard ones, some replies unparsable, some rationales giving
 the answer away). Writes next to this file (or under ``--out``):
 
@@ -33,7 +33,7 @@ from builders.demo.recordings import BASELINE, BQA_SAMPLE_DIR, SCRIPTED_NOTE
 from builders.demo.samples import rebuild_bqa
 from builders.hub.splits import read_split
 from builders.llm import Recording
-from builders.testing.baseline_responder import BaselineModel
+from builders.scripted.baseline_responder import BaselineModel
 from builders.testing.recorder import recording_session, scripted_settings
 from builders.video.frame_spec import FrameSpec
 
@@ -49,7 +49,7 @@ RECORDING = Recording(
         "splits": list(SPLITS),
         "responder": RESPONDER,
     },
-    note=f"BQA answers of a {SCRIPTED_NOTE} (builders/testing/baseline_responder.py) on the bundled sample, "
+    note=f"BQA answers of a {SCRIPTED_NOTE} (builders/scripted/baseline_responder.py) on the bundled sample, "
     "recorded by 'python -m builders.testing.samples.record_bqa_baseline' for 'vqabench demo'; they say nothing about any model.",
 )
 

@@ -1,7 +1,7 @@
 """Record the LLM replies that rebuild the bundled sample offline; run ``python -m builders.testing.samples.record_bqa_pipeline``.
 
 It builds the sample with the full pipeline against a local :class:`ChatServer` whose replies come
-from the scripted test responder (:class:`builders.testing.bqa_responder.BQAResponder`, with STEP1's
+from the scripted test responder (:class:`builders.scripted.bqa_responder.BQAResponder`, with STEP1's
 answers as its oracle so that some STEP4 answers are right), then writes the recording ``pipeline``
 next to this file (``pipeline_replies.jsonl``, ``pipeline_settings.json``). Nothing here is a model's
 output: the sample exercises the tooling.
@@ -30,7 +30,7 @@ from builders.llm import Recording
 from builders.pipelines.bqa.runner import BQABuildDetails, build
 from builders.runs.steps import DEFAULT_CACHE
 from builders.runs.summary import BuildSummary
-from builders.testing.bqa_responder import BQAResponder
+from builders.scripted.bqa_responder import BQAResponder
 from builders.testing.chat_server import ChatServer
 from builders.testing.recorder import recording_session, scripted_settings
 from builders.video.frame_spec import FrameSpec
@@ -45,7 +45,7 @@ RECORDING = Recording(
         "limit": None,
         "responder": {"accuracy": 0.6},
     },
-    note="Replies of the scripted test responder (builders/testing/bqa_responder.py), not of a model. "
+    note="Replies of the scripted test responder (builders/scripted/bqa_responder.py), not of a model. "
     "`vqabench bqa build --sample --replay` rebuilds the sample release from them with no network.",
 )
 

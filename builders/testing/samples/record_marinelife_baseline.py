@@ -4,10 +4,10 @@
 There is no model here. The sample is rebuilt from its recorded pipeline replies and exported (as
 the demo does); the MarineLife-16K evaluation runner then asks every question of every split of a
 local :class:`~builders.testing.chat_server.ChatServer` answering with
-:class:`builders.testing.baseline_responder.BaselineModel` (it recognises each video by its frames
+:class:`builders.scripted.baseline_responder.BaselineModel` (it recognises each video by its frames
 and knows the answers: right per question type at uneven rates, open-ended answers and captions of
 four levels of quality), and the judge metric's rubrics score the open-ended answers through
-:class:`~builders.testing.baseline_responder.ScriptedJudge` (scores from word overlap with the
+:class:`~builders.scripted.baseline_responder.ScriptedJudge` (scores from word overlap with the
 ground truth). Writes next to this file (or under ``--out``):
 
 * ``baseline_replies.jsonl`` / ``baseline_settings.json`` - the answers and their settings (frames, splits);
@@ -36,8 +36,8 @@ from builders.demo.samples import rebuild_marinelife
 from builders.evaluation.marinelife import judge
 from builders.files.jsonio import read_jsonl
 from builders.llm import Recording
-from builders.testing.baseline_responder import BaselineModel, ScriptedJudge
-from builders.testing.chat_requests import frames_digest
+from builders.scripted.baseline_responder import BaselineModel, ScriptedJudge
+from builders.scripted.chat_requests import frames_digest
 from builders.testing.recorder import recording_session, scripted_settings
 from builders.video.frame_spec import FrameSpec
 from marinelife16k.data import open_split
@@ -49,7 +49,7 @@ BASELINE_RECORDING = Recording(
     name=BASELINE,
     settings=scripted_settings("scripted-baseline"),
     options={"frames": FrameSpec(fps=None, num_frames=8).to_json(), "splits": list(SPLITS)},
-    note=f"MarineLife-16K answers of a {SCRIPTED_NOTE} (builders/testing/baseline_responder.py) on the bundled "
+    note=f"MarineLife-16K answers of a {SCRIPTED_NOTE} (builders/scripted/baseline_responder.py) on the bundled "
     "sample, recorded by 'python -m builders.testing.samples.record_marinelife_baseline' for 'vqabench demo'.",
 )
 JUDGE_RECORDING = Recording(
@@ -58,7 +58,7 @@ JUDGE_RECORDING = Recording(
     settings=scripted_settings("scripted-judge"),
     options={"rubrics": {task: judged.rubric for task, judged in JUDGE_TASKS.items()}},
     note="Judge scores of the scripted baseline's open-ended answers from a scripted judge (word overlap with "
-    "the ground truth; builders/testing/baseline_responder.py), not from an LLM judge.",
+    "the ground truth; builders/scripted/baseline_responder.py), not from an LLM judge.",
 )
 REPORTED = {BASELINE: "scripted-baseline-responder", JUDGE: "scripted-judge-responder"}
 

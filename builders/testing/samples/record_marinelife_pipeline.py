@@ -1,7 +1,7 @@
 """Record the replies that rebuild the bundled sample offline: ``python -m builders.testing.samples.record_marinelife_pipeline``.
 
 There is no model here. The replies come from a deterministic *scripted responder*
-(:mod:`builders.testing.marinelife_responder`) served by the real test chat server, and the whole
+(:mod:`builders.scripted.marinelife_responder`) served by the real test chat server, and the whole
 regeneration pipeline (:mod:`builders.pipelines.marinelife`) runs against it. They exist to exercise
 the tooling offline (``vqabench marinelife build --sample --replay --work WORK``), not as model output.
 
@@ -29,7 +29,7 @@ from pathlib import Path
 from builders.llm import Recording
 from builders.pipelines.marinelife.runner import PIPELINE, MarineLifeBuildDetails, PipelineConfig, build
 from builders.runs.summary import BuildSummary
-from builders.testing.marinelife_responder import MarineLifeResponder
+from builders.scripted.marinelife_responder import MarineLifeResponder
 from builders.testing.recorder import recording_session, scripted_settings
 from marinelife16k.annotations import read_annotations
 from marinelife16k.sample import sample_attributes_path, sample_root, sample_video_root
@@ -37,7 +37,7 @@ from marinelife16k.sample import sample_attributes_path, sample_root, sample_vid
 MODEL = "scripted-marinelife-sample"  # also names the never-resolving endpoint http://<MODEL>.invalid/v1
 REPORTED_MODEL = "scripted-marinelife-responder"  # what the server says answered: not a model
 NOTE = (
-    "Replies of a deterministic scripted responder (builders.testing.marinelife_responder), not of a model; "
+    "Replies of a deterministic scripted responder (builders.scripted.marinelife_responder), not of a model; "
     "they exist to rebuild the sample offline with 'vqabench marinelife build --sample --replay --work WORK'."
 )
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.scoring.phrases import content_words, mentions, normalized, words
-from builders.testing.chat_requests import (
+from builders.scripted.chat_requests import (
     frames_digest,
     image_urls,
     message_text,
@@ -188,15 +188,20 @@ class MarineLifeResponder:
     """Handler for a :class:`ChatServer`: ``server.handler = MarineLifeResponder(rows, video_root, frames)``.
 
     ``rows``: the video rows whose frames it should recognise (their attributes are what its drafts
-    describe); ``frames``: the frames the captioner sends of each video (the caller says which, e.g.
+    describe; a video it does not know gets a vague draft, which the reviewer scores low); ``frames``: the frames the captioner sends of each video (the caller says which, e.g.
     ``builders.pipelines.marinelife.captioner.frame_spec()``: a double does not import what it tests).
     """
 
     def __init__(
-        self, rows: Sequence[Mapping[str, Any]], video_root: str | os.PathLike[str], frames: FrameSpec
+        self,
+        rows: Sequence[Mapping[str, Any]] = (),
+        video_root: str | os.PathLike[str] = ".",
+        frames: FrameSpec | None = None,
     ) -> None:
         self.videos: dict[str, Mapping[str, Any]] = {}
         for row in rows:
+            if frames is None:
+                raise ValueError("MarineLifeResponder: rows to recognise need the frames the captioner sends")
             urls = frames.data_urls(Path(video_root) / row["video_path"])
             self.videos[frames_digest(urls)] = row
 

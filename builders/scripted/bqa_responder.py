@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from builders.testing.chat_requests import message_text, with_item_id, without_item_id
+from builders.scripted.chat_requests import message_text, with_item_id, without_item_id
 
 QUESTION_SCHEMA, FILTER_SCHEMA = "BQAQuestion", "BQAFilterVerdict"
 
@@ -71,6 +71,11 @@ def first_user_text(body: Mapping[str, Any]) -> str:
     return without_item_id(message_text(users[0])) if users else ""
 
 
+def is_answer_prompt(text: str) -> bool:
+    """Whether ``text`` asks a BQA question with lettered choices (STEP4's and the evaluation's prompts)."""
+    return bool(_QUESTION.search(text) and _OPTION.search(text))
+
+
 def schema_name(body: Mapping[str, Any]) -> str | None:
     fmt = body.get("response_format") or {}
     return (fmt.get("json_schema") or {}).get("name") if fmt.get("type") == "json_schema" else None
@@ -101,7 +106,7 @@ class BQAResponder:
             return with_item_id(body, {"question": self.question(text)})
         if name == FILTER_SCHEMA:
             return with_item_id(body, self.verdict(text))
-        if _QUESTION.search(text) and _OPTION.search(text):
+        if is_answer_prompt(text):
             return self.answer(text)
         raise ValueError(f"BQAResponder: not a BQA request (schema {name!r}, text {text[:80]!r})")
 

@@ -33,9 +33,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from builders.scoring.phrases import content_words, words
-from builders.testing.bqa_responder import draw, first_user_text, pick, schema_name
-from builders.testing.chat_requests import frames_digest, image_urls, with_item_id
-from builders.testing.marinelife_responder import caption_from, parse_attributes
+from builders.scripted.bqa_responder import draw, first_user_text, pick, schema_name
+from builders.scripted.chat_requests import frames_digest, image_urls, with_item_id
+from builders.scripted.marinelife_responder import caption_from, parse_attributes
 from marinelife16k.vocabulary import ATTRIBUTES, MULTIPLE_CHOICE, OPTION_LABELS
 
 #: Share of right answers per MarineLife-16K multiple-choice type: an imperfect, uneven model.
