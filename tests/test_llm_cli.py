@@ -37,7 +37,7 @@ def test_stats_export_import(chat_server, tmp_path, capsys):
     assert stats["models"] == {"test-model-2026-01": 3}
 
     replies = tmp_path / "out" / "replies.jsonl"
-    assert main(["llm", "export-replies", str(cache), str(replies)]) == 0
+    assert main(["llm", "export-replies", str(cache), "--out", str(replies)]) == 0
     assert "wrote 3 replies" in capsys.readouterr().out
     assert len(replies.read_text().splitlines()) == 3
 
